@@ -1,0 +1,166 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  App,
+  type CustomRoute,
+  HTTPReceiver,
+  type Logger,
+  type Receiver,
+  SocketModeReceiver,
+  type webApi,
+} from '@slack/bolt';
+import type { Config } from './config.js';
+import { InFlight } from './inFlight.js';
+import { JobRecords } from './jobs/jobRecord.js';
+import type { JobsContext } from './jobs/jobsContext.js';
+import * as actions from './listeners/actions/index.js';
+import * as commands from './listeners/commands/index.js';
+import type { ListenerContext } from './listeners/context.js';
+import * as events from './listeners/events/index.js';
+import { MintlifyClient, type MintlifyClientOptions } from './mintlify/index.js';
+import { cachedUserNames } from './slack/userNames.js';
+import { RateLedger } from './store/rateLedger.js';
+import { openMemoryStore, openRedisStore, type Store } from './store/store.js';
+import { USER_AGENT } from './version.js';
+
+/** Slack's own default retries for ~30 minutes; a person waiting on a card should not. */
+const SLACK_RETRIES: webApi.RetryOptions = { retries: 4, factor: 2, minTimeout: 500, maxTimeout: 8_000 };
+/** What the bot waits for in-flight work when it is told to stop (the platform kills at 10 s or so). */
+const DRAIN_MS = 8_000;
+
+export interface DocsAgentOptions {
+  logger: Logger;
+  /** Tests shorten the Slack client's and Mintlify client's retry waits. */
+  slackRetries?: webApi.RetryOptions;
+  mintlify?: Partial<Pick<MintlifyClientOptions, 'retry' | 'timeouts' | 'sleep'>>;
+  now?: () => Date;
+}
+
+export interface DocsAgent {
+  readonly app: App;
+  readonly store: Store;
+  readonly context: ListenerContext;
+  /** Starts taking Slack requests; resolves with the HTTP port (HTTP mode) once listening. */
+  start(): Promise<{ port: number | undefined }>;
+  /** Stops taking requests, lets in-flight work finish, then closes connections. */
+  stop(): Promise<void>;
+}
+
+/** Wires Bolt, the store, the Mintlify client and the listeners into one bot. */
+export async function createDocsAgent(config: Config, options: DocsAgentOptions): Promise<DocsAgent> {
+  const { logger } = options;
+  const now = options.now ?? (() => new Date());
+  const store = config.store.redisUrl
+    ? await openRedisStore({ url: config.store.redisUrl, namespace: config.store.namespace, logger })
+    : openMemoryStore(config.store.namespace);
+  if (store.kind === 'memory') {
+    logger.warn('REDIS_URL is not set: state is kept in memory and every job thread is forgotten on restart');
+  }
+
+  const mintlify = new MintlifyClient({
+    apiKey: config.mintlify.apiKey,
+    baseUrl: config.mintlify.apiUrl,
+    userAgent: USER_AGENT,
+    ...options.mintlify,
+  });
+
+  const receiver = createReceiver(config, logger);
+  const app = new App({
+    token: config.slack.botToken,
+    receiver,
+    logger,
+    clientOptions: {
+      ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl } : {}),
+      retryConfig: options.slackRetries ?? SLACK_RETRIES,
+    },
+  });
+
+  const inFlight = new InFlight();
+  const jobs: JobsContext = {
+    config,
+    mintlify,
+    store,
+    records: new JobRecords(store),
+    ledger: new RateLedger(store.atomic, () => now().getTime()),
+    slack: app.client,
+    logger,
+    now,
+    onJobActive: () => {},
+  };
+  const context: ListenerContext = { jobs, userNames: cachedUserNames(app.client, logger), inFlight };
+  commands.register(app, context);
+  events.register(app, context);
+  actions.register(app);
+  app.error(async (error) => {
+    logger.error(`unhandled error in a listener: ${String(error)}`);
+  });
+
+  let started = false;
+  return {
+    app,
+    store,
+    context,
+    async start() {
+      await verifySlackToken(app, logger);
+      const server = (await app.start(config.port)) as unknown;
+      started = true;
+      const port = isServer(server) ? (server.address() as AddressInfo | null)?.port : undefined;
+      logger.info(
+        config.slack.socketMode
+          ? 'docs-agent is running in Socket Mode'
+          : `docs-agent is listening on port ${port} (POST /slack/events, GET /healthz)`,
+      );
+      return { port };
+    },
+    async stop() {
+      if (started) await app.stop().catch((error) => logger.warn(`stopping the receiver: ${String(error)}`));
+      if (!(await inFlight.drain(DRAIN_MS)))
+        logger.warn(`stopped with ${inFlight.size} request(s) still running`);
+      await Promise.allSettled([mintlify.close(), store.close()]);
+    },
+  };
+}
+
+function createReceiver(config: Config, logger: Logger): Receiver {
+  const healthz: CustomRoute = {
+    path: '/healthz',
+    method: ['GET'],
+    handler: (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"ok":true}');
+    },
+  };
+  if (config.slack.socketMode && config.slack.appToken) {
+    return new SocketModeReceiver({
+      appToken: config.slack.appToken,
+      logger,
+      customRoutes: [healthz],
+      installerOptions: { port: config.port },
+    });
+  }
+  return new HTTPReceiver({
+    signingSecret: config.slack.signingSecret ?? '',
+    endpoints: '/slack/events',
+    customRoutes: [healthz],
+    logger,
+  });
+}
+
+/** A wrong token fails at start with a clear line, not on the first request. */
+async function verifySlackToken(app: App, logger: Logger): Promise<void> {
+  try {
+    const auth = await app.client.auth.test();
+    logger.info(`connected to Slack workspace ${auth.team ?? auth.team_id} as @${auth.user}`);
+  } catch (error) {
+    const code = (error as { data?: { error?: string } }).data?.error;
+    throw new Error(
+      code === 'invalid_auth' || code === 'not_authed' || code === 'token_revoked'
+        ? `Slack refused SLACK_BOT_TOKEN (${code}): copy the Bot User OAuth Token (xoxb-...) from "OAuth & Permissions" after installing the app`
+        : `could not reach Slack to check SLACK_BOT_TOKEN: ${code ?? String(error)}`,
+    );
+  }
+}
+
+function isServer(value: unknown): value is Server {
+  return typeof value === 'object' && value !== null && 'address' in value;
+}

@@ -1,0 +1,274 @@
+import { Cron } from 'croner';
+import { z } from 'zod';
+
+/**
+ * The environment, read once at the edge and validated into one typed object.
+ * Nothing deeper in the bot reads `process.env`.
+ */
+
+const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+const MINTLIFY_KEYS_PAGE = 'https://app.mintlify.com/settings/organization/api-keys';
+
+const blankToUndefined = (value: unknown) =>
+  typeof value === 'string' && value.trim() === '' ? undefined : value;
+
+const optionalText = z.preprocess(blankToUndefined, z.string().trim().optional());
+
+const requiredText = (what: string) =>
+  z.preprocess(blankToUndefined, z.string({ error: `is missing: ${what}` }).trim());
+
+const integer = (fallback: number, min: number, max: number) =>
+  z.preprocess(
+    blankToUndefined,
+    z.coerce
+      .number({ error: 'must be a whole number' })
+      .int('must be a whole number')
+      .min(min, `must be at least ${min}`)
+      .max(max, `must be at most ${max}`)
+      .default(fallback),
+  );
+
+const httpUrl = z.preprocess(
+  blankToUndefined,
+  z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+    .transform((value) => value.replace(/\/+$/, ''))
+    .optional(),
+);
+
+const idList = z.preprocess(
+  blankToUndefined,
+  z
+    .string()
+    .optional()
+    .transform((value) =>
+      value === undefined
+        ? undefined
+        : new Set(
+            value
+              .split(/[\s,]+/)
+              .map((id) => id.trim())
+              .filter(Boolean),
+          ),
+    ),
+);
+
+const mintlifyKey = requiredText(`an admin API key, created at ${MINTLIFY_KEYS_PAGE}`).superRefine(
+  (key, ctx) => {
+    const kind = key.startsWith('mint_dsc_')
+      ? 'an assistant key (mint_dsc_)'
+      : key.startsWith('mint_us_')
+        ? 'an index key (mint_us_)'
+        : key.startsWith('mint_')
+          ? undefined
+          : 'not a Mintlify API key';
+    if (kind !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `is ${kind}; the agent API needs an admin key (it starts with mint_ and is created at ${MINTLIFY_KEYS_PAGE})`,
+      });
+    }
+  },
+);
+
+const envSchema = z.object({
+  SLACK_BOT_TOKEN: requiredText('the Bot User OAuth Token (xoxb-...) from "OAuth & Permissions"').refine(
+    (token) => token.startsWith('xoxb-'),
+    'must be a bot token starting with xoxb- ("OAuth & Permissions" > Bot User OAuth Token)',
+  ),
+  SLACK_SIGNING_SECRET: optionalText,
+  SLACK_APP_TOKEN: optionalText.refine(
+    (token) => token === undefined || token.startsWith('xapp-'),
+    'must be an app-level token starting with xapp- ("Basic Information" > App-Level Tokens)',
+  ),
+  SLACK_API_URL: httpUrl,
+  MINTLIFY_API_KEY: mintlifyKey,
+  MINTLIFY_PROJECT_ID: requiredText(`the project ID shown at ${MINTLIFY_KEYS_PAGE}`),
+  MINTLIFY_API_URL: httpUrl,
+  REDIS_URL: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+      .optional(),
+  ),
+  STORE_NAMESPACE: optionalText.default('docs-agent'),
+  PORT: integer(3000, 0, 65_535),
+  POLL_INTERVAL_MS: integer(5_000, 100, 3_600_000),
+  POLL_MAX_INTERVAL_MS: integer(120_000, 100, 86_400_000),
+  POLL_CONCURRENCY: integer(8, 1, 256),
+  POLL_REQUESTS_PER_MINUTE: integer(120, 1, 100_000),
+  JOB_SLOW_AFTER_MS: integer(24 * 3_600_000, 1_000, 30 * 24 * 3_600_000),
+  DIGEST_CHANNEL: optionalText,
+  DIGEST_CRON: optionalText.default('0 9 * * 1'),
+  DIGEST_TIMEZONE: optionalText.default('UTC'),
+  DIGEST_TOP: integer(10, 1, 40),
+  DIGEST_MAX_PAGES: integer(1_000, 1, 100_000),
+  DOCS_SITE_URL: httpUrl,
+  ALLOWED_USER_IDS: idList,
+  ALLOWED_CHANNEL_IDS: idList,
+  LOG_LEVEL: z.preprocess(
+    (value) => (typeof value === 'string' ? value.trim().toLowerCase() || undefined : value),
+    z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+  ),
+});
+
+/** Checks that span several variables; they run even when other variables are wrong. */
+function crossChecks(env: Record<string, string | undefined>): Array<{ variable: string; problem: string }> {
+  const problems: Array<{ variable: string; problem: string }> = [];
+  const present = (name: string) => (env[name] ?? '').trim() !== '';
+  if (!present('SLACK_APP_TOKEN') && !present('SLACK_SIGNING_SECRET')) {
+    problems.push({
+      variable: 'SLACK_SIGNING_SECRET',
+      problem:
+        'is missing: the Signing Secret from "Basic Information" (needed in HTTP mode; set SLACK_APP_TOKEN instead for Socket Mode)',
+    });
+  }
+  const timezone = env.DIGEST_TIMEZONE?.trim() || 'UTC';
+  if (!isValidTimeZone(timezone)) {
+    problems.push({
+      variable: 'DIGEST_TIMEZONE',
+      problem: 'is not an IANA time zone (for example UTC, Europe/Paris, America/New_York)',
+    });
+  }
+  const cronProblem = cronError(
+    env.DIGEST_CRON?.trim() || '0 9 * * 1',
+    isValidTimeZone(timezone) ? timezone : 'UTC',
+  );
+  if (cronProblem) {
+    problems.push({
+      variable: 'DIGEST_CRON',
+      problem: `is not a valid cron expression (${cronProblem}); for example "0 9 * * 1" is Monday 09:00`,
+    });
+  }
+  return problems;
+}
+
+function isValidTimeZone(timeZone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function cronError(pattern: string, timezone: string): string | undefined {
+  try {
+    new Cron(pattern, { timezone, paused: true }).stop();
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface Config {
+  slack: {
+    botToken: string;
+    signingSecret: string | undefined;
+    appToken: string | undefined;
+    apiUrl: string | undefined;
+    socketMode: boolean;
+  };
+  mintlify: { apiKey: string; projectId: string; apiUrl: string };
+  store: { redisUrl: string | undefined; namespace: string };
+  port: number;
+  poll: {
+    intervalMs: number;
+    maxIntervalMs: number;
+    concurrency: number;
+    requestsPerMinute: number;
+    slowAfterMs: number;
+  };
+  digest: {
+    channel: string | undefined;
+    cron: string;
+    timezone: string;
+    top: number;
+    maxPages: number;
+    siteUrl: string | undefined;
+  };
+  access: { userIds: ReadonlySet<string> | undefined; channelIds: ReadonlySet<string> | undefined };
+  logLevel: LogLevel;
+}
+
+/** Values that must never be printed, in a log line or a Slack message. */
+export function secretsOf(config: Config): string[] {
+  return [
+    config.slack.botToken,
+    config.slack.signingSecret,
+    config.slack.appToken,
+    config.mintlify.apiKey,
+  ].filter((value): value is string => typeof value === 'string' && value.length > 0);
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: ReadonlyArray<{ variable: string; problem: string }>) {
+    super(
+      [
+        `docs-agent cannot start: ${problems.length} configuration problem${problems.length === 1 ? '' : 's'}`,
+        ...problems.map(({ variable, problem }) => `  - ${variable} ${problem}`),
+        '',
+        'Set these in the environment (or in a .env file for `npm run dev`); README.md lists every variable.',
+      ].join('\n'),
+    );
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads the environment into a Config, or throws a ConfigError naming every problem at once. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const parsed = envSchema.safeParse(env);
+  // Every message is ours and none quotes the value, so a secret cannot leak through them.
+  const problems = [
+    ...(parsed.success
+      ? []
+      : parsed.error.issues.map((issue) => ({
+          variable: String(issue.path[0] ?? 'environment'),
+          problem: issue.message,
+        }))),
+    ...crossChecks(env),
+  ];
+  if (parsed.success && parsed.data.POLL_MAX_INTERVAL_MS < parsed.data.POLL_INTERVAL_MS) {
+    problems.push({ variable: 'POLL_MAX_INTERVAL_MS', problem: 'must be at least POLL_INTERVAL_MS' });
+  }
+  if (!parsed.success || problems.length > 0) {
+    throw new ConfigError(problems);
+  }
+  const e = parsed.data;
+  return {
+    slack: {
+      botToken: e.SLACK_BOT_TOKEN,
+      signingSecret: e.SLACK_SIGNING_SECRET,
+      appToken: e.SLACK_APP_TOKEN,
+      apiUrl: e.SLACK_API_URL === undefined ? undefined : `${e.SLACK_API_URL}/`,
+      socketMode: e.SLACK_APP_TOKEN !== undefined,
+    },
+    mintlify: {
+      apiKey: e.MINTLIFY_API_KEY,
+      projectId: e.MINTLIFY_PROJECT_ID,
+      apiUrl: e.MINTLIFY_API_URL ?? 'https://api.mintlify.com',
+    },
+    store: { redisUrl: e.REDIS_URL, namespace: e.STORE_NAMESPACE },
+    port: e.PORT,
+    poll: {
+      intervalMs: e.POLL_INTERVAL_MS,
+      maxIntervalMs: e.POLL_MAX_INTERVAL_MS,
+      concurrency: e.POLL_CONCURRENCY,
+      requestsPerMinute: e.POLL_REQUESTS_PER_MINUTE,
+      slowAfterMs: e.JOB_SLOW_AFTER_MS,
+    },
+    digest: {
+      channel: e.DIGEST_CHANNEL,
+      cron: e.DIGEST_CRON,
+      timezone: e.DIGEST_TIMEZONE,
+      top: e.DIGEST_TOP,
+      maxPages: e.DIGEST_MAX_PAGES,
+      siteUrl: e.DOCS_SITE_URL,
+    },
+    access: { userIds: e.ALLOWED_USER_IDS, channelIds: e.ALLOWED_CHANNEL_IDS },
+    logLevel: e.LOG_LEVEL,
+  };
+}

@@ -1,0 +1,15 @@
+import type { Config } from '../config.js';
+
+/**
+ * The optional allowlists (ALLOWED_USER_IDS, ALLOWED_CHANNEL_IDS). Returns the polite refusal
+ * to show the person, or undefined when they may use the bot here.
+ */
+export function accessRefusal(access: Config['access'], user: string, channel: string): string | undefined {
+  if (access.userIds && !access.userIds.has(user)) {
+    return 'Sorry, the docs agent is only available to some people in this workspace. Ask the person who installed it to add you.';
+  }
+  if (access.channelIds && !channel.startsWith('D') && !access.channelIds.has(channel)) {
+    return 'Sorry, the docs agent isn’t enabled in this channel. Ask the person who installed it, or use it in a channel where it is.';
+  }
+  return undefined;
+}

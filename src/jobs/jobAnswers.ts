@@ -1,0 +1,102 @@
+import { isMintlifyError } from '../mintlify/index.js';
+import { slackDate } from '../slack/escape.js';
+import type { AgentBudget } from '../store/rateLedger.js';
+
+/**
+ * What the person is told, in plain words, when something about their job goes wrong.
+ * Never the key, never a stack trace; always what to do next.
+ */
+
+const LOW_BUDGET = 10;
+
+export const USAGE = [
+  '*How to use the docs agent*',
+  '• `/docs-agent <instruction>`: start a job, for example `/docs-agent Document the new --dry-run flag`. The agent edits the docs and opens a pull request.',
+  '• Reply in the job card’s thread to steer the job. Start a reply with `//` to keep it between people.',
+  '• `/docs-agent status`: this channel’s recent jobs.',
+  '• `/docs-agent help`: this message.',
+].join('\n');
+
+export function whenAgain(
+  retryAfterMs: number | undefined,
+  budget: AgentBudget | undefined,
+  now: Date,
+): string {
+  if (retryAfterMs !== undefined) {
+    const at = new Date(now.getTime() + retryAfterMs);
+    const minutes = Math.ceil(retryAfterMs / 60_000);
+    return `Try again in ${minutes <= 1 ? 'a minute' : `${minutes} minutes`} (${slackDate(at, '{time}')}).`;
+  }
+  if (budget?.nextFreeAt && budget.nextFreeAt > now) {
+    return `Try again after ${slackDate(budget.nextFreeAt, '{time}')}.`;
+  }
+  return 'Try again within the hour.';
+}
+
+/** A line about the hourly agent budget, only when it runs low. */
+export function budgetNote(budget: AgentBudget): string | undefined {
+  if (budget.remaining > LOW_BUDGET) return undefined;
+  if (budget.remaining === 0) return 'That was the last agent use this hour for this project.';
+  return `${budget.remaining} agent use${budget.remaining === 1 ? '' : 's'} left this hour for this project.`;
+}
+
+function describe(
+  error: unknown,
+  action: 'start' | 'send',
+  budget: AgentBudget | undefined,
+  now: Date,
+): string {
+  const what = action === 'start' ? 'start the job' : 'send your reply to the job';
+  if (!isMintlifyError(error)) {
+    return `Sorry, I couldn’t ${what}: something went wrong on my side. Please try again in a moment.`;
+  }
+  switch (error.kind) {
+    case 'rate_limited':
+      return `Mintlify’s limit of 100 agent uses per hour for this project is reached, so I couldn’t ${what}. ${whenAgain(error.retryAfterMs, budget, now)}`;
+    case 'unauthorized':
+      return `Mintlify refused the bot’s API key (it is wrong or has expired), so I couldn’t ${what}. Please ask the person who installed this app to create a new admin key.`;
+    case 'forbidden':
+      return `Mintlify did not allow the bot’s request (the key lacks the ${'neededScope' in error ? error.neededScope : 'needed'} scope, or this server’s address is not on the key’s allowlist), so I couldn’t ${what}. Please ask the person who installed this app to check the key.`;
+    case 'not_found':
+      return action === 'send'
+        ? 'Mintlify no longer knows this job, so your reply was not sent. Start a new job with `/docs-agent <instruction>`.'
+        : 'Mintlify could not find the docs project. Please ask the person who installed this app to check MINTLIFY_PROJECT_ID.';
+    case 'invalid_request':
+      return `Mintlify did not accept that${error.serviceMessage ? ` (${error.serviceMessage})` : ''}. Please rephrase and try again.`;
+    case 'service':
+    case 'timeout':
+    case 'connection':
+    case 'schema':
+    case 'unexpected_status': {
+      const reached = !('mayHaveReachedService' in error) || error.mayHaveReachedService;
+      const trouble =
+        error.kind === 'timeout'
+          ? 'Mintlify did not answer in time'
+          : error.kind === 'connection'
+            ? 'I couldn’t reach Mintlify'
+            : 'Mintlify had a problem';
+      if (!reached)
+        return `${trouble}, so I couldn’t ${what}. Nothing was sent. Please try again in a few minutes.`;
+      return action === 'start'
+        ? `${trouble} while starting the job. It may have started anyway: if so, its pull request will still appear in the docs repository. Please check there before trying again.`
+        : `${trouble} while sending your reply. The job may have received it anyway; watch this thread before sending it again.`;
+    }
+  }
+}
+
+export const startFailureText = (error: unknown, budget: AgentBudget | undefined, now: Date) =>
+  describe(error, 'start', budget, now);
+
+export const followUpFailureText = (error: unknown, budget: AgentBudget | undefined, now: Date) =>
+  describe(error, 'send', budget, now);
+
+export function notInChannelText(jobId: string): string {
+  return [
+    `The job started (id \`${jobId}\`), but I can’t post in this channel because I’m not a member.`,
+    'Invite me with `/invite @docs-agent` and I will keep following the job; its pull request will appear in the docs repository either way.',
+  ].join(' ');
+}
+
+export function cannotPostText(jobId: string): string {
+  return `The job started (id \`${jobId}\`), but Slack would not let me post its card here. I’m still following it; its pull request will appear in the docs repository.`;
+}

@@ -1,0 +1,87 @@
+import type { types } from '@slack/bolt';
+
+type KnownBlock = types.KnownBlock;
+
+import { escapeSlackText, quote, slackDate, truncate } from '../slack/escape.js';
+import type { JobRecord, JobState } from './jobRecord.js';
+
+/** How a job's state reads on its card: an emoji and a few words. */
+export function statusLabel(record: Pick<JobRecord, 'status' | 'prLink'>): string {
+  const labels: Record<JobState, string> = {
+    unknown: ':grey_question: Checking status…',
+    active: ':hourglass_flowing_sand: Working on it',
+    completed: record.prLink
+      ? ':white_check_mark: Pull request ready'
+      : ':white_check_mark: Done, no changes needed',
+    failed: ':x: Failed',
+    archived: ':file_cabinet: Archived',
+  };
+  return labels[record.status];
+}
+
+export function elapsed(fromIso: string, to: Date): string {
+  const minutes = Math.max(0, Math.round((to.getTime() - Date.parse(fromIso)) / 60_000));
+  if (minutes < 1) return 'under a minute';
+  if (minutes < 60) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  return minutes % 60 === 0 ? `${hours} h` : `${hours} h ${minutes % 60} min`;
+}
+
+function repositoryName(url: string): string {
+  return url.replace(/^https?:\/\/(www\.)?github\.com\//, '').replace(/\.git$/, '');
+}
+
+/** The job card: who asked, what, and where the job stands. Block Kit plus a plain-text fallback. */
+export function jobCard(record: JobRecord, now: Date): { text: string; blocks: KnownBlock[] } {
+  const prompt = escapeSlackText(truncate(record.prompt, 600));
+  const details = [
+    `*${statusLabel(record)}*`,
+    record.finishedAt
+      ? `took ${elapsed(record.createdAt, new Date(record.finishedAt))}`
+      : `started ${slackDate(new Date(record.createdAt), '{ago}')} (${elapsed(record.createdAt, now)})`,
+    `job \`${escapeSlackText(record.jobId)}\``,
+  ];
+  if (record.repository) {
+    const repo = escapeSlackText(repositoryName(record.repository));
+    details.push(record.ref ? `\`${repo}\` on \`${escapeSlackText(record.ref)}\`` : `\`${repo}\``);
+  }
+  if (record.model) details.push(`model \`${escapeSlackText(record.model)}\``);
+
+  const blocks: KnownBlock[] = [
+    {
+      type: 'section',
+      text: {
+        type: 'mrkdwn',
+        text: truncate(`*Docs agent job* for <@${record.requestedBy}>\n${quote(prompt)}`, 3000),
+      },
+    },
+    { type: 'context', elements: [{ type: 'mrkdwn', text: truncate(details.join('  ·  '), 3000) }] },
+  ];
+  if (record.prLink) {
+    blocks.push({
+      type: 'actions',
+      elements: [
+        {
+          type: 'button',
+          action_id: 'open_pull_request',
+          text: { type: 'plain_text', text: 'Open pull request' },
+          url: record.prLink,
+          style: 'primary',
+        },
+      ],
+    });
+  }
+  if (record.status === 'active' || record.status === 'unknown') {
+    blocks.push({
+      type: 'context',
+      elements: [
+        {
+          type: 'mrkdwn',
+          text: 'Reply in this thread to steer the job. Start a reply with `//` to keep it between people.',
+        },
+      ],
+    });
+  }
+  const text = `Docs agent job for <@${record.requestedBy}>: ${statusLabel(record).replace(/^:[a-z_]+: /, '')}. ${truncate(prompt, 200)}`;
+  return { text, blocks };
+}

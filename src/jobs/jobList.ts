@@ -1,0 +1,42 @@
+import type { types } from '@slack/bolt';
+import { escapeSlackText, slackDate, truncate } from '../slack/escape.js';
+import { statusLabel } from './jobCard.js';
+import type { JobRecord } from './jobRecord.js';
+
+type KnownBlock = types.KnownBlock;
+
+/** A link to a message's thread that Slack resolves to the reader's workspace. */
+export function threadLink(channel: string, ts: string): string {
+  return `https://slack.com/archives/${channel}/p${ts.replace('.', '')}`;
+}
+
+/** One line per job: status, instruction, when, and links to its thread and pull request. */
+export function jobLine(record: JobRecord): string {
+  const links = [
+    record.threadTs ? `<${threadLink(record.channel, record.threadTs)}|thread>` : undefined,
+    record.prLink ? `<${record.prLink}|pull request>` : undefined,
+  ].filter(Boolean);
+  const prompt = escapeSlackText(truncate(record.prompt.replace(/\s+/g, ' '), 120));
+  return `${statusLabel(record)}  ${prompt}\n      ${slackDate(new Date(record.createdAt), '{ago}')} by <@${record.requestedBy}>${links.length ? `  ·  ${links.join('  ·  ')}` : ''}`;
+}
+
+/** The answer to `/docs-agent status`: this channel's recent jobs, for the person alone. */
+export function channelJobList(records: JobRecord[]): { text: string; blocks: KnownBlock[] } {
+  if (records.length === 0) {
+    const text = 'No docs agent jobs in this channel yet. Start one with `/docs-agent <instruction>`.';
+    return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] };
+  }
+  const blocks: KnownBlock[] = [
+    {
+      type: 'section',
+      text: { type: 'mrkdwn', text: `*Recent docs agent jobs in this channel* (${records.length})` },
+    },
+    ...records.map(
+      (record): KnownBlock => ({
+        type: 'section',
+        text: { type: 'mrkdwn', text: truncate(jobLine(record), 3000) },
+      }),
+    ),
+  ];
+  return { text: `${records.length} recent docs agent jobs in this channel`, blocks };
+}

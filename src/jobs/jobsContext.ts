@@ -1,0 +1,20 @@
+import type { Logger, webApi } from '@slack/bolt';
+import type { Config } from '../config.js';
+import type { MintlifyClient } from '../mintlify/index.js';
+import type { RateLedger } from '../store/rateLedger.js';
+import type { Store } from '../store/store.js';
+import type { JobRecords } from './jobRecord.js';
+
+/** What the job use cases need, built once in app.ts and passed in. */
+export interface JobsContext {
+  config: Config;
+  mintlify: Pick<MintlifyClient, 'createJob' | 'getJob' | 'sendMessage'>;
+  store: Store;
+  records: JobRecords;
+  ledger: RateLedger;
+  slack: webApi.WebClient;
+  logger: Logger;
+  now: () => Date;
+  /** Called when a job starts or is reopened, so the follower picks it up. */
+  onJobActive: (jobId: string) => void;
+}

@@ -1,0 +1,70 @@
+import type { UserNames } from '../slack/plainText.js';
+import { slackToPlainText } from '../slack/plainText.js';
+import { firstSighting } from '../store/dedupe.js';
+import type { AgentBudget } from '../store/rateLedger.js';
+import { accessRefusal } from './access.js';
+import { followUpFailureText } from './jobAnswers.js';
+import { applyAgentJob, type JobRecord } from './jobRecord.js';
+import type { JobsContext } from './jobsContext.js';
+
+export interface SteerJobInput {
+  channel: string;
+  threadTs: string;
+  /** The reply's own ts: with the channel, it names the message however often Slack delivers it. */
+  messageTs: string;
+  user: string;
+  /** The reply as Slack delivered it (with Slack markup). */
+  text: string;
+}
+
+export type SteerJobOutcome =
+  | { kind: 'ignored'; why: 'not_a_job_thread' | 'between_people' | 'empty' | 'already_sent' }
+  | { kind: 'refused'; text: string }
+  | { kind: 'sent'; record: JobRecord; budget: AgentBudget | undefined }
+  | { kind: 'failed'; record: JobRecord; text: string; error: unknown };
+
+/** A reply between people, not meant for the agent. */
+export const BETWEEN_PEOPLE = '//';
+
+/**
+ * Sends a reply in a job's thread to that job as a follow-up. Slack may deliver the same reply
+ * more than once (retries, or as both a message and a mention): it is sent once, across instances.
+ */
+export async function steerJob(
+  ctx: JobsContext,
+  userNames: UserNames,
+  input: SteerJobInput,
+): Promise<SteerJobOutcome> {
+  const record = await ctx.records.byThread(input.channel, input.threadTs);
+  if (!record) return { kind: 'ignored', why: 'not_a_job_thread' };
+  const refusal = accessRefusal(ctx.config.access, input.user, input.channel);
+  if (refusal) return { kind: 'refused', text: refusal };
+
+  const prompt = (await slackToPlainText(input.text, userNames)).trim();
+  if (prompt.startsWith(BETWEEN_PEOPLE)) return { kind: 'ignored', why: 'between_people' };
+  if (prompt === '') return { kind: 'ignored', why: 'empty' };
+  if (!(await firstSighting(ctx.store.atomic, `message:${input.channel}:${input.messageTs}`))) {
+    return { kind: 'ignored', why: 'already_sent' };
+  }
+
+  try {
+    // Sent even when the job looks finished: the service decides whether to reopen it.
+    const job = await ctx.mintlify.sendMessage(record.projectId, record.jobId, prompt);
+    const budget = await ctx.ledger.recordUse(record.projectId).catch(() => undefined);
+    const updated = await ctx.records
+      .update(record.jobId, (current) => applyAgentJob(current, job, ctx.now()))
+      .catch((error: unknown) => {
+        ctx.logger.error(
+          `follow-up sent to job ${record.jobId}, but its record could not be updated: ${String(error)}`,
+        );
+        return undefined;
+      });
+    ctx.onJobActive(record.jobId);
+    ctx.logger.info(`follow-up from ${input.user} sent to job ${record.jobId}`);
+    return { kind: 'sent', record: updated ?? record, budget };
+  } catch (error) {
+    ctx.logger.warn(`could not send a follow-up to job ${record.jobId}: ${String(error)}`);
+    const budget = await ctx.ledger.current(record.projectId).catch(() => undefined);
+    return { kind: 'failed', record, text: followUpFailureText(error, budget, ctx.now()), error };
+  }
+}

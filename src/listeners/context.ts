@@ -1,0 +1,10 @@
+import type { InFlight } from '../inFlight.js';
+import type { JobsContext } from '../jobs/jobsContext.js';
+import type { UserNames } from '../slack/plainText.js';
+
+/** What every door (command, event, action) is given. */
+export interface ListenerContext {
+  jobs: JobsContext;
+  userNames: UserNames;
+  inFlight: InFlight;
+}

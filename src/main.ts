@@ -1,0 +1,50 @@
+import { existsSync } from 'node:fs';
+import { createDocsAgent } from './app.js';
+import { ConfigError, loadConfig, secretsOf } from './config.js';
+import { createLogger } from './log.js';
+
+/** Entry point: config -> app -> start; stops cleanly on SIGTERM and SIGINT. */
+async function main(): Promise<void> {
+  if (existsSync('.env')) process.loadEnvFile('.env');
+
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+
+  const logger = createLogger({ level: config.logLevel, secrets: secretsOf(config) });
+  const bot = await createDocsAgent(config, { logger }).catch((error: unknown) => {
+    logger.error(`docs-agent cannot start: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  });
+  try {
+    await bot.start();
+  } catch (error) {
+    logger.error(`docs-agent cannot start: ${error instanceof Error ? error.message : String(error)}`);
+    await bot.stop();
+    process.exit(1);
+  }
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info(`${signal} received: finishing in-flight work, then exiting`);
+    // Exit within 10 s whatever happens: platforms kill the process soon after.
+    setTimeout(() => process.exit(1), 9_500).unref();
+    bot.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+await main();

@@ -1,0 +1,28 @@
+/**
+ * Escapes text a person typed before the bot echoes it in a message, so `<!channel>`,
+ * `<@U123>` or `<https://x|y>` inside it show as typed and can never ping or disguise a link.
+ */
+export function escapeSlackText(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** Shortens text to `max` characters on a word boundary when it can, with an ellipsis. */
+export function truncate(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max - 1);
+  const space = cut.lastIndexOf(' ');
+  return `${space > max * 0.6 ? cut.slice(0, space) : cut}…`;
+}
+
+/** Quotes multi-line text as a Slack block quote. */
+export function quote(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => `>${line}`)
+    .join('\n');
+}
+
+/** A Slack date token: shown in each reader's own time zone, with a plain fallback. */
+export function slackDate(at: Date, format = '{date_short_pretty} at {time}'): string {
+  return `<!date^${Math.floor(at.getTime() / 1000)}^${format}|${at.toISOString().replace(/\.\d+Z$/, 'Z')}>`;
+}

@@ -1,0 +1,25 @@
+/**
+ * The few operations that must be atomic across bot instances: claim a key once, release it
+ * only if we still hold it, and ordered indexes. Redis does them natively; the in-memory
+ * versions give the same answers inside one process (the store a single instance or the
+ * sandbox uses).
+ */
+export interface AtomicOps {
+  /** SET key value NX PX ttl: true when this call created the key. */
+  setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
+  /** Deletes the key only while it still holds `value` (releasing a lease we own). */
+  deleteIfValue(key: string, value: string): Promise<boolean>;
+  /** Extends the key's TTL only while it still holds `value` (renewing a lease we own). */
+  extendIfValue(key: string, value: string, ttlMs: number): Promise<boolean>;
+  /** Adds (or re-scores) a member of an ordered index; keeps at most `cap` highest scores. */
+  indexAdd(key: string, member: string, score: number, cap?: number): Promise<void>;
+  indexRemove(key: string, member: string): Promise<void>;
+  /** Members, highest score first. */
+  indexNewest(key: string, limit: number): Promise<string[]>;
+  /** Every member, lowest score first. */
+  indexAll(key: string): Promise<string[]>;
+  /** Records one hit at `nowMs` and drops hits older than the window; returns the hits left, oldest first. */
+  windowHit(key: string, nowMs: number, windowMs: number, id: string): Promise<number[]>;
+  /** The hits inside the window, oldest first, without recording one. */
+  windowHits(key: string, nowMs: number, windowMs: number): Promise<number[]>;
+}

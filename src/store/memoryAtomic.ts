@@ -1,0 +1,84 @@
+import type { AtomicOps } from './atomic.js';
+
+/** In-process AtomicOps: correct for one process, which is all the in-memory store serves. */
+export class MemoryAtomicOps implements AtomicOps {
+  private readonly values = new Map<string, { value: string; expiresAt: number }>();
+  private readonly indexes = new Map<string, Map<string, number>>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  private live(key: string) {
+    const entry = this.values.get(key);
+    if (entry && entry.expiresAt <= this.now()) {
+      this.values.delete(key);
+      return undefined;
+    }
+    return entry;
+  }
+
+  async setIfAbsent(key: string, value: string, ttlMs: number) {
+    if (this.live(key)) return false;
+    this.values.set(key, { value, expiresAt: this.now() + ttlMs });
+    return true;
+  }
+
+  async deleteIfValue(key: string, value: string) {
+    if (this.live(key)?.value !== value) return false;
+    this.values.delete(key);
+    return true;
+  }
+
+  async extendIfValue(key: string, value: string, ttlMs: number) {
+    const entry = this.live(key);
+    if (entry?.value !== value) return false;
+    entry.expiresAt = this.now() + ttlMs;
+    return true;
+  }
+
+  private index(key: string) {
+    let index = this.indexes.get(key);
+    if (!index) {
+      index = new Map();
+      this.indexes.set(key, index);
+    }
+    return index;
+  }
+
+  private sorted(key: string) {
+    return [...this.index(key).entries()].sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0]));
+  }
+
+  async indexAdd(key: string, member: string, score: number, cap?: number) {
+    const index = this.index(key);
+    index.set(member, score);
+    if (cap !== undefined && index.size > cap) {
+      for (const [old] of this.sorted(key).slice(0, index.size - cap)) index.delete(old);
+    }
+  }
+
+  async indexRemove(key: string, member: string) {
+    this.index(key).delete(member);
+  }
+
+  async indexNewest(key: string, limit: number) {
+    return this.sorted(key)
+      .reverse()
+      .slice(0, limit)
+      .map(([member]) => member);
+  }
+
+  async indexAll(key: string) {
+    return this.sorted(key).map(([member]) => member);
+  }
+
+  async windowHit(key: string, nowMs: number, windowMs: number, id: string) {
+    await this.indexAdd(key, id, nowMs);
+    return this.windowHits(key, nowMs, windowMs);
+  }
+
+  async windowHits(key: string, nowMs: number, windowMs: number) {
+    const index = this.index(key);
+    for (const [member, at] of index) if (at <= nowMs - windowMs) index.delete(member);
+    return [...index.values()].sort((a, b) => a - b);
+  }
+}

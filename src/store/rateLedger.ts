@@ -1,0 +1,44 @@
+import { randomUUID } from 'node:crypto';
+import type { AtomicOps } from './atomic.js';
+
+/** Mintlify allows 100 agent uses (creates and follow-ups) per project per hour. */
+export const AGENT_USES_PER_HOUR = 100;
+const HOUR_MS = 3_600_000;
+
+export interface AgentBudget {
+  used: number;
+  remaining: number;
+  /** When the oldest use in the window leaves it, freeing one use; undefined when none are used. */
+  nextFreeAt: Date | undefined;
+}
+
+/**
+ * A rolling count of agent uses per project, shared by every instance through the store.
+ * It only informs users ("3 uses left this hour"); Mintlify's 429 stays the authority.
+ */
+export class RateLedger {
+  constructor(
+    private readonly atomic: AtomicOps,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async recordUse(projectId: string): Promise<AgentBudget> {
+    const now = this.now();
+    return budget(await this.atomic.windowHit(key(projectId), now, HOUR_MS, `${now}:${randomUUID()}`));
+  }
+
+  async current(projectId: string): Promise<AgentBudget> {
+    return budget(await this.atomic.windowHits(key(projectId), this.now(), HOUR_MS));
+  }
+}
+
+const key = (projectId: string) => `agent-uses:${projectId}`;
+
+function budget(hits: number[]): AgentBudget {
+  const oldest = hits[0];
+  return {
+    used: hits.length,
+    remaining: Math.max(0, AGENT_USES_PER_HOUR - hits.length),
+    nextFreeAt: oldest === undefined ? undefined : new Date(oldest + HOUR_MS),
+  };
+}

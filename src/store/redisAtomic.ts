@@ -1,0 +1,81 @@
+import type { RedisClientType } from '@keyv/redis';
+import type { AtomicOps } from './atomic.js';
+
+// Compare-and-delete / compare-and-extend must be one Lua call: a GET then DEL could delete a
+// lease another instance took over in between.
+const DELETE_IF_VALUE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+const EXTEND_IF_VALUE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
+
+/** AtomicOps on the Redis client that `@keyv/redis` connected, so there is one connection pool. */
+export class RedisAtomicOps implements AtomicOps {
+  constructor(
+    private readonly client: RedisClientType,
+    private readonly prefix: string,
+  ) {}
+
+  private key(key: string) {
+    return `${this.prefix}:${key}`;
+  }
+
+  async setIfAbsent(key: string, value: string, ttlMs: number) {
+    return (await this.client.set(this.key(key), value, { NX: true, PX: ttlMs })) === 'OK';
+  }
+
+  async deleteIfValue(key: string, value: string) {
+    return (
+      Number(await this.client.eval(DELETE_IF_VALUE, { keys: [this.key(key)], arguments: [value] })) === 1
+    );
+  }
+
+  async extendIfValue(key: string, value: string, ttlMs: number) {
+    const result = await this.client.eval(EXTEND_IF_VALUE, {
+      keys: [this.key(key)],
+      arguments: [value, String(ttlMs)],
+    });
+    return Number(result) === 1;
+  }
+
+  async indexAdd(key: string, member: string, score: number, cap?: number) {
+    const multi = this.client.multi().zAdd(this.key(key), { score, value: member });
+    if (cap !== undefined) multi.zRemRangeByRank(this.key(key), 0, -cap - 1);
+    await multi.exec();
+  }
+
+  async indexRemove(key: string, member: string) {
+    await this.client.zRem(this.key(key), member);
+  }
+
+  async indexNewest(key: string, limit: number) {
+    return this.client.zRange(this.key(key), 0, limit - 1, { REV: true });
+  }
+
+  async indexAll(key: string) {
+    return this.client.zRange(this.key(key), 0, -1);
+  }
+
+  async windowHit(key: string, nowMs: number, windowMs: number, id: string) {
+    const full = this.key(key);
+    const [, , scores] = await this.client
+      .multi()
+      .zRemRangeByScore(full, '-inf', nowMs - windowMs)
+      .zAdd(full, { score: nowMs, value: id })
+      .zRangeWithScores(full, 0, -1)
+      .pExpire(full, windowMs)
+      .exec();
+    return toScores(scores);
+  }
+
+  async windowHits(key: string, nowMs: number, windowMs: number) {
+    const full = this.key(key);
+    const [, scores] = await this.client
+      .multi()
+      .zRemRangeByScore(full, '-inf', nowMs - windowMs)
+      .zRangeWithScores(full, 0, -1)
+      .exec();
+    return toScores(scores);
+  }
+}
+
+function toScores(reply: unknown): number[] {
+  return Array.isArray(reply) ? reply.map((entry) => Number((entry as { score: number }).score)) : [];
+}

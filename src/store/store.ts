@@ -1,0 +1,89 @@
+import KeyvRedis, { createClient, type RedisClientType } from '@keyv/redis';
+import type { Logger } from '@slack/bolt';
+import { Keyv } from 'keyv';
+import type { AtomicOps } from './atomic.js';
+import { MemoryAtomicOps } from './memoryAtomic.js';
+import { RedisAtomicOps } from './redisAtomic.js';
+
+/**
+ * The bot's state: a namespaced keyv for records, and the atomic operations that leases,
+ * event dedupe and the rate-limit ledger need. Redis when REDIS_URL is set (shared by every
+ * instance, survives restarts); otherwise in memory, which forgets everything on restart.
+ */
+export interface Store {
+  readonly kind: 'redis' | 'memory';
+  readonly kv: Keyv;
+  readonly atomic: AtomicOps;
+  close(): Promise<void>;
+}
+
+export class StoreUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('the state store (Redis) did not answer', { cause });
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+export function openMemoryStore(namespace: string, now: () => number = Date.now): Store {
+  return {
+    kind: 'memory',
+    kv: new Keyv({ namespace, throwOnErrors: true }),
+    atomic: new MemoryAtomicOps(now),
+    close: async () => {},
+  };
+}
+
+export async function openRedisStore(options: {
+  url: string;
+  namespace: string;
+  logger: Logger;
+  connectTimeoutMs?: number;
+}): Promise<Store> {
+  const { logger, namespace } = options;
+  let down = false;
+  let everConnected = false;
+  const client = createClient({
+    url: options.url,
+    // Fail commands at once while Redis is away instead of queueing them: a Slack user gets
+    // "try again shortly" rather than a request that hangs until Redis returns.
+    disableOfflineQueue: true,
+    socket: {
+      connectTimeout: options.connectTimeoutMs ?? 5_000,
+      // At start a few quick tries, then a clear failure; once running, keep trying for good.
+      reconnectStrategy: (retries: number, cause: Error) =>
+        everConnected ? Math.min(100 * 2 ** retries, 5_000) : retries < 3 ? 200 : cause,
+    },
+  }) as RedisClientType;
+  client.on('error', (error: Error) => {
+    if (down) return;
+    down = true;
+    logger.error(`Redis is unreachable (${error.message}); retrying in the background`);
+  });
+  client.on('ready', () => {
+    everConnected = true;
+    if (down) logger.info('Redis is reachable again');
+    down = false;
+  });
+
+  try {
+    await client.connect();
+  } catch (error) {
+    if (client.isOpen) client.destroy();
+    throw new StoreUnavailableError(error);
+  }
+
+  const kv = new Keyv({
+    store: new KeyvRedis(client, { namespace, throwOnErrors: true }),
+    namespace,
+    throwOnErrors: true,
+  });
+  kv.on('error', () => {}); // reported by the client's own 'error' listener above
+  return {
+    kind: 'redis',
+    kv,
+    atomic: new RedisAtomicOps(client, namespace),
+    close: async () => {
+      if (client.isOpen) await client.quit().catch(() => client.destroy());
+    },
+  };
+}

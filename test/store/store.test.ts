@@ -1,0 +1,105 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/log.js';
+import { firstSighting } from '../../src/store/dedupe.js';
+import { tryLease, withLease } from '../../src/store/lease.js';
+import { AGENT_USES_PER_HOUR, RateLedger } from '../../src/store/rateLedger.js';
+import { openMemoryStore, openRedisStore, type Store, StoreUnavailableError } from '../../src/store/store.js';
+import { TEST_REDIS_URL, uniqueNamespace } from '../support/redis.js';
+
+const logger = createLogger({ level: 'error', secrets: [], sink: () => {} });
+const opened: Store[] = [];
+
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((store) => store.close()));
+});
+
+const kinds = {
+  memory: async (namespace: string) => openMemoryStore(namespace),
+  redis: async (namespace: string) => openRedisStore({ url: TEST_REDIS_URL, namespace, logger }),
+};
+
+describe.each(Object.entries(kinds))('the %s store', (_kind, open) => {
+  const fresh = async (namespace = uniqueNamespace('store')) => {
+    const store = await open(namespace);
+    opened.push(store);
+    return store;
+  };
+
+  it('keeps records under its namespace', async () => {
+    const store = await fresh();
+    await store.kv.set('job:1', { id: '1', status: 'active' });
+    expect(await store.kv.get('job:1')).toEqual({ id: '1', status: 'active' });
+    expect(await store.kv.get('job:2')).toBeUndefined();
+  });
+
+  it('lets one holder at a time take a lease, and only the holder release it', async () => {
+    const store = await fresh();
+    const first = await tryLease(store.atomic, 'notify:job-1:completed', 10_000);
+    expect(first).toBeDefined();
+    expect(await tryLease(store.atomic, 'notify:job-1:completed', 10_000)).toBeUndefined();
+    expect(await store.atomic.deleteIfValue('lease:notify:job-1:completed', 'not-the-token')).toBe(false);
+    await first?.release();
+    const ran = await withLease(store.atomic, 'notify:job-1:completed', 10_000, async () => 'posted');
+    expect(ran).toEqual({ ran: true, value: 'posted' });
+  });
+
+  it('lets a lease expire so a crashed holder blocks nobody for long', async () => {
+    const store = await fresh();
+    expect(await tryLease(store.atomic, 'short', 30)).toBeDefined();
+    await expect.poll(async () => (await tryLease(store.atomic, 'short', 30)) !== undefined).toBe(true);
+  });
+
+  it('sees a key for the first time exactly once', async () => {
+    const store = await fresh();
+    const sightings = await Promise.all([1, 2, 3].map(() => firstSighting(store.atomic, 'event:Ev1')));
+    expect(sightings.filter(Boolean)).toHaveLength(1);
+  });
+
+  it('keeps an ordered index, newest first, capped', async () => {
+    const store = await fresh();
+    for (const [member, score] of [
+      ['a', 1],
+      ['b', 3],
+      ['c', 2],
+      ['d', 4],
+    ] as const) {
+      await store.atomic.indexAdd('channel:C1', member, score, 3);
+    }
+    expect(await store.atomic.indexNewest('channel:C1', 2)).toEqual(['d', 'b']);
+    expect(await store.atomic.indexAll('channel:C1')).toEqual(['c', 'b', 'd']);
+    await store.atomic.indexRemove('channel:C1', 'b');
+    expect(await store.atomic.indexAll('channel:C1')).toEqual(['c', 'd']);
+  });
+
+  it('counts agent uses in a rolling hour', async () => {
+    const store = await fresh();
+    let now = Date.parse('2026-01-01T10:00:00Z');
+    const ledger = new RateLedger(store.atomic, () => now);
+    await ledger.recordUse('proj');
+    now += 30 * 60_000;
+    const budget = await ledger.recordUse('proj');
+    expect(budget).toMatchObject({ used: 2, remaining: AGENT_USES_PER_HOUR - 2 });
+    expect(budget.nextFreeAt?.toISOString()).toBe('2026-01-01T11:00:00.000Z');
+    now += 31 * 60_000;
+    expect(await ledger.current('proj')).toMatchObject({ used: 1 });
+    expect(await ledger.current('other')).toMatchObject({ used: 0, nextFreeAt: undefined });
+  });
+});
+
+describe('the redis store', () => {
+  it('survives a restart: a new connection on the same namespace reads what the old one wrote', async () => {
+    const namespace = uniqueNamespace('restart');
+    const before = await openRedisStore({ url: TEST_REDIS_URL, namespace, logger });
+    await before.kv.set('thread:C1:1.2', 'job-1');
+    await before.close();
+    const after = await openRedisStore({ url: TEST_REDIS_URL, namespace, logger });
+    opened.push(after);
+    expect(await after.kv.get('thread:C1:1.2')).toBe('job-1');
+  });
+
+  it('refuses to start, clearly, when Redis does not answer', async () => {
+    await expect(
+      openRedisStore({ url: 'redis://127.0.0.1:1', namespace: uniqueNamespace(), logger, connectTimeoutMs: 500 }),
+    ).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
+});

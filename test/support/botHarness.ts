@@ -1,0 +1,102 @@
+import type { Logger } from '@slack/bolt';
+import { createDocsAgent, type DocsAgent } from '../../src/app.js';
+import { type Config, loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
+import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
+import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
+import { TEST_REDIS_URL, uniqueNamespace } from './redis.js';
+import {
+  type EventOptions,
+  type SigningOptions,
+  type SlackResponse,
+  type SlashCommandFields,
+  sendEvent,
+  sendSlashCommand,
+} from './slackRequests.js';
+
+/** Known secret values, so tests can assert none of them ever leaks. */
+export const SECRETS = {
+  botToken: 'xoxb-test-0000-bot-token-value',
+  signingSecret: 'test-signing-secret-value-0123456789',
+  mintlifyKey: 'mint_test_admin_key_value_abcdef',
+} as const;
+export const PROJECT_ID = 'proj_test';
+
+export interface BotHarness {
+  bot: DocsAgent;
+  config: Config;
+  url: string;
+  slack: SlackFake;
+  mintlify: MintlifyFake;
+  logs: string[];
+  /** `/docs-agent <text>` as Slack sends it; the response URL points at the Slack fake. */
+  command(text: string, fields?: Partial<SlashCommandFields>, signing?: SigningOptions): Promise<SlackResponse>;
+  event(event: Record<string, unknown>, options?: EventOptions): Promise<SlackResponse>;
+  /** Stops the bot only (the fakes and Redis stay), as a restart or a crash would. */
+  stopBot(): Promise<void>;
+  /** Stops everything this harness started. */
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  env?: Record<string, string | undefined>;
+  /** Share fakes and the Redis namespace with another harness (a second instance, or a restart). */
+  slack?: SlackFake;
+  mintlify?: MintlifyFake;
+  namespace?: string;
+  /** Use the in-memory store instead of Redis. */
+  memory?: boolean;
+}
+
+/** Starts the real bot over HTTP on a free port, against loopback fakes of Slack and Mintlify. */
+export async function startBot(options: HarnessOptions = {}): Promise<BotHarness> {
+  const slack = options.slack ?? (await startSlackFake({ botToken: SECRETS.botToken }));
+  const mintlify =
+    options.mintlify ?? (await startMintlifyFake({ apiKey: SECRETS.mintlifyKey, projectId: PROJECT_ID }));
+  const config = loadConfig({
+    SLACK_BOT_TOKEN: SECRETS.botToken,
+    SLACK_SIGNING_SECRET: SECRETS.signingSecret,
+    SLACK_API_URL: slack.apiUrl,
+    MINTLIFY_API_KEY: SECRETS.mintlifyKey,
+    MINTLIFY_PROJECT_ID: PROJECT_ID,
+    MINTLIFY_API_URL: mintlify.url,
+    REDIS_URL: options.memory ? undefined : TEST_REDIS_URL,
+    STORE_NAMESPACE: options.namespace ?? uniqueNamespace('bot'),
+    PORT: '0',
+    LOG_LEVEL: 'debug',
+    ...options.env,
+  });
+  const logs: string[] = [];
+  const logger: Logger = createLogger({ level: 'debug', secrets: [], sink: (line) => logs.push(line) });
+  const bot = await createDocsAgent(config, {
+    logger,
+    slackRetries: { retries: 2, factor: 1, minTimeout: 10, maxTimeout: 20 },
+    mintlify: { retry: { baseDelayMs: 5, maxDelayMs: 20, maxElapsedMs: 500 } },
+  });
+  const { port } = await bot.start();
+  const url = `http://127.0.0.1:${port}`;
+
+  let botStopped = false;
+  const stopBot = async () => {
+    if (botStopped) return;
+    botStopped = true;
+    await bot.stop();
+  };
+  return {
+    bot,
+    config,
+    url,
+    slack,
+    mintlify,
+    logs,
+    command: (text, fields = {}, signing = {}) =>
+      sendSlashCommand(url, SECRETS.signingSecret, { text, response_url: slack.responseUrl(), ...fields }, signing),
+    event: (event, eventOptions) => sendEvent(url, SECRETS.signingSecret, event, eventOptions),
+    stopBot,
+    close: async () => {
+      await stopBot();
+      if (!options.slack) await slack.close();
+      if (!options.mintlify) await mintlify.close();
+    },
+  };
+}
