@@ -99,7 +99,12 @@ describe('the redis store', () => {
 
   it('refuses to start, clearly, when Redis does not answer', async () => {
     await expect(
-      openRedisStore({ url: 'redis://127.0.0.1:1', namespace: uniqueNamespace(), logger, connectTimeoutMs: 500 }),
+      openRedisStore({
+        url: 'redis://127.0.0.1:1',
+        namespace: uniqueNamespace(),
+        logger,
+        connectTimeoutMs: 500,
+      }),
     ).rejects.toBeInstanceOf(StoreUnavailableError);
   });
 });

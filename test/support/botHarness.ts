@@ -1,5 +1,5 @@
 import type { Logger } from '@slack/bolt';
-import { createDocsAgent, type DocsAgent } from '../../src/app.js';
+import { createDocsAgent, type DocsAgent, type DocsAgentOptions } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
@@ -30,7 +30,11 @@ export interface BotHarness {
   mintlify: MintlifyFake;
   logs: string[];
   /** `/docs-agent <text>` as Slack sends it; the response URL points at the Slack fake. */
-  command(text: string, fields?: Partial<SlashCommandFields>, signing?: SigningOptions): Promise<SlackResponse>;
+  command(
+    text: string,
+    fields?: Partial<SlashCommandFields>,
+    signing?: SigningOptions,
+  ): Promise<SlackResponse>;
   event(event: Record<string, unknown>, options?: EventOptions): Promise<SlackResponse>;
   /** Stops the bot only (the fakes and Redis stay), as a restart or a crash would. */
   stopBot(): Promise<void>;
@@ -46,6 +50,7 @@ export interface HarnessOptions {
   namespace?: string;
   /** Use the in-memory store instead of Redis. */
   memory?: boolean;
+  mintlifyOptions?: DocsAgentOptions['mintlify'];
 }
 
 /** Starts the real bot over HTTP on a free port, against loopback fakes of Slack and Mintlify. */
@@ -71,7 +76,7 @@ export async function startBot(options: HarnessOptions = {}): Promise<BotHarness
   const bot = await createDocsAgent(config, {
     logger,
     slackRetries: { retries: 2, factor: 1, minTimeout: 10, maxTimeout: 20 },
-    mintlify: { retry: { baseDelayMs: 5, maxDelayMs: 20, maxElapsedMs: 500 } },
+    mintlify: { retry: { baseDelayMs: 5, maxDelayMs: 20, maxElapsedMs: 500 }, ...options.mintlifyOptions },
   });
   const { port } = await bot.start();
   const url = `http://127.0.0.1:${port}`;
@@ -90,7 +95,12 @@ export async function startBot(options: HarnessOptions = {}): Promise<BotHarness
     mintlify,
     logs,
     command: (text, fields = {}, signing = {}) =>
-      sendSlashCommand(url, SECRETS.signingSecret, { text, response_url: slack.responseUrl(), ...fields }, signing),
+      sendSlashCommand(
+        url,
+        SECRETS.signingSecret,
+        { text, response_url: slack.responseUrl(), ...fields },
+        signing,
+      ),
     event: (event, eventOptions) => sendEvent(url, SECRETS.signingSecret, event, eventOptions),
     stopBot,
     close: async () => {

@@ -1,0 +1,281 @@
+/**
+ * The Mintlify REST client: agent jobs (admin API v2) and the visitors export (analytics v1).
+ * It knows nothing of Slack. Every call sends the bearer key and our User-Agent over one
+ * keep-alive pool, validates the answer against the published schema, and turns every failure
+ * into one of the typed errors of `errors.ts`.
+ */
+
+import type { Dispatcher } from 'undici';
+import { Pool } from 'undici';
+import type { z } from 'zod';
+import {
+  errorFromNetworkFailure,
+  errorFromStatus,
+  type RequestFacts,
+  schemaErrorFromBody,
+} from './errorMapping.js';
+import { ConnectionError, RateLimitedError, ServiceError, TimeoutError } from './errors.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy, type Sleep, withRetry } from './retry.js';
+import { type AgentJob, agentJobSchema, type VisitorsPage, visitorsPageSchema } from './schemas.js';
+
+export interface MintlifyClientOptions {
+  /** An admin key (`mint_...`). */
+  apiKey: string;
+  /** `https://api.mintlify.com` in production. */
+  baseUrl: string;
+  userAgent: string;
+  /** `connectMs` applies only to the pool the client owns; an injected dispatcher brings its own. */
+  timeouts?: { connectMs?: number; headersMs?: number; bodyMs?: number };
+  retry?: Partial<RetryPolicy>;
+  /** Defaults to one keep-alive pool owned (and closed) by the client. */
+  dispatcher?: Dispatcher;
+  /** How to wait between retries; tests pass one that does not wait real seconds. */
+  sleep?: Sleep;
+}
+
+export interface VisitorsQuery {
+  /** ISO 8601 or YYYY-MM-DD. Always sent: the service's default range is undocumented. */
+  dateFrom: string;
+  /** Exclusive upper limit. */
+  dateTo: string;
+  /** 1 to 250; the service's default is 50. */
+  limit?: number;
+  offset?: number;
+}
+
+export interface VisitorsPagesQuery {
+  dateFrom: string;
+  dateTo: string;
+  /** Rows per page, clamped to 1..250; default 250 (fewest requests against the hourly limit). */
+  limit?: number;
+  /** Safety cap against a `hasMore` that never turns false; default 1000. */
+  maxPages?: number;
+}
+
+const DEFAULT_TIMEOUTS = { connectMs: 5_000, headersMs: 15_000, bodyMs: 15_000 };
+const MAX_VISITORS_LIMIT = 250;
+const DEFAULT_MAX_PAGES = 1_000;
+
+interface Call<Schema extends z.ZodType> {
+  operation: string;
+  method: 'GET' | 'POST';
+  path: string;
+  query?: URLSearchParams;
+  body?: unknown;
+  schema: Schema;
+}
+
+export class MintlifyClient {
+  readonly #authorization: string;
+  readonly #apiKey: string;
+  readonly #origin: string;
+  readonly #basePath: string;
+  readonly #userAgent: string;
+  readonly #timeouts: typeof DEFAULT_TIMEOUTS;
+  readonly #retryPolicy: RetryPolicy;
+  readonly #dispatcher: Dispatcher;
+  readonly #ownsDispatcher: boolean;
+  readonly #sleep: Sleep | undefined;
+  #closed = false;
+
+  constructor(options: MintlifyClientOptions) {
+    if (!options.apiKey) throw new TypeError('MintlifyClient: apiKey is empty');
+    const base = new URL(options.baseUrl);
+    this.#apiKey = options.apiKey;
+    this.#authorization = `Bearer ${options.apiKey}`;
+    this.#origin = base.origin;
+    this.#basePath = base.pathname.replace(/\/+$/, '');
+    this.#userAgent = options.userAgent;
+    this.#timeouts = { ...DEFAULT_TIMEOUTS, ...definedOnly(options.timeouts ?? {}) };
+    this.#retryPolicy = { ...DEFAULT_RETRY_POLICY, ...definedOnly(options.retry ?? {}) };
+    this.#sleep = options.sleep;
+    this.#ownsDispatcher = options.dispatcher === undefined;
+    this.#dispatcher =
+      options.dispatcher ??
+      new Pool(this.#origin, {
+        connect: { timeout: this.#timeouts.connectMs },
+        headersTimeout: this.#timeouts.headersMs,
+        bodyTimeout: this.#timeouts.bodyMs,
+        keepAliveTimeout: 30_000,
+      });
+  }
+
+  /** POST /v2/agent/{projectId}/job: starts a background agent job (201). */
+  createJob(projectId: string, prompt: string): Promise<AgentJob> {
+    return this.#call({
+      operation: 'createJob',
+      method: 'POST',
+      path: `/v2/agent/${encodeURIComponent(projectId)}/job`,
+      body: { prompt },
+      schema: agentJobSchema,
+    });
+  }
+
+  /** GET /v2/agent/{projectId}/job/{id}: the job's current state, for polling. */
+  getJob(projectId: string, jobId: string): Promise<AgentJob> {
+    return this.#call({
+      operation: 'getJob',
+      method: 'GET',
+      path: `/v2/agent/${encodeURIComponent(projectId)}/job/${encodeURIComponent(jobId)}`,
+      schema: agentJobSchema,
+    });
+  }
+
+  /** POST /v2/agent/{projectId}/job/{id}/message: a follow-up instruction for a job. */
+  sendMessage(projectId: string, jobId: string, prompt: string): Promise<AgentJob> {
+    return this.#call({
+      operation: 'sendMessage',
+      method: 'POST',
+      path: `/v2/agent/${encodeURIComponent(projectId)}/job/${encodeURIComponent(jobId)}/message`,
+      body: { prompt },
+      schema: agentJobSchema,
+    });
+  }
+
+  /** GET /v1/analytics/{projectId}/visitors: one page of unique visitors per path. */
+  visitorsPage(projectId: string, query: VisitorsQuery): Promise<VisitorsPage> {
+    const params = new URLSearchParams({ dateFrom: query.dateFrom, dateTo: query.dateTo });
+    if (query.limit !== undefined) params.set('limit', String(query.limit));
+    if (query.offset !== undefined) params.set('offset', String(query.offset));
+    return this.#call({
+      operation: 'visitorsPage',
+      method: 'GET',
+      path: `/v1/analytics/${encodeURIComponent(projectId)}/visitors`,
+      query: params,
+      schema: visitorsPageSchema,
+    });
+  }
+
+  /**
+   * Every page of the visitors export, in order, each request once: offset 0, limit, 2*limit...
+   * A page that fails after its retries ends the iteration with that error. When `maxPages` stops
+   * the walk, the last page yielded still says `hasMore: true`.
+   */
+  async *visitorsPages(
+    projectId: string,
+    query: VisitorsPagesQuery,
+  ): AsyncGenerator<VisitorsPage & { offset: number }> {
+    const limit = clamp(Math.trunc(query.limit ?? MAX_VISITORS_LIMIT), 1, MAX_VISITORS_LIMIT);
+    const maxPages = query.maxPages ?? DEFAULT_MAX_PAGES;
+    let offset = 0;
+    const { dateFrom, dateTo } = query;
+    for (let pagesRead = 0; pagesRead < maxPages; pagesRead++) {
+      const page = await this.visitorsPage(projectId, { dateFrom, dateTo, limit, offset });
+      yield { ...page, offset };
+      if (!page.hasMore) return;
+      offset += limit;
+    }
+  }
+
+  /** Closes the pool the client owns; an injected dispatcher is left to its owner. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#ownsDispatcher) await this.#dispatcher.close();
+  }
+
+  #call<Schema extends z.ZodType>(call: Call<Schema>): Promise<z.output<Schema>> {
+    const retryable = call.method === 'GET' ? isWorthRetryingRead : failedBeforeSending;
+    return withRetry(() => this.#attempt(call), {
+      policy: this.#retryPolicy,
+      // After close() nothing new can be sent: waiting for a retry would only hold up shutdown.
+      shouldRetry: (error) => !this.#closed && retryable(error),
+      requestedDelayMs: (error) => (error instanceof RateLimitedError ? error.retryAfterMs : undefined),
+      ...(this.#sleep ? { sleep: this.#sleep } : {}),
+    });
+  }
+
+  async #attempt<Schema extends z.ZodType>(call: Call<Schema>): Promise<z.output<Schema>> {
+    const facts: RequestFacts = {
+      operation: call.operation,
+      method: call.method,
+      timeouts: this.#timeouts,
+      redact: (text) => text.replaceAll(this.#apiKey, '[redacted]'),
+    };
+    const search = call.query ? `?${call.query.toString()}` : '';
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.#dispatcher.request({
+        origin: this.#origin,
+        path: `${this.#basePath}${call.path}${search}`,
+        method: call.method,
+        headers: {
+          authorization: this.#authorization,
+          'user-agent': this.#userAgent,
+          accept: 'application/json',
+          ...(call.body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: call.body === undefined ? null : JSON.stringify(call.body),
+        headersTimeout: this.#timeouts.headersMs,
+        bodyTimeout: this.#timeouts.bodyMs,
+      });
+    } catch (error) {
+      throw errorFromNetworkFailure(facts, error, 'before-answer');
+    }
+
+    let bodyText: string;
+    try {
+      bodyText = await response.body.text();
+    } catch (error) {
+      throw errorFromNetworkFailure(facts, error, 'reading-body');
+    }
+
+    const { statusCode } = response;
+    if (statusCode < 200 || statusCode > 299) {
+      throw errorFromStatus(facts, statusCode, headerValue(response.headers['retry-after']), bodyText);
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(bodyText);
+    } catch {
+      // The SyntaxError is not kept as the cause: V8 quotes the body in its message, unredacted.
+      const problem = bodyText.trim() === '' ? 'the body is empty' : 'the body is not JSON';
+      throw schemaErrorFromBody(facts, statusCode, [problem], bodyText);
+    }
+    const parsed = call.schema.safeParse(json);
+    if (!parsed.success) {
+      throw schemaErrorFromBody(facts, statusCode, summarizeIssues(parsed.error.issues), bodyText);
+    }
+    return parsed.data;
+  }
+}
+
+/** Reads may be repeated safely: retry what is likely to pass on a second try. */
+function isWorthRetryingRead(error: unknown): boolean {
+  return (
+    error instanceof RateLimitedError ||
+    error instanceof ServiceError ||
+    error instanceof ConnectionError ||
+    error instanceof TimeoutError
+  );
+}
+
+/**
+ * A POST that may have reached Mintlify is never retried: a second create (or follow-up) would
+ * start the agent twice. Only a connection that failed before sending is safe to try again.
+ */
+function failedBeforeSending(error: unknown): boolean {
+  return (error instanceof ConnectionError || error instanceof TimeoutError) && !error.mayHaveReachedService;
+}
+
+const MAX_PROBLEMS = 5;
+
+function summarizeIssues(issues: readonly z.core.$ZodIssue[]): string[] {
+  const lines = issues.slice(0, MAX_PROBLEMS).map((issue) => {
+    const path = issue.path.map(String).join('.') || '(body)';
+    return `${path}: ${issue.message}`;
+  });
+  if (issues.length > MAX_PROBLEMS) lines.push(`and ${issues.length - MAX_PROBLEMS} more`);
+  return lines;
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function clamp(value: number, min: number, max: number): number {
+  return Number.isNaN(value) ? max : Math.min(max, Math.max(min, value));
+}
+
+function definedOnly<T extends object>(values: T): Partial<T> {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,170 @@
+/** What the fake Slack workspace remembers: channel histories, threads, reactions, users and DMs. */
+
+export interface WorkspaceIdentity {
+  teamId: string;
+  teamName: string;
+  teamDomain: string;
+  appId: string;
+  botUserId: string;
+  botId: string;
+}
+
+export interface StoredMessage {
+  type: 'message';
+  ts: string;
+  user?: string;
+  bot_id?: string;
+  app_id?: string;
+  team?: string;
+  text: string;
+  blocks?: unknown[];
+  thread_ts?: string;
+  parent_user_id?: string;
+  reply_count?: number;
+  reply_users?: string[];
+  latest_reply?: string;
+  reactions?: Array<{ name: string; users: string[]; count: number }>;
+  edited?: { user: string; ts: string };
+  [key: string]: unknown;
+}
+
+export interface SeededMessage {
+  ts?: string;
+  user: string;
+  text: string;
+  thread_ts?: string;
+  blocks?: unknown[];
+}
+
+export interface SlackUser {
+  id: string;
+  name?: string;
+  real_name?: string;
+  tz?: string;
+  is_bot?: boolean;
+  deleted?: boolean;
+}
+
+// Slack timestamps are "seconds.micros" strings; the fake counts in micros so they sort and stay unique.
+const firstTsMicros = 1_700_000_000_000_000;
+
+export class Workspace {
+  private readonly channels = new Map<string, StoredMessage[]>();
+  private readonly users = new Map<string, Record<string, unknown>>();
+  private readonly dms = new Map<string, string>();
+  private lastTsMicros = firstTsMicros;
+  private viewCount = 0;
+
+  constructor(readonly identity: WorkspaceIdentity) {
+    this.seedUser({ id: identity.botUserId, name: 'docs-agent', real_name: 'Docs Agent', is_bot: true });
+  }
+
+  nextTs(): string {
+    this.lastTsMicros += 100;
+    return formatTs(this.lastTsMicros);
+  }
+
+  nextViewId(): string {
+    this.viewCount += 1;
+    return `V${String(this.viewCount).padStart(8, '0')}`;
+  }
+
+  history(channel: string): StoredMessage[] {
+    let messages = this.channels.get(channel);
+    if (!messages) {
+      messages = [];
+      this.channels.set(channel, messages);
+    }
+    return messages;
+  }
+
+  find(channel: string, ts: string): StoredMessage | undefined {
+    return this.channels.get(channel)?.find((message) => message.ts === ts);
+  }
+
+  /** Stores a message, keeping the history in ts order and the parent's reply summary current. */
+  store(channel: string, message: StoredMessage): StoredMessage {
+    const micros = parseTs(message.ts);
+    if (micros > this.lastTsMicros) this.lastTsMicros = micros;
+    const history = this.history(channel);
+    history.push(message);
+    history.sort((a, b) => parseTs(a.ts) - parseTs(b.ts));
+    if (message.thread_ts && message.thread_ts !== message.ts) this.noteReply(channel, message);
+    return message;
+  }
+
+  postAsBot(channel: string, fields: Partial<StoredMessage>): StoredMessage {
+    const { botUserId, botId, appId, teamId } = this.identity;
+    return this.store(channel, {
+      ...fields,
+      type: 'message',
+      ts: this.nextTs(),
+      user: botUserId,
+      bot_id: botId,
+      app_id: appId,
+      team: teamId,
+      text: fields.text ?? '',
+    });
+  }
+
+  seedMessage(channel: string, seed: SeededMessage): StoredMessage {
+    const { ts = this.nextTs(), ...rest } = seed;
+    return this.store(channel, { type: 'message', team: this.identity.teamId, ...rest, ts });
+  }
+
+  /** The thread a message belongs to: the parent first, then the replies in order. */
+  thread(channel: string, ts: string): StoredMessage[] | undefined {
+    const message = this.find(channel, ts);
+    if (!message) return undefined;
+    const rootTs = message.thread_ts ?? message.ts;
+    return this.history(channel).filter((m) => m.ts === rootTs || m.thread_ts === rootTs);
+  }
+
+  seedUser(user: SlackUser): void {
+    const name = user.name ?? user.id.toLowerCase();
+    const realName = user.real_name ?? name;
+    this.users.set(user.id, {
+      id: user.id,
+      team_id: this.identity.teamId,
+      name,
+      real_name: realName,
+      deleted: user.deleted ?? false,
+      is_bot: user.is_bot ?? false,
+      tz: user.tz ?? 'Europe/London',
+      profile: { display_name: name, real_name: realName },
+    });
+  }
+
+  user(id: string): Record<string, unknown> | undefined {
+    return this.users.get(id);
+  }
+
+  /** The DM channel with a user, stable per user, and whether it was already open. */
+  openDm(userId: string): { id: string; alreadyOpen: boolean } {
+    const existing = this.dms.get(userId);
+    if (existing) return { id: existing, alreadyOpen: true };
+    const id = `D${String(this.dms.size + 1).padStart(8, '0')}`;
+    this.dms.set(userId, id);
+    return { id, alreadyOpen: false };
+  }
+
+  private noteReply(channel: string, reply: StoredMessage): void {
+    const parent = this.find(channel, reply.thread_ts ?? '');
+    if (!parent) return;
+    parent.thread_ts = parent.ts;
+    parent.reply_count = (parent.reply_count ?? 0) + 1;
+    parent.latest_reply = reply.ts;
+    const users = new Set([...(parent.reply_users ?? []), ...(reply.user ? [reply.user] : [])]);
+    parent.reply_users = [...users];
+    if (parent.user) reply.parent_user_id = parent.user;
+  }
+}
+
+export function formatTs(micros: number): string {
+  return `${Math.floor(micros / 1_000_000)}.${String(micros % 1_000_000).padStart(6, '0')}`;
+}
+
+export function parseTs(ts: string): number {
+  const [seconds = '0', micros = '0'] = ts.split('.');
+  return Number(seconds) * 1_000_000 + Number(micros.padEnd(6, '0').slice(0, 6));
+}

@@ -1,0 +1,201 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { JobRecords } from '../../src/jobs/jobRecord.js';
+import { RateLedger } from '../../src/store/rateLedger.js';
+import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
+
+let h: BotHarness;
+afterEach(async () => h?.close());
+
+type Block = { type: string; text?: { text: string }; elements?: Array<{ text?: string; url?: string }> };
+const blocksText = (blocks: unknown) => JSON.stringify(blocks as Block[]);
+const ephemeral = async (h: BotHarness) => (await h.slack.waitForCall('response_url')).args;
+
+describe('/docs-agent <instruction>', () => {
+  it('answers at once, starts the job, and posts a public card whose thread belongs to the job', async () => {
+    h = await startBot();
+    const res = await h.command('Document the new --dry-run flag', {
+      user_id: 'U0ADA',
+      channel_id: 'C0DOCS',
+    });
+
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ response_type: 'ephemeral', text: expect.stringContaining('Starting') });
+
+    const card = await h.slack.waitForCall('chat.postMessage');
+    expect(card.args.channel).toBe('C0DOCS');
+    expect(card.args.thread_ts).toBeUndefined();
+    expect(card.args.text).toContain('<@U0ADA>');
+    const shown = blocksText(card.args.blocks);
+    expect(shown).toContain('Document the new --dry-run flag');
+    expect(shown).toContain('job-1');
+    expect(shown).toContain('acme/docs');
+
+    const [create] = h.mintlify.requestsFor('createJob');
+    expect(create?.body).toEqual({ prompt: 'Document the new --dry-run flag' });
+
+    // The "Starting..." note is removed once the card is there: no leftover noise.
+    expect(await ephemeral(h)).toEqual({ delete_original: true });
+
+    const records = new JobRecords(h.bot.store);
+    const cardTs = String(card.response.ts);
+    await expect.poll(async () => (await records.byThread('C0DOCS', cardTs))?.jobId).toBe('job-1');
+    expect(await records.get('job-1')).toMatchObject({
+      projectId: 'proj_test',
+      channel: 'C0DOCS',
+      threadTs: cardTs,
+      cardTs,
+      requestedBy: 'U0ADA',
+      prompt: 'Document the new --dry-run flag',
+      status: 'active',
+      prLink: null,
+      door: 'command',
+    });
+  });
+
+  it('echoes what people typed escaped, so it can never ping or disguise a link, while the job gets it verbatim', async () => {
+    h = await startBot();
+    // Slack sends command text with &, < and > escaped.
+    await h.command('Fix &lt;!channel&gt; &amp; &lt;@U123&gt; in &lt;https://evil.example|docs&gt;');
+
+    const card = await h.slack.waitForCall('chat.postMessage');
+    const shown = `${card.args.text} ${blocksText(card.args.blocks)}`;
+    expect(shown).not.toContain('<!channel>');
+    expect(shown).not.toContain('<@U123>');
+    expect(shown).not.toContain('<https://evil.example|docs>');
+    expect(shown).toContain('&lt;!channel&gt; &amp; &lt;@U123&gt;');
+    expect(h.mintlify.requestsFor('createJob')[0]?.body).toEqual({
+      prompt: 'Fix <!channel> & <@U123> in <https://evil.example|docs>',
+    });
+  });
+
+  it.each([
+    ['empty', ''],
+    ['blank', '   '],
+  ])('answers an %s instruction with usage help and sends nothing to Mintlify', async (_kind, text) => {
+    h = await startBot();
+    const res = await h.command(text);
+    expect(res.json).toMatchObject({
+      response_type: 'ephemeral',
+      text: expect.stringContaining('/docs-agent'),
+    });
+    expect(String((res.json as { text: string }).text)).toContain('Tell me what to change');
+    expect(h.mintlify.requests).toHaveLength(0);
+    expect(h.slack.callsTo('chat.postMessage')).toHaveLength(0);
+  });
+
+  it('treats `help` alone as help, and `help me document X` as an instruction', async () => {
+    h = await startBot();
+    const help = await h.command('help');
+    expect(help.json).toMatchObject({
+      response_type: 'ephemeral',
+      text: expect.stringContaining('How to use'),
+    });
+    expect(h.mintlify.requests).toHaveLength(0);
+
+    await h.command('help me document the export flag');
+    await h.slack.waitForCall('chat.postMessage');
+    expect(h.mintlify.requestsFor('createJob')[0]?.body).toEqual({
+      prompt: 'help me document the export flag',
+    });
+  });
+
+  it('lists this channel’s recent jobs with `status`, to the person alone', async () => {
+    h = await startBot();
+    await h.command('Document the CLI', { channel_id: 'C0DOCS' });
+    await h.slack.waitForCall('chat.postMessage');
+    await h.command('Document the API', { channel_id: 'C0OTHER' });
+    await h.slack.waitForCalls('chat.postMessage', 2);
+
+    const res = await h.command('status', {
+      channel_id: 'C0DOCS',
+      response_url: h.slack.responseUrl('status'),
+    });
+    expect(res.body).toBe('');
+    const answer = await h.slack.waitForCall('response_url', (call) => call.responseId === 'status');
+    expect(answer.args.response_type).toBe('ephemeral');
+    const shown = blocksText(answer.args.blocks);
+    expect(shown).toContain('Document the CLI');
+    expect(shown).not.toContain('Document the API');
+    expect(shown).toContain('https://slack.com/archives/C0DOCS/p');
+  });
+
+  it('refuses a signature that does not match, and a stale timestamp', async () => {
+    h = await startBot();
+    expect((await h.command('Document X', {}, { badSignature: true })).status).toBe(401);
+    expect((await h.command('Document X', {}, { staleTimestamp: true })).status).toBe(401);
+    expect(h.mintlify.requests).toHaveLength(0);
+  });
+
+  it('politely refuses people and channels outside the allowlists, sending nothing to Mintlify', async () => {
+    h = await startBot({ env: { ALLOWED_USER_IDS: 'U0ADA', ALLOWED_CHANNEL_IDS: 'C0DOCS' } });
+    const stranger = await h.command('Document X', { user_id: 'U0EVE', channel_id: 'C0DOCS' });
+    expect(stranger.json).toMatchObject({ text: expect.stringContaining('only available to some people') });
+    const elsewhere = await h.command('Document X', { user_id: 'U0ADA', channel_id: 'C0RANDOM' });
+    expect(elsewhere.json).toMatchObject({ text: expect.stringContaining('isn’t enabled in this channel') });
+    expect(h.mintlify.requests).toHaveLength(0);
+
+    await h.command('Document X', { user_id: 'U0ADA', channel_id: 'C0DOCS' });
+    await h.slack.waitForCall('chat.postMessage');
+  });
+
+  it('says how many agent uses are left when few remain', async () => {
+    h = await startBot();
+    const ledger = new RateLedger(h.bot.store.atomic);
+    for (let i = 0; i < 95; i += 1) await ledger.recordUse('proj_test');
+    await h.command('Document X');
+    const answer = await ephemeral(h);
+    expect(answer).toMatchObject({
+      replace_original: true,
+      text: expect.stringContaining('4 agent uses left'),
+    });
+  });
+});
+
+describe('/docs-agent when something goes wrong', () => {
+  const failures = [
+    ['rate limited with Retry-After', { status: 429, retryAfter: '600' }, 'Try again in 10 minutes'],
+    ['rate limited without Retry-After', { status: 429 }, 'Try again within the hour'],
+    ['a rejected or expired key', { status: 401 }, 'wrong or has expired'],
+    ['a forbidden key', { status: 403 }, 'allowlist'],
+    ['a service error', { status: 503 }, 'It may have started anyway'],
+  ] as const;
+
+  it.each(failures)(
+    'answers %s to the person alone, in plain words, and posts nothing',
+    async (_name, fault, says) => {
+      h = await startBot();
+      h.mintlify.injectFault('createJob', fault);
+      await h.command('Document X');
+      const answer = await ephemeral(h);
+      expect(answer).toMatchObject({ response_type: 'ephemeral', replace_original: true });
+      expect(String(answer.text)).toContain(says);
+      expect(String(answer.text)).not.toContain(SECRETS.mintlifyKey);
+      expect(h.mintlify.requestsFor('createJob')).toHaveLength(1); // a POST is never retried blindly
+      expect(h.slack.callsTo('chat.postMessage')).toHaveLength(0);
+    },
+  );
+
+  it('answers a timeout honestly: the job may have started', async () => {
+    h = await startBot({ mintlifyOptions: { timeouts: { headersMs: 200 } } });
+    h.mintlify.injectFault('createJob', { delayMs: 1_000 });
+    await h.command('Document X');
+    const answer = await ephemeral(h);
+    expect(String(answer.text)).toContain('did not answer in time');
+    expect(String(answer.text)).toContain('It may have started anyway');
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+  });
+
+  it('keeps a job that started in a channel the bot is not in, and tells the person how to invite it', async () => {
+    h = await startBot();
+    h.slack.failNext('chat.postMessage', { error: 'not_in_channel' });
+    await h.command('Document X', { channel_id: 'C0NOTIN' });
+    const answer = await ephemeral(h);
+    expect(String(answer.text)).toContain('job-1');
+    expect(String(answer.text)).toContain('/invite @docs-agent');
+    expect(await new JobRecords(h.bot.store).get('job-1')).toMatchObject({
+      jobId: 'job-1',
+      channel: 'C0NOTIN',
+      threadTs: null,
+    });
+  });
+});

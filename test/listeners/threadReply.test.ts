@@ -1,0 +1,156 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { type BotHarness, startBot } from '../support/botHarness.js';
+import { uniqueNamespace } from '../support/redis.js';
+
+const harnesses: BotHarness[] = [];
+afterEach(async () => {
+  for (const h of harnesses.splice(0).reverse()) await h.close();
+});
+const bot = async (options?: Parameters<typeof startBot>[0]) => {
+  const h = await startBot(options);
+  harnesses.push(h);
+  return h;
+};
+
+/** Starts a job with the slash command and returns the ts of its card (the job's thread). */
+async function startJob(h: BotHarness, channel = 'C0DOCS'): Promise<string> {
+  const answered = h.slack.responseUrl(`start-${channel}`);
+  await h.command('Document the new --dry-run flag', { channel_id: channel, response_url: answered });
+  const card = await h.slack.waitForCall('chat.postMessage', (call) => call.args.channel === channel);
+  // The person's "Starting..." note is cleared once the job and its thread are recorded.
+  await h.slack.waitForCall('response_url', (call) => call.responseId === `start-${channel}`);
+  return String(card.response.ts);
+}
+
+let nextTs = 1_800_000_000;
+const reply = (threadTs: string, text: string, extra: Record<string, unknown> = {}) => {
+  nextTs += 1;
+  return {
+    type: 'message',
+    channel: 'C0DOCS',
+    channel_type: 'channel',
+    user: 'U0BEA',
+    text,
+    ts: `${nextTs}.000100`,
+    thread_ts: threadTs,
+    ...extra,
+  };
+};
+
+const followUps = (h: BotHarness) => h.mintlify.requestsFor('sendMessage');
+
+describe('replies in a job’s thread', () => {
+  it('are sent to the job as follow-ups in readable plain text, and marked as delivered', async () => {
+    const h = await bot();
+    h.slack.seedUser({ id: 'U0CAT', name: 'cat', real_name: 'Cat Lee' });
+    const thread = await startJob(h);
+    const event = reply(
+      thread,
+      'Also cover <@U0CAT>’s example from <https://example.com/cli|the CLI page> &amp; flags',
+    );
+    await h.event(event);
+
+    const delivered = await h.slack.waitForCall('reactions.add');
+    expect(delivered.args).toMatchObject({
+      channel: 'C0DOCS',
+      timestamp: event.ts,
+      name: 'white_check_mark',
+    });
+    expect(followUps(h)).toHaveLength(1);
+    expect(followUps(h)[0]?.path).toBe('/v2/agent/proj_test/job/job-1/message');
+    expect(followUps(h)[0]?.body).toEqual({
+      prompt: 'Also cover @cat’s example from the CLI page (https://example.com/cli) & flags',
+    });
+  });
+
+  it('ignore conversation between people (//), edits, bot posts, top-level messages and other threads', async () => {
+    const h = await bot();
+    const thread = await startJob(h);
+    await h.event(reply(thread, '// let’s wait for the PR before adding more'));
+    await h.event(reply(thread, 'edited text', { subtype: 'message_changed' }));
+    await h.event(reply(thread, 'a bot says hi', { bot_id: 'B0OTHER' }));
+    await h.event(reply(thread, 'joined', { subtype: 'channel_join' }));
+    await h.event({ ...reply(thread, 'top level'), thread_ts: undefined });
+    await h.event(reply('1699999999.000001', 'a thread that is not a job'));
+    // A reply that does go through, last: once it has arrived, the ones before it were handled.
+    await h.event(reply(thread, 'Mention the config file too'));
+    await h.slack.waitForCall('reactions.add');
+    await h.bot.context.inFlight.drain(5_000);
+
+    expect(followUps(h).map((request) => request.body)).toEqual([{ prompt: 'Mention the config file too' }]);
+    expect(h.slack.callsTo('chat.postEphemeral')).toHaveLength(0);
+  });
+
+  it('a retried Slack event sends one follow-up, also across two instances sharing Redis', async () => {
+    const namespace = uniqueNamespace('retry');
+    const first = await bot({ namespace });
+    const second = await bot({ namespace, slack: first.slack, mintlify: first.mintlify });
+    const thread = await startJob(first);
+    const event = reply(thread, 'Add an example');
+
+    await Promise.all([
+      first.event(event, { eventId: 'Ev0RETRY' }),
+      second.event(event, { eventId: 'Ev0RETRY', retryNum: 1 }),
+      first.event(event, { eventId: 'Ev0RETRY', retryNum: 2 }),
+    ]);
+    await first.slack.waitForCall('reactions.add');
+    await Promise.all([first.bot.context.inFlight.drain(5_000), second.bot.context.inFlight.drain(5_000)]);
+
+    expect(followUps(first)).toHaveLength(1);
+    expect(first.slack.callsTo('reactions.add')).toHaveLength(1);
+  });
+
+  it('are sent even when the job looks finished: the service decides', async () => {
+    const h = await bot();
+    const thread = await startJob(h);
+    h.mintlify.setJob('job-1', { status: 'completed', prLink: 'https://github.com/acme/docs/pull/7' });
+    await h.event(reply(thread, 'One more thing: fix the typo in the title'));
+    await h.slack.waitForCall('reactions.add');
+    expect(followUps(h)).toHaveLength(1);
+  });
+
+  it('answer a failure to the author alone, in the thread', async () => {
+    const h = await bot();
+    const thread = await startJob(h);
+
+    h.mintlify.injectFault('sendMessage', { status: 429, retryAfter: '120' });
+    await h.event(reply(thread, 'Add an example'));
+    const limited = await h.slack.waitForCall('chat.postEphemeral');
+    expect(limited.args).toMatchObject({ channel: 'C0DOCS', user: 'U0BEA', thread_ts: thread });
+    expect(String(limited.args.text)).toContain('Try again in 2 minutes');
+
+    h.mintlify.injectFault('sendMessage', { status: 404 });
+    await h.event(reply(thread, 'Add another example'));
+    const gone = await h.slack.waitForCalls('chat.postEphemeral', 2);
+    expect(String(gone[1]?.args.text)).toContain('no longer knows this job');
+
+    h.mintlify.injectFault('sendMessage', { status: 503 });
+    await h.event(reply(thread, 'And a third'));
+    const down = await h.slack.waitForCalls('chat.postEphemeral', 3);
+    expect(String(down[2]?.args.text)).toContain('Mintlify had a problem');
+    expect(h.slack.callsTo('reactions.add')).toHaveLength(0);
+  });
+
+  it('from someone outside the allowlist get a polite refusal, and nothing is sent', async () => {
+    const h = await bot({ env: { ALLOWED_USER_IDS: 'U0USER' } });
+    const thread = await startJob(h);
+    await h.event(reply(thread, 'Add an example', { user: 'U0EVE' }));
+    const refusal = await h.slack.waitForCall('chat.postEphemeral');
+    expect(refusal.args).toMatchObject({ user: 'U0EVE', thread_ts: thread });
+    expect(followUps(h)).toHaveLength(0);
+  });
+
+  it('still reach the job after a restart, because the thread-to-job mapping lives in Redis', async () => {
+    const namespace = uniqueNamespace('restart');
+    const before = await bot({ namespace });
+    const thread = await startJob(before);
+    await before.stopBot();
+
+    const after = await bot({ namespace, slack: before.slack, mintlify: before.mintlify });
+    await after.event(reply(thread, 'Add an example'));
+    await after.slack.waitForCall('reactions.add');
+    expect(followUps(after).map((request) => request.path)).toEqual([
+      '/v2/agent/proj_test/job/job-1/message',
+    ]);
+  });
+});

@@ -1,0 +1,255 @@
+import { Agent, errors as undiciErrors } from 'undici';
+import { describe, expect, it } from 'vitest';
+import {
+  ConnectionError,
+  ForbiddenError,
+  InvalidRequestError,
+  type MintlifyError,
+  NotFoundError,
+  RateLimitedError,
+  SchemaError,
+  ServiceError,
+  TimeoutError,
+  UnauthorizedError,
+  UnexpectedStatusError,
+} from '../../src/mintlify/index.js';
+import {
+  API_KEY,
+  closedPort,
+  failureOf,
+  fakeAndClient,
+  newClient,
+  onCleanup,
+  PROJECT_ID,
+} from './clientHarness.js';
+
+const visitorsQuery = { dateFrom: '2025-01-01', dateTo: '2025-01-08' };
+const noRetries = { retry: { maxAttempts: 1 } };
+
+/** The key must not leak through any text an operator might log. */
+function expectNoKey(error: Error, key = API_KEY): void {
+  const texts = [error.message, error.stack ?? '', JSON.stringify(error), String(error.cause ?? '')];
+  for (const text of texts) expect(text).not.toContain(key);
+}
+
+describe('each failure becomes its own error class', () => {
+  it('400: the service message and the validation details', async () => {
+    const { client } = await fakeAndClient();
+
+    const emptyPrompt = await failureOf(client.createJob(PROJECT_ID, ''));
+    const badLimit = await failureOf(client.visitorsPage(PROJECT_ID, { ...visitorsQuery, limit: 500 }));
+
+    expect(emptyPrompt).toBeInstanceOf(InvalidRequestError);
+    expect(emptyPrompt).toMatchObject({ kind: 'invalid_request', status: 400, operation: 'createJob' });
+    expect((emptyPrompt as InvalidRequestError).serviceMessage).toMatch(/prompt/);
+    expect(badLimit).toMatchObject({
+      kind: 'invalid_request',
+      serviceMessage: 'Invalid query parameters',
+      details: ['limit must be an integer from 1 to 250'],
+    });
+    expect(badLimit.message).toContain('limit must be an integer from 1 to 250');
+  });
+
+  it('401: a wrong or expired key, without repeating the key', async () => {
+    const { fake } = await fakeAndClient();
+    const wrongKey = 'mint_wrong_key_9a8b7c6d';
+    const { client } = newClient(fake.url, { apiKey: wrongKey });
+
+    const error = await failureOf(client.getJob(PROJECT_ID, 'job-1'));
+
+    expect(error).toBeInstanceOf(UnauthorizedError);
+    expect(error).toMatchObject({ kind: 'unauthorized', status: 401, operation: 'getJob' });
+    expect(error.message).toMatch(/wrong or expired/);
+    expectNoKey(error, wrongKey);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it('403: names the scope the method needs', async () => {
+    const { fake, client } = await fakeAndClient();
+    fake.injectFault(() => true, { status: 403 }, 2);
+
+    const post = await failureOf(client.createJob(PROJECT_ID, 'x'));
+    const get = await failureOf(client.getJob(PROJECT_ID, 'job-1'));
+
+    expect(post).toBeInstanceOf(ForbiddenError);
+    expect(post).toMatchObject({ kind: 'forbidden', status: 403, neededScope: 'write' });
+    expect(get).toMatchObject({ kind: 'forbidden', neededScope: 'read' });
+    expect(post.message).toMatch(/allowlist/);
+  });
+
+  it('404: an unknown job', async () => {
+    const { client } = await fakeAndClient();
+
+    const get = await failureOf(client.getJob(PROJECT_ID, 'nope'));
+    const message = await failureOf(client.sendMessage(PROJECT_ID, 'nope', 'hello'));
+
+    expect(get).toBeInstanceOf(NotFoundError);
+    expect(get).toMatchObject({ kind: 'not_found', status: 404, serviceMessage: 'Job not found' });
+    expect(message).toBeInstanceOf(NotFoundError);
+  });
+
+  it('429: Retry-After in seconds, as an HTTP-date, or missing', async () => {
+    const { fake, client } = await fakeAndClient();
+    const inTwoMinutes = new Date(Date.now() + 120_000).toUTCString();
+    fake.injectFault('createJob', { status: 429, retryAfter: '90' });
+    fake.injectFault('createJob', { status: 429, retryAfter: inTwoMinutes });
+    fake.injectFault('createJob', { status: 429 });
+
+    const seconds = await failureOf(client.createJob(PROJECT_ID, 'x'));
+    const date = await failureOf(client.createJob(PROJECT_ID, 'x'));
+    const missing = await failureOf(client.createJob(PROJECT_ID, 'x'));
+
+    expect(seconds).toBeInstanceOf(RateLimitedError);
+    expect(seconds).toMatchObject({ kind: 'rate_limited', status: 429, retryAfterMs: 90_000 });
+    const dateWait = (date as RateLimitedError).retryAfterMs ?? 0;
+    expect(dateWait).toBeGreaterThan(100_000);
+    expect(dateWait).toBeLessThanOrEqual(120_000);
+    expect(missing).toMatchObject({ kind: 'rate_limited', retryAfterMs: undefined });
+  });
+
+  it('500 and 503: a service error with its status', async () => {
+    const { fake, client } = await fakeAndClient(noRetries);
+    fake.injectFault('getJob', { status: 500 });
+    fake.injectFault('visitors', { status: 503 });
+
+    const get = await failureOf(client.getJob(PROJECT_ID, 'job-1'));
+    const visitors = await failureOf(client.visitorsPage(PROJECT_ID, visitorsQuery));
+
+    expect(get).toBeInstanceOf(ServiceError);
+    expect(get).toMatchObject({ kind: 'service', status: 500 });
+    expect(visitors).toMatchObject({ kind: 'service', status: 503 });
+  });
+
+  it("a proxy's HTML error page is a service error that does not quote the page", async () => {
+    const { fake, client } = await fakeAndClient(noRetries);
+    fake.injectFault('getJob', {
+      status: 502,
+      rawBody: '<html><body><h1>502 Bad Gateway</h1></body></html>',
+    });
+
+    const error = await failureOf(client.getJob(PROJECT_ID, 'job-1'));
+
+    expect(error).toMatchObject({ kind: 'service', status: 502, serviceMessage: undefined });
+    expect(error.message).toBe('getJob: Mintlify failed with 502');
+  });
+
+  it('any other status is unexpected', async () => {
+    const { fake, client } = await fakeAndClient();
+    fake.injectFault('getJob', { status: 418, body: { error: 'teapot' } });
+
+    const error = await failureOf(client.getJob(PROJECT_ID, 'job-1'));
+
+    expect(error).toBeInstanceOf(UnexpectedStatusError);
+    expect(error).toMatchObject({ kind: 'unexpected_status', status: 418, serviceMessage: 'teapot' });
+  });
+
+  it('timeouts: waiting for headers, and a body that stalls', async () => {
+    const { fake, client } = await fakeAndClient({ ...noRetries, timeouts: { headersMs: 50, bodyMs: 50 } });
+    fake.setJob('slow-headers', {});
+    fake.setJob('slow-body', {});
+    fake.injectFault((request) => request.path.endsWith('/slow-headers'), { delayMs: 5_000 });
+    fake.injectFault((request) => request.path.endsWith('/slow-body'), { delayMs: 5_000, phase: 'body' });
+
+    // In parallel: undici checks these timeouts on a coarse (~1 s) clock.
+    const [headers, body] = await Promise.all([
+      failureOf(client.getJob(PROJECT_ID, 'slow-headers')),
+      failureOf(client.getJob(PROJECT_ID, 'slow-body')),
+    ]);
+
+    expect(headers).toBeInstanceOf(TimeoutError);
+    expect(headers).toMatchObject({
+      kind: 'timeout',
+      phase: 'headers',
+      timeoutMs: 50,
+      mayHaveReachedService: true,
+    });
+    expect(body).toMatchObject({
+      kind: 'timeout',
+      phase: 'body',
+      timeoutMs: 50,
+      mayHaveReachedService: true,
+    });
+  });
+
+  it('a connect timeout never reached the service', async () => {
+    const neverConnects = new Agent({
+      connect: (_options, callback) => callback(new undiciErrors.ConnectTimeoutError(), null),
+    });
+    onCleanup(() => neverConnects.close());
+    const { client } = newClient('http://127.0.0.1:9', { ...noRetries, dispatcher: neverConnects });
+
+    const error = await failureOf(client.getJob(PROJECT_ID, 'job-1'));
+
+    expect(error).toMatchObject({ kind: 'timeout', phase: 'connect', mayHaveReachedService: false });
+  });
+
+  it('connection refused: a connection error that was never sent', async () => {
+    const { client } = newClient(`http://127.0.0.1:${await closedPort()}`, noRetries);
+
+    const error = await failureOf(client.getJob(PROJECT_ID, 'job-1'));
+
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error).toMatchObject({ kind: 'connection', code: 'ECONNREFUSED', mayHaveReachedService: false });
+  });
+
+  it('a 2xx body that is not JSON or breaks the schema is a SchemaError', async () => {
+    const { fake, client } = await fakeAndClient();
+    fake.setJob('job-1', {});
+    fake.injectFault('getJob', { malformedJson: true });
+    fake.injectFault('getJob', { schemaBreaking: true });
+    fake.injectFault('visitors', { schemaBreaking: true });
+
+    const malformed = await failureOf(client.getJob(PROJECT_ID, 'job-1'));
+    const badStatus = await failureOf(client.getJob(PROJECT_ID, 'job-1'));
+    const badPage = await failureOf(client.visitorsPage(PROJECT_ID, visitorsQuery));
+
+    expect(malformed).toBeInstanceOf(SchemaError);
+    expect(malformed).toMatchObject({ kind: 'schema', status: 200, problems: ['the body is not JSON'] });
+    expect(badStatus).toMatchObject({ kind: 'schema', operation: 'getJob' });
+    expect(badStatus.message).toMatch(/^getJob: .*status: /);
+    expect(badPage.message).toMatch(/hasMore: .*boolean/);
+  });
+
+  it('a huge broken body is summarised, not copied into the error', async () => {
+    const { fake, client } = await fakeAndClient();
+    const rows = Array.from({ length: 20_000 }, (_, i) => ({ path: `/p${i}`, human: 'many' }));
+    fake.injectFault('visitors', { status: 200, body: { totals: {}, visitors: rows, hasMore: false } });
+
+    const error = await failureOf(client.visitorsPage(PROJECT_ID, visitorsQuery));
+
+    expect(error).toBeInstanceOf(SchemaError);
+    expect(error.message.length).toBeLessThan(1_000);
+    expect(error.message).toMatch(/and \d+ more$/);
+    expect((error as SchemaError).bodySnippet.length).toBeLessThan(600);
+  });
+
+  it('never shows the API key, even when the service echoes it back', async () => {
+    const { fake, client } = await fakeAndClient(noRetries);
+    fake.injectFault(() => true, {
+      status: 400,
+      body: { error: `bad key ${API_KEY}`, details: [{ message: API_KEY }] },
+    });
+    fake.injectFault(() => true, { status: 503, body: { error: `upstream saw ${API_KEY}` } });
+    fake.injectFault(() => true, { status: 200, body: { status: API_KEY } });
+    fake.injectFault(() => true, { status: 200, rawBody: `{"id": "${API_KEY}` });
+    fake.injectFault(() => true, { destroySocket: true });
+
+    const failures = [
+      await failureOf(client.createJob(PROJECT_ID, 'x')),
+      await failureOf(client.getJob(PROJECT_ID, 'job-1')),
+      await failureOf(client.getJob(PROJECT_ID, 'job-1')),
+      await failureOf(client.getJob(PROJECT_ID, 'job-1')),
+      await failureOf(client.createJob(PROJECT_ID, 'x')),
+    ];
+
+    expect(failures.map((error) => (error as MintlifyError).kind)).toEqual([
+      'invalid_request',
+      'service',
+      'schema',
+      'schema',
+      'connection',
+    ]);
+    for (const error of failures) expectNoKey(error);
+    expect(failures[0]?.message).toContain('[redacted]');
+  });
+});

@@ -1,0 +1,183 @@
+import { Agent, buildConnector, errors as undiciErrors } from 'undici';
+import { describe, expect, it } from 'vitest';
+import { ConnectionError, RateLimitedError, ServiceError } from '../../src/mintlify/index.js';
+import type { MintlifyFake } from '../fakes/mintlifyFake.js';
+import {
+  API_KEY,
+  closedPort,
+  failureOf,
+  fakeAndClient,
+  newClient,
+  onCleanup,
+  PROJECT_ID,
+  startFake,
+} from './clientHarness.js';
+
+describe('reads are retried when a second try can help', () => {
+  it('a GET answered 503 then 200 succeeds on the second request', async () => {
+    const { fake, client, sleeps } = await fakeAndClient();
+    fake.setJob('job-1', { status: 'completed' });
+    fake.injectFault('getJob', { status: 503 });
+
+    const job = await client.getJob(PROJECT_ID, 'job-1');
+
+    expect(job.status).toBe('completed');
+    expect(fake.requestsFor('getJob')).toHaveLength(2);
+    expect(sleeps).toHaveLength(1);
+  });
+
+  it('a 429 waits as long as Retry-After says, capped at maxDelayMs', async () => {
+    const { fake, client, sleeps } = await fakeAndClient({ retry: { maxDelayMs: 10_000 } });
+    fake.setJob('job-1', {});
+    fake.injectFault('getJob', { status: 429, retryAfter: '3' });
+    fake.injectFault('getJob', { status: 429, retryAfter: '3600' });
+
+    await client.getJob(PROJECT_ID, 'job-1');
+
+    expect(sleeps).toEqual([3_000, 10_000]);
+    expect(fake.requestsFor('getJob')).toHaveLength(3);
+  });
+
+  it('timeouts and cut connections are retried for reads', async () => {
+    const { fake, client } = await fakeAndClient({ timeouts: { headersMs: 50 } });
+    fake.setJob('job-1', {});
+    fake.injectFault('getJob', { destroySocket: true });
+    fake.injectFault('getJob', { delayMs: 5_000 });
+
+    const job = await client.getJob(PROJECT_ID, 'job-1');
+
+    expect(job.id).toBe('job-1');
+    expect(fake.requestsFor('getJob')).toHaveLength(3);
+  });
+
+  it('gives up after maxAttempts with the last error', async () => {
+    const { fake, client } = await fakeAndClient({ retry: { maxAttempts: 3, baseDelayMs: 1 } });
+    fake.injectFault('getJob', { status: 503 }, 100);
+
+    const error = await failureOf(client.getJob(PROJECT_ID, 'job-1'));
+
+    expect(error).toBeInstanceOf(ServiceError);
+    expect(fake.requestsFor('getJob')).toHaveLength(3);
+  });
+
+  it('gives up within the time budget instead of waiting past it', async () => {
+    const { fake, client } = await fakeAndClient({
+      retry: { maxAttempts: 1_000, baseDelayMs: 40, maxDelayMs: 40, maxElapsedMs: 200 },
+      sleep: undefined, // real waits: the budget is measured on the real clock
+    });
+    fake.injectFault('visitors', { status: 503 }, 1_000);
+    const startedAt = Date.now();
+
+    const error = await failureOf(
+      client.visitorsPage(PROJECT_ID, { dateFrom: '2025-01-01', dateTo: '2025-01-02' }),
+    );
+
+    expect(error).toBeInstanceOf(ServiceError);
+    expect(Date.now() - startedAt).toBeLessThan(1_000);
+    expect(fake.requestsFor('visitors').length).toBeGreaterThan(1);
+    expect(fake.requestsFor('visitors').length).toBeLessThan(1_000);
+  });
+
+  it('a Retry-After longer than the remaining budget ends the retries at once', async () => {
+    const { fake, client, sleeps } = await fakeAndClient({
+      retry: { maxDelayMs: 60_000, maxElapsedMs: 30_000 },
+    });
+    fake.injectFault('getJob', { status: 429, retryAfter: '45' });
+
+    const error = await failureOf(client.getJob(PROJECT_ID, 'job-1'));
+
+    expect(error).toMatchObject({ kind: 'rate_limited', retryAfterMs: 45_000 });
+    expect(sleeps).toEqual([]);
+    expect(fake.requestsFor('getJob')).toHaveLength(1);
+  });
+
+  it('client errors (404) are not retried', async () => {
+    const { fake, client } = await fakeAndClient();
+
+    await failureOf(client.getJob(PROJECT_ID, 'unknown'));
+
+    expect(fake.requestsFor('getJob')).toHaveLength(1);
+  });
+});
+
+describe('a POST that may have reached Mintlify is sent once', () => {
+  it('a create answered 503 is not repeated', async () => {
+    const { fake, client } = await fakeAndClient();
+    fake.injectFault('createJob', { status: 503 });
+
+    const error = await failureOf(client.createJob(PROJECT_ID, 'x'));
+
+    expect(error).toBeInstanceOf(ServiceError);
+    expect(fake.requestsFor('createJob')).toHaveLength(1);
+  });
+
+  it('a follow-up answered 429 goes straight to the caller', async () => {
+    const { fake, client } = await fakeAndClient();
+    fake.setJob('job-1', {});
+    fake.injectFault('sendMessage', { status: 429, retryAfter: '1' });
+
+    const error = await failureOf(client.sendMessage(PROJECT_ID, 'job-1', 'x'));
+
+    expect(error).toBeInstanceOf(RateLimitedError);
+    expect(fake.requestsFor('sendMessage')).toHaveLength(1);
+  });
+
+  it('a create whose headers time out is not repeated', async () => {
+    const { fake, client } = await fakeAndClient({ timeouts: { headersMs: 50 } });
+    fake.injectFault('createJob', { delayMs: 5_000 });
+
+    const error = await failureOf(client.createJob(PROJECT_ID, 'x'));
+
+    expect(error).toMatchObject({ kind: 'timeout', phase: 'headers', mayHaveReachedService: true });
+    expect(fake.requestsFor('createJob')).toHaveLength(1);
+  });
+
+  it('a create whose connection is cut after sending is not repeated, though the job exists', async () => {
+    const { fake, client } = await fakeAndClient();
+    fake.injectFault('createJob', { destroySocket: true });
+
+    const error = await failureOf(client.createJob(PROJECT_ID, 'x'));
+
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error).toMatchObject({ kind: 'connection', mayHaveReachedService: true });
+    expect(fake.requestsFor('createJob')).toHaveLength(1);
+    expect(fake.jobs.size).toBe(1);
+  });
+
+  it('a create refused before sending is retried once the service is up', async () => {
+    const port = await closedPort();
+    let fake: MintlifyFake | undefined;
+    const { client } = newClient(`http://127.0.0.1:${port}`, {
+      // The first attempt finds nobody listening; the service comes up during the backoff.
+      sleep: async () => {
+        fake ??= await startFake({ port });
+      },
+    });
+
+    const job = await client.createJob(PROJECT_ID, 'x');
+
+    expect(job.status).toBe('active');
+    expect(fake?.requestsFor('createJob')).toHaveLength(1);
+  });
+
+  it('a create whose connect timed out is retried', async () => {
+    const fake = await startFake();
+    const connect = buildConnector({});
+    let connects = 0;
+    const firstConnectTimesOut = new Agent({
+      connect: (options, callback) => {
+        connects += 1;
+        if (connects === 1) callback(new undiciErrors.ConnectTimeoutError(), null);
+        else connect(options, callback);
+      },
+    });
+    onCleanup(() => firstConnectTimesOut.close());
+    const { client } = newClient(fake.url, { dispatcher: firstConnectTimesOut });
+
+    await client.createJob(PROJECT_ID, 'x');
+
+    expect(connects).toBe(2);
+    expect(fake.requestsFor('createJob')).toHaveLength(1);
+    expect(fake.requestsFor('createJob')[0]?.headers.authorization).toBe(`Bearer ${API_KEY}`);
+  });
+});

@@ -1,0 +1,185 @@
+/**
+ * Requests as Slack sends them to the bot: slash commands and interactions form-encoded, events as
+ * a JSON `event_callback` envelope, all signed with the signing secret (v0 HMAC-SHA256).
+ */
+
+import { createHmac, randomUUID } from 'node:crypto';
+import { testWorkspace } from '../fakes/slack/ids.js';
+
+export interface SlackSignatureHeaders {
+  'x-slack-signature': string;
+  'x-slack-request-timestamp': string;
+}
+
+/** How to spoil the signature, to see the bot refuse the request. */
+export interface SigningOptions {
+  /** Sign with the wrong secret. */
+  badSignature?: boolean;
+  /** Sign correctly but six minutes ago; Bolt refuses requests older than five. */
+  staleTimestamp?: boolean;
+  /** Sign at this Unix time (seconds) instead of now. */
+  timestampSec?: number;
+}
+
+export interface SlackResponse {
+  status: number;
+  /** The raw body: empty for a plain ack, JSON when the listener acked with a message. */
+  body: string;
+  /** The body parsed as JSON, or undefined when it is not JSON. */
+  json: unknown;
+  headers: Record<string, string>;
+}
+
+export interface SlashCommandFields {
+  text: string;
+  /** Required so a test never makes the bot call a real Slack URL: use `slack.responseUrl()`. */
+  response_url: string;
+  command?: string;
+  user_id?: string;
+  user_name?: string;
+  channel_id?: string;
+  channel_name?: string;
+  team_id?: string;
+  team_domain?: string;
+  trigger_id?: string;
+  api_app_id?: string;
+  [field: string]: string | undefined;
+}
+
+export interface EventOptions extends SigningOptions {
+  eventId?: string;
+  /** Sends x-slack-retry-num (and x-slack-retry-reason), as Slack does when it redelivers. */
+  retryNum?: number;
+  retryReason?: string;
+  teamId?: string;
+  botUserId?: string;
+}
+
+const nowSec = () => Math.floor(Date.now() / 1000);
+
+export function signRequest(
+  signingSecret: string,
+  body: string,
+  timestampSec = nowSec(),
+): SlackSignatureHeaders {
+  const digest = createHmac('sha256', signingSecret).update(`v0:${timestampSec}:${body}`).digest('hex');
+  return { 'x-slack-signature': `v0=${digest}`, 'x-slack-request-timestamp': String(timestampSec) };
+}
+
+export function sendSlashCommand(
+  appUrl: string,
+  signingSecret: string,
+  fields: SlashCommandFields,
+  signing: SigningOptions = {},
+): Promise<SlackResponse> {
+  const payload = {
+    token: 'deprecated-verification-token',
+    team_id: testWorkspace.teamId,
+    team_domain: testWorkspace.teamDomain,
+    channel_id: 'C0CHANNEL',
+    channel_name: 'docs',
+    user_id: 'U0USER',
+    user_name: 'ada',
+    command: '/docs-agent',
+    api_app_id: testWorkspace.appId,
+    is_enterprise_install: 'false',
+    trigger_id: `${Date.now()}.${randomUUID()}`,
+    ...fields,
+  };
+  const entries = Object.entries(payload).filter(
+    (entry): entry is [string, string] => entry[1] !== undefined,
+  );
+  return post(appUrl, signingSecret, new URLSearchParams(entries).toString(), 'form', signing);
+}
+
+/** Sends an event in its `event_callback` envelope; `event_ts` defaults to the event's `ts`. */
+export function sendEvent(
+  appUrl: string,
+  signingSecret: string,
+  event: Record<string, unknown>,
+  options: EventOptions = {},
+): Promise<SlackResponse> {
+  const { eventId = `Ev${randomUUID().replaceAll('-', '').slice(0, 10).toUpperCase()}`, retryNum } = options;
+  const teamId = options.teamId ?? testWorkspace.teamId;
+  const envelope = {
+    token: 'deprecated-verification-token',
+    team_id: teamId,
+    api_app_id: testWorkspace.appId,
+    event: { event_ts: event.ts ?? `${nowSec()}.000000`, ...event },
+    type: 'event_callback',
+    event_id: eventId,
+    event_time: nowSec(),
+    authorizations: [
+      {
+        enterprise_id: null,
+        team_id: teamId,
+        user_id: options.botUserId ?? testWorkspace.botUserId,
+        is_bot: true,
+        is_enterprise_install: false,
+      },
+    ],
+    is_ext_shared_channel: false,
+  };
+  const retryHeaders: Record<string, string> =
+    retryNum === undefined
+      ? {}
+      : {
+          'x-slack-retry-num': String(retryNum),
+          'x-slack-retry-reason': options.retryReason ?? 'http_timeout',
+        };
+  return post(appUrl, signingSecret, JSON.stringify(envelope), 'json', options, retryHeaders);
+}
+
+/** Sends a block action, view submission or shortcut payload, form-encoded as `payload=<json>`. */
+export function sendInteraction(
+  appUrl: string,
+  signingSecret: string,
+  payload: Record<string, unknown>,
+  signing: SigningOptions = {},
+): Promise<SlackResponse> {
+  const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+  return post(appUrl, signingSecret, body, 'form', signing);
+}
+
+/** The endpoint: `appUrl` as given, or `/slack/events` on it when it is just the app's base URL. */
+export function eventsEndpoint(appUrl: string): string {
+  const url = new URL(appUrl);
+  if (url.pathname === '/' || url.pathname === '') url.pathname = '/slack/events';
+  return url.toString();
+}
+
+async function post(
+  appUrl: string,
+  signingSecret: string,
+  body: string,
+  kind: 'form' | 'json',
+  signing: SigningOptions,
+  extraHeaders: Record<string, string> = {},
+): Promise<SlackResponse> {
+  const timestamp = signing.staleTimestamp ? nowSec() - 6 * 60 : (signing.timestampSec ?? nowSec());
+  const secret = signing.badSignature ? `${signingSecret}-wrong` : signingSecret;
+  const response = await fetch(eventsEndpoint(appUrl), {
+    method: 'POST',
+    headers: {
+      'content-type': kind === 'json' ? 'application/json' : 'application/x-www-form-urlencoded',
+      ...signRequest(secret, body, timestamp),
+      ...extraHeaders,
+    },
+    body,
+  });
+  const text = await response.text();
+  return {
+    status: response.status,
+    body: text,
+    json: parseJson(text),
+    headers: Object.fromEntries(response.headers),
+  };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
