@@ -77,10 +77,10 @@ export async function withRetry<T>(
     } catch (error) {
       if (attemptNumber >= policy.maxAttempts || !shouldRetry(error)) throw error;
       const requested = options.requestedDelayMs?.(error);
-      const delayMs =
-        requested === undefined
-          ? backoffDelayMs(attemptNumber, policy, random)
-          : Math.min(requested, policy.maxDelayMs);
+      // Asking again before the service said to would only earn another 429 and spend the
+      // (organization-wide) request budget: a wait longer than we retry for goes to the caller.
+      if (requested !== undefined && requested > policy.maxDelayMs) throw error;
+      const delayMs = requested ?? backoffDelayMs(attemptNumber, policy, random);
       // Waiting past the budget would only make the caller wait longer for the same failure.
       if (now() - startedAt + delayMs > policy.maxElapsedMs) throw error;
       await sleep(delayMs);

@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, secretsOf } from '../src/config.js';
+import { createLogger, redact } from '../src/log.js';
+
+const valid = {
+  SLACK_BOT_TOKEN: 'xoxb-1111-secret-bot-token',
+  SLACK_SIGNING_SECRET: 'signing-secret-value',
+  MINTLIFY_API_KEY: 'mint_admin_secret_key_value',
+  MINTLIFY_PROJECT_ID: 'proj_1',
+};
+
+function problemsOf(env: Record<string, string | undefined>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('configuration', () => {
+  it('reads a minimal environment with documented defaults', () => {
+    const config = loadConfig(valid);
+    expect(config).toMatchObject({
+      slack: { botToken: valid.SLACK_BOT_TOKEN, socketMode: false, apiUrl: undefined },
+      mintlify: { apiKey: valid.MINTLIFY_API_KEY, projectId: 'proj_1', apiUrl: 'https://api.mintlify.com' },
+      store: { redisUrl: undefined, namespace: 'docs-agent' },
+      port: 3000,
+      digest: { channel: undefined, cron: '0 9 * * 1', timezone: 'UTC', top: 10 },
+      logLevel: 'info',
+    });
+    expect(config.access).toEqual({ userIds: undefined, channelIds: undefined });
+  });
+
+  it('turns Socket Mode on with an app token, and then needs no signing secret', () => {
+    const config = loadConfig({ ...valid, SLACK_SIGNING_SECRET: undefined, SLACK_APP_TOKEN: 'xapp-1-abc' });
+    expect(config.slack.socketMode).toBe(true);
+  });
+
+  it('normalizes the Slack API URL for the Web API client and parses allowlists', () => {
+    const config = loadConfig({
+      ...valid,
+      SLACK_API_URL: 'http://127.0.0.1:9000/api',
+      ALLOWED_USER_IDS: 'U1, U2  U3',
+      ALLOWED_CHANNEL_IDS: 'C1',
+    });
+    expect(config.slack.apiUrl).toBe('http://127.0.0.1:9000/api/');
+    expect([...(config.access.userIds ?? [])]).toEqual(['U1', 'U2', 'U3']);
+    expect([...(config.access.channelIds ?? [])]).toEqual(['C1']);
+  });
+
+  it('reports every problem at once, naming each variable', () => {
+    const error = problemsOf({
+      SLACK_BOT_TOKEN: 'xoxp-user-token-secret',
+      PORT: 'eighty',
+      REDIS_URL: 'http://localhost',
+      DIGEST_CRON: 'every monday',
+      DIGEST_TIMEZONE: 'Mars/Olympus',
+      LOG_LEVEL: 'loud',
+      POLL_INTERVAL_MS: '10',
+    });
+    expect(error.problems.map((problem) => problem.variable).sort()).toEqual(
+      [
+        'DIGEST_CRON',
+        'DIGEST_TIMEZONE',
+        'LOG_LEVEL',
+        'MINTLIFY_API_KEY',
+        'MINTLIFY_PROJECT_ID',
+        'POLL_INTERVAL_MS',
+        'PORT',
+        'REDIS_URL',
+        'SLACK_BOT_TOKEN',
+        'SLACK_SIGNING_SECRET',
+      ].sort(),
+    );
+    expect(error.message).toContain('10 configuration problems');
+    expect(error.message).toContain('SLACK_BOT_TOKEN must be a bot token starting with xoxb-');
+    expect(error.message).not.toContain('xoxp-user-token-secret');
+  });
+
+  it.each([
+    ['mint_dsc_assistant_key_secret', 'an assistant key (mint_dsc_)'],
+    ['mint_us_index_key_secret', 'an index key (mint_us_)'],
+    ['sk_live_something_secret', 'not a Mintlify API key'],
+  ])('refuses %s as the Mintlify key, saying which key is needed, without printing it', (key, kind) => {
+    const error = problemsOf({ ...valid, MINTLIFY_API_KEY: key });
+    expect(error.problems).toEqual([
+      {
+        variable: 'MINTLIFY_API_KEY',
+        problem: expect.stringContaining(`is ${kind}; the agent API needs an admin key`),
+      },
+    ]);
+    expect(error.message).toContain('https://app.mintlify.com/settings/organization/api-keys');
+    expect(error.message).not.toContain(key);
+  });
+
+  it('lists the values that must never be printed', () => {
+    const config = loadConfig({ ...valid, SLACK_APP_TOKEN: 'xapp-1-app-token' });
+    expect(secretsOf(config).sort()).toEqual(
+      [valid.SLACK_BOT_TOKEN, valid.SLACK_SIGNING_SECRET, valid.MINTLIFY_API_KEY, 'xapp-1-app-token'].sort(),
+    );
+  });
+});
+
+describe('the logger', () => {
+  it('redacts every secret from every line, and honours the level', () => {
+    const lines: string[] = [];
+    const logger = createLogger({
+      level: 'info',
+      secrets: ['xoxb-secret', 'mint_key'],
+      sink: (l) => lines.push(l),
+    });
+    logger.debug('not shown');
+    logger.error(
+      'call failed',
+      { headers: { authorization: 'Bearer mint_key' } },
+      new Error('token xoxb-secret'),
+    );
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('ERROR');
+    expect(lines[0]).toContain('[redacted]');
+    expect(lines[0]).not.toMatch(/xoxb-secret|mint_key/);
+    expect(redact('a mint_key b', ['mint_key'])).toBe('a [redacted] b');
+  });
+});
