@@ -31,12 +31,10 @@ export function channelJobList(records: JobRecord[]): { text: string; blocks: Kn
       type: 'section',
       text: { type: 'mrkdwn', text: `*Recent docs agent jobs in this channel* (${records.length})` },
     },
-    ...records.map(
-      (record): KnownBlock => ({
-        type: 'section',
-        text: { type: 'mrkdwn', text: truncate(jobLine(record), 3000) },
-      }),
-    ),
+    ...records.map((record): KnownBlock => ({
+      type: 'section',
+      text: { type: 'mrkdwn', text: truncate(jobLine(record), 3000) },
+    })),
   ];
   return { text: `${records.length} recent docs agent jobs in this channel`, blocks };
 }

@@ -1,12 +1,6 @@
 /** What a Slack Web API error code means for the bot. */
 export type SlackRefusal =
-  | 'not_in_channel'
-  | 'channel_gone'
-  | 'message_gone'
-  | 'rate_limited'
-  | 'auth'
-  | 'missing_scope'
-  | 'other';
+  'not_in_channel' | 'channel_gone' | 'message_gone' | 'rate_limited' | 'auth' | 'missing_scope' | 'other';
 
 /** The Slack error code of a failed Web API call, if it has one (`not_in_channel`, ...). */
 export function slackErrorCode(error: unknown): string | undefined {
