@@ -78,7 +78,8 @@ describe('manifest.yml', () => {
     expect(validate(misspelt)).toBe(false);
     expect(validate.errors?.[0]?.params).toEqual({ additionalProperty: 'allways_online' });
 
-    const badColour = parse(manifestText.replace('"#0c8c5e"', '"green"'));
+    const badColour = parse(manifestText) as { display_information: { background_color: string } };
+    badColour.display_information.background_color = 'green';
     expect(validate(badColour)).toBe(false);
 
     const noSlash = parse(manifestText.replace('- command: /docs-agent', '- command: docs-agent'));
