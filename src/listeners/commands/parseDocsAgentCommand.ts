@@ -3,10 +3,7 @@
  * `help me document X` is an instruction, never swallowed by `help`.
  */
 export type DocsAgentRequest =
-  | { kind: 'empty' }
-  | { kind: 'help' }
-  | { kind: 'status' }
-  | { kind: 'instruction'; text: string };
+  { kind: 'empty' } | { kind: 'help' } | { kind: 'status' } | { kind: 'instruction'; text: string };
 
 const SUBCOMMANDS = new Set(['help', 'status']);
 
