@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { RateLedger } from '../../src/store/rateLedger.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
 import { uniqueNamespace } from '../support/redis.js';
 
@@ -98,6 +99,17 @@ describe('replies in a job’s thread', () => {
 
     expect(followUps(first)).toHaveLength(1);
     expect(first.slack.callsTo('reactions.add')).toHaveLength(1);
+  });
+
+  it('tell the author when few agent uses are left this hour', async () => {
+    const h = await bot();
+    const thread = await startJob(h);
+    const ledger = new RateLedger(h.bot.store.atomic);
+    for (let i = 0; i < 97; i += 1) await ledger.recordUse('proj_test');
+    await h.event(reply(thread, 'Add an example'));
+    const note = await h.slack.waitForCall('chat.postEphemeral');
+    expect(note.args).toMatchObject({ user: 'U0BEA', thread_ts: thread });
+    expect(String(note.args.text)).toContain('1 agent use left this hour');
   });
 
   it('are sent even when the job looks finished: the service decides', async () => {

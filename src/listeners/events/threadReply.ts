@@ -1,4 +1,5 @@
 import type { AllMiddlewareArgs, App, SlackEventMiddlewareArgs } from '@slack/bolt';
+import { budgetNote } from '../../jobs/jobAnswers.js';
 import { steerJob } from '../../jobs/steerJob.js';
 import type { ListenerContext } from '../context.js';
 
@@ -28,6 +29,8 @@ export function registerThreadReply(app: App, ctx: ListenerContext): void {
           await client.reactions.add({ channel, timestamp: ts, name: DELIVERED }).catch((error) => {
             logger.warn(`could not mark a follow-up as delivered: ${String(error)}`);
           });
+          const note = outcome.budget && budgetNote(outcome.budget);
+          if (note) await client.chat.postEphemeral({ channel, user, thread_ts: threadTs, text: note });
         } else if (outcome.kind === 'failed' || outcome.kind === 'refused') {
           await client.chat.postEphemeral({ channel, user, thread_ts: threadTs, text: outcome.text });
         }
