@@ -10,9 +10,13 @@ import {
   type webApi,
 } from '@slack/bolt';
 import type { Config } from './config.js';
+import { createDigestContext, type DigestContext } from './digest/digestContext.js';
+import { digestSchedule } from './digest/digestSchedule.js';
 import { InFlight } from './inFlight.js';
+import { createJobFollower, type JobFollower } from './jobs/followJobs.js';
 import { JobRecords } from './jobs/jobRecord.js';
 import type { JobsContext } from './jobs/jobsContext.js';
+import type { Clock } from './jobs/pollSchedule.js';
 import * as actions from './listeners/actions/index.js';
 import * as commands from './listeners/commands/index.js';
 import type { ListenerContext } from './listeners/context.js';
@@ -33,13 +37,18 @@ export interface DocsAgentOptions {
   /** Tests shorten the Slack client's and Mintlify client's retry waits. */
   slackRetries?: webApi.RetryOptions;
   mintlify?: Partial<Pick<MintlifyClientOptions, 'retry' | 'timeouts' | 'sleep'>>;
+  /** Tests shorten the digest's waits for the analytics rate limit. */
+  digest?: DigestContext['collect'];
   now?: () => Date;
+  /** Tests and benchmarks may drive the job follower's clock and jitter. */
+  follow?: { clock?: Clock; random?: () => number };
 }
 
 export interface DocsAgent {
   readonly app: App;
   readonly store: Store;
   readonly context: ListenerContext;
+  readonly follower: JobFollower;
   /** Starts taking Slack requests; resolves with the HTTP port (HTTP mode) once listening. */
   start(): Promise<{ port: number | undefined }>;
   /** Stops taking requests, lets in-flight work finish, then closes connections. */
@@ -85,9 +94,28 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
     slack: app.client,
     logger,
     now,
-    onJobActive: () => {},
+    onJobActive: (jobId) => follower.follow(jobId),
   };
-  const context: ListenerContext = { jobs, userNames: cachedUserNames(app.client, logger), inFlight };
+  const follower = createJobFollower(jobs, { track: (work) => inFlight.run(work), ...options.follow });
+  // Aborted on stop: a digest waiting out the analytics rate limit stops waiting.
+  const shutdown = new AbortController();
+  const digest = createDigestContext({
+    config,
+    mintlify,
+    store,
+    slack: app.client,
+    logger,
+    now,
+    shutdown: shutdown.signal,
+    ...(options.digest ? { collect: options.digest } : {}),
+  });
+  const schedule = digestSchedule(digest);
+  const context: ListenerContext = {
+    jobs,
+    userNames: cachedUserNames(app.client, logger),
+    inFlight,
+    digest,
+  };
   commands.register(app, context);
   events.register(app, context);
   actions.register(app);
@@ -100,10 +128,13 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
     app,
     store,
     context,
+    follower,
     async start() {
       await verifySlackToken(app, logger);
       const server = (await app.start(config.port)) as unknown;
       started = true;
+      await follower.start();
+      schedule?.start();
       const port = isServer(server) ? (server.address() as AddressInfo | null)?.port : undefined;
       logger.info(
         config.slack.socketMode
@@ -114,6 +145,9 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
     },
     async stop() {
       if (started) await app.stop().catch((error) => logger.warn(`stopping the receiver: ${String(error)}`));
+      follower.stop(); // checks already running finish in the drain below
+      shutdown.abort();
+      await schedule?.stop();
       if (!(await inFlight.drain(DRAIN_MS)))
         logger.warn(`stopped with ${inFlight.size} request(s) still running`);
       await Promise.allSettled([mintlify.close(), store.close()]);
@@ -135,7 +169,11 @@ function createReceiver(config: Config, logger: Logger): Receiver {
       appToken: config.slack.appToken,
       logger,
       customRoutes: [healthz],
-      installerOptions: { port: config.port },
+      // Bolt hands installerOptions.clientOptions to the Socket Mode client (apps.connections.open).
+      installerOptions: {
+        port: config.port,
+        ...(config.slack.apiUrl ? { clientOptions: { slackApiUrl: config.slack.apiUrl } } : {}),
+      },
     });
   }
   return new HTTPReceiver({

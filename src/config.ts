@@ -98,12 +98,16 @@ const envSchema = z.object({
   POLL_MAX_INTERVAL_MS: integer(120_000, 100, 86_400_000),
   POLL_CONCURRENCY: integer(8, 1, 256),
   POLL_REQUESTS_PER_MINUTE: integer(120, 1, 100_000),
+  // A job past JOB_SLOW_AFTER_MS is still followed, but every 15 min is plenty for one that slow.
+  POLL_SLOW_INTERVAL_MS: integer(900_000, 100, 86_400_000),
   JOB_SLOW_AFTER_MS: integer(24 * 3_600_000, 1_000, 30 * 24 * 3_600_000),
   DIGEST_CHANNEL: optionalText,
   DIGEST_CRON: optionalText.default('0 9 * * 1'),
   DIGEST_TIMEZONE: optionalText.default('UTC'),
   DIGEST_TOP: integer(10, 1, 40),
   DIGEST_MAX_PAGES: integer(1_000, 1, 100_000),
+  // 75 min: one full window of the hourly analytics limit, and a little more.
+  DIGEST_GIVE_UP_MS: integer(4_500_000, 1_000, 24 * 3_600_000),
   DOCS_SITE_URL: httpUrl,
   ALLOWED_USER_IDS: idList,
   ALLOWED_CHANNEL_IDS: idList,
@@ -181,6 +185,8 @@ export interface Config {
     concurrency: number;
     requestsPerMinute: number;
     slowAfterMs: number;
+    /** How often a job past `slowAfterMs` is checked. */
+    slowIntervalMs: number;
   };
   digest: {
     channel: string | undefined;
@@ -188,6 +194,8 @@ export interface Config {
     timezone: string;
     top: number;
     maxPages: number;
+    /** How long a digest may wait out Mintlify's analytics rate limit before it gives up. */
+    giveUpMs: number;
     siteUrl: string | undefined;
   };
   access: { userIds: ReadonlySet<string> | undefined; channelIds: ReadonlySet<string> | undefined };
@@ -259,6 +267,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       concurrency: e.POLL_CONCURRENCY,
       requestsPerMinute: e.POLL_REQUESTS_PER_MINUTE,
       slowAfterMs: e.JOB_SLOW_AFTER_MS,
+      slowIntervalMs: e.POLL_SLOW_INTERVAL_MS,
     },
     digest: {
       channel: e.DIGEST_CHANNEL,
@@ -266,6 +275,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       timezone: e.DIGEST_TIMEZONE,
       top: e.DIGEST_TOP,
       maxPages: e.DIGEST_MAX_PAGES,
+      giveUpMs: e.DIGEST_GIVE_UP_MS,
       siteUrl: e.DOCS_SITE_URL,
     },
     access: { userIds: e.ALLOWED_USER_IDS, channelIds: e.ALLOWED_CHANNEL_IDS },

@@ -14,6 +14,7 @@ export const USAGE = [
   '• `/docs-agent <instruction>`: start a job, for example `/docs-agent Document the new --dry-run flag`. The agent edits the docs and opens a pull request.',
   '• Reply in the job card’s thread to steer the job. Start a reply with `//` to keep it between people.',
   '• `/docs-agent status`: this channel’s recent jobs.',
+  '• `/docs-agent digest`: the most visited docs pages of the last 7 days, posted in this channel.',
   '• `/docs-agent help`: this message.',
 ].join('\n');
 

@@ -1,3 +1,4 @@
+import type { DigestContext } from '../digest/digestContext.js';
 import type { InFlight } from '../inFlight.js';
 import type { JobsContext } from '../jobs/jobsContext.js';
 import type { UserNames } from '../slack/plainText.js';
@@ -7,4 +8,5 @@ export interface ListenerContext {
   jobs: JobsContext;
   userNames: UserNames;
   inFlight: InFlight;
+  digest: DigestContext;
 }

@@ -14,6 +14,7 @@ import { parseApiRequest, parseJsonObject, readBody } from './slack/apiRequest.j
 import { CallLog, type CallPredicate, type SlackCall } from './slack/callLog.js';
 import { testWorkspace } from './slack/ids.js';
 import { messageMethods } from './slack/messageMethods.js';
+import { SocketModeServer } from './slack/socketMode.js';
 import { type SeededMessage, type SlackUser, type StoredMessage, Workspace } from './slack/workspace.js';
 import { workspaceMethods } from './slack/workspaceMethods.js';
 
@@ -30,6 +31,8 @@ export interface SlackFakeOptions {
   appId?: string;
   /** The bot scopes the token was granted; by default the bot scopes listed in manifest.yml. */
   scopes?: string[];
+  /** An app-level token (xapp-...): enables Socket Mode (`apps.connections.open` and a WebSocket). */
+  appToken?: string;
 }
 
 /**
@@ -70,6 +73,8 @@ export interface SlackFake {
   message(channel: string, ts: string): StoredMessage | undefined;
   /** A response URL on this fake for slash-command and interaction payloads. */
   responseUrl(id?: string): string;
+  /** Socket Mode's side of the WebSocket; defined when the fake was given an appToken. */
+  socketMode: SocketModeServer | undefined;
   close(): Promise<void>;
 }
 
@@ -86,7 +91,7 @@ const methods: Record<string, SlackMethod> = { ...messageMethods, ...workspaceMe
 const responseUrlUses = 5;
 
 export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFake> {
-  const { botToken, scopes = manifestBotScopes(), ...identity } = options;
+  const { botToken, appToken, scopes = manifestBotScopes(), ...identity } = options;
   const workspace = new Workspace({ ...testWorkspace, ...definedOnly(identity) });
   const log = new CallLog();
   const faults = new Map<string, SlackFault[]>();
@@ -110,6 +115,17 @@ export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFa
 
   function decide(method: string, args: Record<string, unknown>, token: string | undefined): Decision {
     if (!token) return { status: 200, response: fail('not_authed'), headers: {} };
+    if (method === 'apps.connections.open') {
+      // Only an app-level token opens a Socket Mode connection.
+      const ok = socketMode !== undefined && token === appToken;
+      return {
+        status: 200,
+        response: ok
+          ? { ok: true, url: socketMode.connectionUrl() }
+          : fail(appToken ? 'invalid_auth' : 'not_allowed_token_type'),
+        headers: {},
+      };
+    }
     if (token !== botToken) return { status: 200, response: fail('invalid_auth'), headers: {} };
     const handler = methods[method];
     const needed = handler?.scopes?.(args) ?? [];
@@ -186,6 +202,9 @@ export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFa
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const socketMode = appToken ? new SocketModeServer(url.replace('http:', 'ws:')) : undefined;
+  if (socketMode)
+    server.on('upgrade', (request, socket, head) => socketMode.handleUpgrade(request, socket, head));
 
   return {
     url,
@@ -208,8 +227,10 @@ export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFa
       responseUrlCount += 1;
       return `${url}/response/${encodeURIComponent(id ?? `response-${responseUrlCount}`)}`;
     },
+    socketMode,
     close: () =>
       new Promise<void>((resolve, reject) => {
+        socketMode?.close();
         server.close((error) => (error ? reject(error) : resolve()));
         server.closeAllConnections();
       }),

@@ -1,4 +1,6 @@
 import type { App, RespondFn } from '@slack/bolt';
+import { digestRequestAnswer, rateLimitWaitText } from '../../digest/digestAnswers.js';
+import { postDigestNow } from '../../digest/postDigest.js';
 import { accessRefusal } from '../../jobs/access.js';
 import { budgetNote, USAGE } from '../../jobs/jobAnswers.js';
 import { channelJobList } from '../../jobs/jobList.js';
@@ -27,6 +29,27 @@ export function registerDocsAgentCommand(app: App, ctx: ListenerContext): void {
         return answer(ctx, respond, logger, async () => {
           const records = await ctx.jobs.records.recentInChannel(command.channel_id, 10);
           await respond({ response_type: 'ephemeral', ...channelJobList(records) });
+        });
+      }
+      case 'digest': {
+        await ack({
+          response_type: 'ephemeral',
+          text: ':hourglass_flowing_sand: Gathering the docs digest of the last 7 days…',
+        });
+        return answer(ctx, respond, logger, async () => {
+          const outcome = await postDigestNow(ctx.digest, {
+            channel: command.channel_id,
+            onLongWait: (waitMs) => {
+              const text = rateLimitWaitText(waitMs, ctx.digest.now());
+              void respond({ response_type: 'ephemeral', replace_original: true, text }).catch(() => {});
+            },
+          });
+          const text = digestRequestAnswer(outcome);
+          await respond(
+            text === undefined
+              ? { delete_original: true }
+              : { response_type: 'ephemeral', replace_original: true, text },
+          );
         });
       }
       case 'instruction': {

@@ -1,0 +1,65 @@
+import { isMintlifyError } from '../mintlify/index.js';
+import { slackDate } from '../slack/escape.js';
+import { classifySlackError } from '../slack/slackErrors.js';
+import { DigestGaveUpError } from './collectVisitors.js';
+import type { DigestOutcome } from './postDigest.js';
+
+/**
+ * What a person who typed `/docs-agent digest` is told, in plain words, when the digest could not
+ * be posted. Never the key, never a stack trace; always what to do next.
+ */
+
+export function digestFailureText(error: unknown, now: Date): string {
+  if (error instanceof DigestGaveUpError) {
+    const again =
+      error.retryAfterMs === undefined
+        ? 'Please try again within the hour.'
+        : `Please try again after ${slackDate(new Date(now.getTime() + error.retryAfterMs), '{time}')}.`;
+    return `Mintlify’s analytics limit (100 requests an hour, shared by the whole organization) is reached, so I couldn’t gather the visitor numbers in time. ${again}`;
+  }
+  if (isMintlifyError(error)) {
+    switch (error.kind) {
+      case 'rate_limited':
+        return 'Mintlify’s analytics limit (100 requests an hour, shared by the whole organization) is reached. Please try again within the hour.';
+      case 'unauthorized':
+      case 'forbidden':
+        return 'Mintlify refused the bot’s request for visitor numbers (its API key is wrong, expired, lacks the read scope, or this server is not on the key’s allowlist). Please ask the person who installed this app to check the key.';
+      case 'not_found':
+        return 'Mintlify could not find the docs project. Please ask the person who installed this app to check MINTLIFY_PROJECT_ID.';
+      case 'invalid_request':
+        return `Mintlify did not accept the request for visitor numbers${error.serviceMessage ? ` (${error.serviceMessage})` : ''}. Please let the person who installed this app know.`;
+      default:
+        return 'Mintlify’s analytics did not answer properly, so there is no digest this time. Please try again in a few minutes.';
+    }
+  }
+  switch (classifySlackError(error)) {
+    case 'not_in_channel':
+      return 'I can’t post the digest here because I’m not a member of this channel. Invite me with `/invite @docs-agent` and try again.';
+    case 'channel_gone':
+      return 'I can’t post in this channel (it may be archived).';
+    default:
+      return 'Sorry, something went wrong on my side while preparing the digest. Please try again shortly.';
+  }
+}
+
+/** The answer to `/docs-agent digest` once it is done; undefined when the digest is in the channel. */
+export function digestRequestAnswer(outcome: DigestOutcome): string | undefined {
+  switch (outcome.kind) {
+    case 'posted':
+    case 'already_posted':
+      return undefined;
+    case 'in_progress':
+      return ALREADY_RUNNING_TEXT;
+    case 'failed':
+      return outcome.text;
+  }
+}
+
+export const STOPPED_TEXT = 'I was restarted before the digest was ready. Please try again in a minute.';
+export const ALREADY_RUNNING_TEXT =
+  'A digest for this channel is already being prepared; it will appear here shortly.';
+
+export function rateLimitWaitText(waitMs: number, now: Date): string {
+  const at = new Date(now.getTime() + waitMs);
+  return `:hourglass_flowing_sand: Mintlify’s analytics limit is reached for now. I’ll post the digest here once it frees up, around ${slackDate(at, '{time}')}.`;
+}

@@ -1,0 +1,231 @@
+import type { types } from '@slack/bolt';
+import { escapeSlackText, truncate } from '../slack/escape.js';
+import type { SiteTotals, VisitorNumbers } from './collectVisitors.js';
+import { addDays } from './period.js';
+import type { PageVisitors } from './topPages.js';
+
+type KnownBlock = types.KnownBlock;
+
+/**
+ * The Block Kit of the weekly digest, and its plain-text fallback (what a notification shows).
+ * It knows nothing of HTTP or the store: it is given the numbers and renders them within
+ * Slack's limits (50 blocks, 3000 characters a section, 150 a header).
+ */
+
+export interface DigestView {
+  numbers: VisitorNumbers;
+  timeZone: string;
+  /** Last week's numbers: totals when known, and the top pages when last week's digest was kept. */
+  previous?: { totals?: SiteTotals; top?: PageVisitors[] } | undefined;
+  /** When set, paths link to the docs site. */
+  siteUrl?: string | undefined;
+}
+
+export interface DigestMessage {
+  text: string;
+  blocks: KnownBlock[];
+}
+
+const SECTION_MAX = 3000;
+const HEADER_MAX = 150;
+const PATH_SHOWN_MAX = 80;
+// A longer link would crowd the other pages out of a section; such a path is shown unlinked.
+const LINK_URL_MAX = 500;
+const BAR_WIDTH = 10;
+
+const count = new Intl.NumberFormat('en-US');
+const n = (value: number) => count.format(value);
+
+export function digestMessage(view: DigestView): DigestMessage {
+  const { numbers, timeZone } = view;
+  const range = dateRange(numbers.period.dateFrom, numbers.period.dateTo);
+  const header: KnownBlock = {
+    type: 'header',
+    text: {
+      type: 'plain_text',
+      text: truncate(`Docs digest: ${range} (${timeZone})`, HEADER_MAX),
+      emoji: true,
+    },
+  };
+  const when: KnownBlock = context(
+    `Unique visitors to the docs over 7 full days, ${range}, counted in ${escapeSlackText(timeZone)} time.`,
+  );
+
+  if (numbers.totals.total === 0 && numbers.top.length === 0) {
+    const lastWeek = view.previous?.totals;
+    return {
+      text: `Docs digest, ${range} (${timeZone}): no visits recorded.`,
+      blocks: [
+        header,
+        when,
+        section(
+          `:zzz: *No visits recorded* this week.${lastWeek && lastWeek.total > 0 ? ` Last week: ${n(lastWeek.total)} visitors.` : ''}`,
+        ),
+      ],
+    };
+  }
+
+  const previous = view.previous;
+  const totals = numbers.totals;
+  const blocks: KnownBlock[] = [
+    header,
+    when,
+    {
+      type: 'section',
+      fields: [
+        totalField('Human visitors', totals.human, previous?.totals?.human),
+        totalField('AI visitors', totals.ai, previous?.totals?.ai),
+        totalField('All visitors', totals.total, previous?.totals?.total),
+      ],
+    },
+    context(
+      '_All visitors_ counts each visitor once, even one seen as both human and AI, so it is not the sum of the two.',
+    ),
+  ];
+
+  if (numbers.top.length > 0) {
+    blocks.push(
+      { type: 'divider' },
+      section(`*Top ${numbers.top.length} pages* by unique visitors  ·  _% is the share of all visitors_`),
+    );
+    const best = numbers.top[0]?.total ?? 0;
+    const lines = numbers.top.map((page, i) =>
+      pageLine(i + 1, page, {
+        best,
+        siteTotal: totals.total,
+        previousTop: previous?.top,
+        siteUrl: view.siteUrl,
+      }),
+    );
+    for (const text of packLines(lines, SECTION_MAX)) blocks.push(section(text));
+  }
+
+  const notes = [`${n(numbers.pathCount)} page${numbers.pathCount === 1 ? '' : 's'} had visits`];
+  if (!numbers.complete) {
+    notes.push(
+      `:warning: ranked from the first ${n(numbers.pagesRead)} pages of the export only (DIGEST_MAX_PAGES); the site has more paths`,
+    );
+  }
+  if (!previous?.totals) notes.push('no numbers from last week to compare with');
+  blocks.push(context(notes.join('  ·  ')));
+
+  return { text: fallbackText(view, range), blocks };
+}
+
+function fallbackText(view: DigestView, range: string): string {
+  const { totals, top } = view.numbers;
+  const change = changeText(totals.total, view.previous?.totals?.total);
+  const first = top[0];
+  return [
+    `Docs digest, ${range} (${view.timeZone}): ${n(totals.total)} visitors (${n(totals.human)} human, ${n(totals.ai)} AI)${change ? `, ${change} from last week` : ''}.`,
+    first ? ` Top page: ${shortPath(first.path)} (${n(first.total)}).` : '',
+  ].join('');
+}
+
+function totalField(label: string, value: number, previous: number | undefined): types.MrkdwnElement {
+  const change = changeText(value, previous);
+  return { type: 'mrkdwn', text: `*${label}*\n${n(value)}${change ? `  ${change} from last week` : ''}` };
+}
+
+interface LineContext {
+  best: number;
+  siteTotal: number;
+  previousTop: PageVisitors[] | undefined;
+  siteUrl: string | undefined;
+}
+
+function pageLine(rank: number, page: PageVisitors, ctx: LineContext): string {
+  const share = ctx.siteTotal > 0 ? ` ${Math.round((page.total / ctx.siteTotal) * 100)}%` : '';
+  const parts = [
+    `\`${bar(page.total, ctx.best)}\`${share}`,
+    `*${n(page.total)}* (${n(page.human)} human, ${n(page.ai)} AI)`,
+  ];
+  if (ctx.previousTop) {
+    const before = ctx.previousTop.find((entry) => entry.path === page.path);
+    parts.push(before ? changeText(page.total, before.total) || 'no change' : 'new in the top pages');
+  }
+  return `*${rank}.* ${pageLabel(page.path, ctx.siteUrl)}\n${parts.join('  ·  ')}`;
+}
+
+/** A bar as long as the page's visitors are next to the first page's. */
+export function bar(value: number, best: number): string {
+  const filled = best > 0 ? Math.round((value / best) * BAR_WIDTH) : 0;
+  const shown = Math.max(value > 0 ? 1 : 0, Math.min(BAR_WIDTH, filled));
+  return `${'█'.repeat(shown)}${'░'.repeat(BAR_WIDTH - shown)}`;
+}
+
+/** `↑ 12%`, `↓ 5%`, `no change`, `up from 0`; empty when there is nothing to compare with. */
+export function changeText(value: number, previous: number | undefined): string {
+  if (previous === undefined) return '';
+  if (previous === 0) return value === 0 ? 'no change' : 'up from 0';
+  const percent = Math.round(((value - previous) / previous) * 100);
+  if (percent === 0) return value === previous ? 'no change' : value > previous ? '↑ <1%' : '↓ <1%';
+  return percent > 0 ? `↑ ${percent}%` : `↓ ${-percent}%`;
+}
+
+/** Long paths keep their start and their end, which is where a page's name usually is. */
+export function shortPath(path: string, max = PATH_SHOWN_MAX): string {
+  const chars = [...path];
+  if (chars.length <= max) return path;
+  const head = Math.ceil((max - 1) * 0.4);
+  const tail = max - 1 - head;
+  return `${chars.slice(0, head).join('')}…${chars.slice(chars.length - tail).join('')}`;
+}
+
+function pageLabel(path: string, siteUrl: string | undefined): string {
+  const label = escapeSlackText(shortPath(path));
+  if (!siteUrl) return label;
+  const url = pageUrl(siteUrl, path);
+  return url.length <= LINK_URL_MAX ? `<${url}|${label}>` : label;
+}
+
+/** The page's address on the docs site, made safe inside a Slack `<url|label>` link. */
+export function pageUrl(siteUrl: string, path: string): string {
+  const absolute = path.startsWith('/') ? path : `/${path}`;
+  // Percent-encode what a URL cannot hold as is (spaces, |, <, >, non-ASCII), leaving %XX alone.
+  const encoded = absolute.replace(/[^A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]/gu, (c) => encodeURIComponent(c));
+  return `${siteUrl}${encoded}`.replace(/&/g, '&amp;');
+}
+
+/** Joins lines into as few texts as fit `max` characters each; a line never spans two. */
+function packLines(lines: string[], max: number): string[] {
+  const texts: string[] = [];
+  let current = '';
+  for (const line of lines) {
+    const next = current === '' ? line : `${current}\n${line}`;
+    if (next.length <= max) {
+      current = next;
+    } else {
+      if (current !== '') texts.push(current);
+      current = truncate(line, max);
+    }
+  }
+  if (current !== '') texts.push(current);
+  return texts;
+}
+
+const section = (text: string): KnownBlock => ({
+  type: 'section',
+  text: { type: 'mrkdwn', text: truncate(text, SECTION_MAX) },
+});
+
+const context = (text: string): KnownBlock => ({
+  type: 'context',
+  elements: [{ type: 'mrkdwn', text: truncate(text, SECTION_MAX) }],
+});
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** `3–9 Mar 2025`, `24 Feb – 2 Mar 2025`, `29 Dec 2025 – 4 Jan 2026`: the last day is the one before dateTo. */
+export function dateRange(dateFrom: string, dateToExclusive: string): string {
+  const [fromYear, fromMonth, fromDay] = dateFrom.split('-').map(Number) as [number, number, number];
+  const [toYear, toMonth, toDay] = addDays(dateToExclusive, -1).split('-').map(Number) as [
+    number,
+    number,
+    number,
+  ];
+  const to = `${toDay} ${MONTHS[toMonth - 1]} ${toYear}`;
+  if (fromYear !== toYear) return `${fromDay} ${MONTHS[fromMonth - 1]} ${fromYear} – ${to}`;
+  if (fromMonth !== toMonth) return `${fromDay} ${MONTHS[fromMonth - 1]} – ${to}`;
+  return `${fromDay}–${to}`;
+}

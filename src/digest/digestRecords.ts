@@ -1,0 +1,51 @@
+import type { Store } from '../store/store.js';
+import type { PeriodDates, VisitorNumbers } from './collectVisitors.js';
+import { periodKey } from './period.js';
+
+/**
+ * What the store remembers about digests, shared by every instance and kept across restarts:
+ * the numbers of each period that was posted (week-over-week compares with them), and which
+ * (period, channel) pairs already got their scheduled digest (so it is posted once).
+ */
+
+export interface PostedDigest {
+  channel: string;
+  dateFrom: string;
+  dateTo: string;
+  /** The message's ts in the channel. */
+  ts: string;
+  postedAt: string;
+}
+
+export type StoredNumbers = VisitorNumbers & { collectedAt: string };
+
+// Week-over-week only needs last week's, and catch-up the latest period's; a quarter leaves room
+// for monthly schedules and for a bot stopped for a while.
+const KEEP_MS = 92 * 86_400_000;
+
+const numbersKey = (period: PeriodDates) => `digest:numbers:${periodKey(period)}`;
+const postedKey = (period: PeriodDates, channel: string) => `digest:posted:${channel}:${periodKey(period)}`;
+
+export class DigestRecords {
+  constructor(private readonly store: Store) {}
+
+  numbers(period: PeriodDates): Promise<StoredNumbers | undefined> {
+    return this.store.kv.get<StoredNumbers>(numbersKey(period));
+  }
+
+  async saveNumbers(numbers: VisitorNumbers, at: Date): Promise<void> {
+    await this.store.kv.set(
+      numbersKey(numbers.period),
+      { ...numbers, collectedAt: at.toISOString() },
+      KEEP_MS,
+    );
+  }
+
+  posted(period: PeriodDates, channel: string): Promise<PostedDigest | undefined> {
+    return this.store.kv.get<PostedDigest>(postedKey(period, channel));
+  }
+
+  async markPosted(record: PostedDigest): Promise<void> {
+    await this.store.kv.set(postedKey(record, record.channel), record, KEEP_MS);
+  }
+}

@@ -1,0 +1,190 @@
+import { classifySlackError, slackErrorCode } from '../slack/slackErrors.js';
+import { withLease } from '../store/lease.js';
+import { collectVisitors, readSiteTotals, type VisitorNumbers } from './collectVisitors.js';
+import { digestFailureText, STOPPED_TEXT } from './digestAnswers.js';
+import type { DigestContext } from './digestContext.js';
+import { type DigestMessage, digestMessage } from './digestMessage.js';
+import type { PostedDigest } from './digestRecords.js';
+import { type DigestPeriod, periodKey, periodOfRun, previousPeriod } from './period.js';
+
+/**
+ * Posting a digest: gather the period's numbers (from the store when this period was already
+ * read, else from Mintlify), compare them with last week's, render, post.
+ * The scheduled digest is posted once per (period, channel) across instances and restarts;
+ * `/docs-agent digest` posts whenever it is asked.
+ */
+
+export type DigestOutcome =
+  | { kind: 'posted'; period: DigestPeriod; channel: string; ts: string }
+  | { kind: 'already_posted'; period: DigestPeriod; record: PostedDigest }
+  /** Another instance (or an earlier request) holds the lease and is posting it. */
+  | { kind: 'in_progress'; period: DigestPeriod }
+  /** `text` is for the person who asked, in plain words. */
+  | { kind: 'failed'; period: DigestPeriod; error: unknown; text: string };
+
+// A response URL works for 30 minutes: a person's digest gives up in time to be told so.
+const ON_REQUEST_GIVE_UP_MAX_MS = 25 * 60_000;
+// The lease must outlive the longest run (the rate-limit wait, then the pages and the post).
+const LEASE_MARGIN_MS = 15 * 60_000;
+
+/** The scheduled digest (and `npm run digest`): once per period and channel. */
+export async function postScheduledDigest(
+  ctx: DigestContext,
+  period: DigestPeriod,
+  channel: string,
+): Promise<DigestOutcome> {
+  const { giveUpMs } = ctx.config.digest;
+  const leased = await withLease(
+    ctx.store.atomic,
+    `digest:${channel}:${periodKey(period)}`,
+    giveUpMs + LEASE_MARGIN_MS,
+    async (): Promise<DigestOutcome> => {
+      // Read under the lease: an instance that got here after another finished sees its record.
+      const record = await ctx.records.posted(period, channel);
+      if (record) return { kind: 'already_posted', period, record };
+      const outcome = await gatherAndPost(ctx, period, channel, { giveUpMs });
+      if (outcome.kind === 'posted') {
+        await ctx.records.markPosted({
+          channel,
+          dateFrom: period.dateFrom,
+          dateTo: period.dateTo,
+          ts: outcome.ts,
+          postedAt: ctx.now().toISOString(),
+        });
+      }
+      return outcome;
+    },
+  );
+  return leased.ran ? leased.value : { kind: 'in_progress', period };
+}
+
+export interface DigestRequest {
+  channel: string;
+  /** Told once, when the analytics limit first makes the digest wait a while, so the person knows why. */
+  onLongWait?: (waitMs: number) => void;
+}
+
+// Shorter waits pass unnoticed; telling the person about them would only flicker.
+const LONG_WAIT_MS = 10_000;
+
+/** `/docs-agent digest`: the last 7 full days, posted now in the channel where it was asked. */
+export async function postDigestNow(ctx: DigestContext, request: DigestRequest): Promise<DigestOutcome> {
+  const period = periodOfRun(ctx.now(), ctx.config.digest.timezone);
+  const giveUpMs = Math.min(ctx.config.digest.giveUpMs, ON_REQUEST_GIVE_UP_MAX_MS);
+  // One at a time per channel: a second request would spend the same shared analytics budget again.
+  const leased = await withLease(
+    ctx.store.atomic,
+    `digest-request:${request.channel}`,
+    giveUpMs + LEASE_MARGIN_MS,
+    () =>
+      gatherAndPost(ctx, period, request.channel, { giveUpMs, onRateLimited: onceLong(request.onLongWait) }),
+  );
+  return leased.ran ? leased.value : { kind: 'in_progress', period };
+}
+
+function onceLong(notify: ((waitMs: number) => void) | undefined) {
+  let told = false;
+  return (waitMs: number) => {
+    if (told || !notify || waitMs < LONG_WAIT_MS) return;
+    told = true;
+    notify(waitMs);
+  };
+}
+
+async function gatherAndPost(
+  ctx: DigestContext,
+  period: DigestPeriod,
+  channel: string,
+  options: { giveUpMs: number; onRateLimited?: ((waitMs: number) => void) | undefined },
+): Promise<DigestOutcome> {
+  const what = `the digest for ${periodKey(period)} in ${channel}`;
+  let message: DigestMessage;
+  try {
+    message = await buildMessage(ctx, period, options);
+  } catch (error) {
+    if (ctx.shutdown.aborted) {
+      ctx.logger.warn(`${what} was not posted: the bot stopped while it was being prepared`);
+      return { kind: 'failed', period, error, text: STOPPED_TEXT };
+    }
+    ctx.logger.error(`${what} was not posted: ${error instanceof Error ? error.message : String(error)}`);
+    return { kind: 'failed', period, error, text: digestFailureText(error, ctx.now()) };
+  }
+
+  try {
+    const answer = await ctx.slack.chat.postMessage({
+      channel,
+      text: message.text,
+      blocks: message.blocks,
+      unfurl_links: false,
+      unfurl_media: false,
+    });
+    ctx.logger.info(`posted ${what}`);
+    return { kind: 'posted', period, channel, ts: answer.ts ?? '' };
+  } catch (error) {
+    ctx.logger.error(`${what} was not posted: Slack refused it (${slackProblem(error)})`);
+    return { kind: 'failed', period, error, text: digestFailureText(error, ctx.now()) };
+  }
+}
+
+async function buildMessage(
+  ctx: DigestContext,
+  period: DigestPeriod,
+  options: { giveUpMs: number; onRateLimited?: ((waitMs: number) => void) | undefined },
+): Promise<DigestMessage> {
+  const { config } = ctx;
+  const numbers = await periodNumbers(ctx, period, options);
+  const before = previousPeriod(period);
+  const kept = await ctx.records.numbers(before);
+  const previous = kept
+    ? { totals: kept.totals, top: kept.top }
+    : await readSiteTotals(ctx.mintlify, config.mintlify.projectId, before).then((totals) =>
+        totals ? { totals } : undefined,
+      );
+  return digestMessage({ numbers, timeZone: period.timeZone, previous, siteUrl: config.digest.siteUrl });
+}
+
+/**
+ * A finished period's numbers do not change, so a second digest of the same period (a person's
+ * `/docs-agent digest` on the scheduled day, another channel) reads them from the store instead
+ * of spending the organization's hourly analytics budget again.
+ */
+async function periodNumbers(
+  ctx: DigestContext,
+  period: DigestPeriod,
+  options: { giveUpMs: number; onRateLimited?: ((waitMs: number) => void) | undefined },
+): Promise<VisitorNumbers> {
+  const { top, maxPages } = ctx.config.digest;
+  const kept = await ctx.records.numbers(period);
+  if (kept?.complete && kept.top.length >= Math.min(top, kept.pathCount)) {
+    return { ...kept, top: kept.top.slice(0, top) };
+  }
+  const numbers = await collectVisitors(ctx.mintlify, ctx.config.mintlify.projectId, period, {
+    top,
+    maxPages,
+    giveUpMs: options.giveUpMs,
+    signal: ctx.shutdown,
+    ...(options.onRateLimited ? { onRateLimited: options.onRateLimited } : {}),
+    ...ctx.collect,
+  });
+  if (!numbers.complete) {
+    ctx.logger.warn(
+      `the visitors export for ${periodKey(period)} has more than ${maxPages} pages (DIGEST_MAX_PAGES): the digest ranks the paths of those pages only`,
+    );
+  }
+  await ctx.records.saveNumbers(numbers, ctx.now());
+  return numbers;
+}
+
+function slackProblem(error: unknown): string {
+  const code = slackErrorCode(error) ?? String(error);
+  switch (classifySlackError(error)) {
+    case 'not_in_channel':
+      return `${code}: invite the bot to the channel`;
+    case 'channel_gone':
+      return `${code}: check DIGEST_CHANNEL, or the channel where the digest was asked for`;
+    case 'missing_scope':
+      return `${code}: the app needs the chat:write scope`;
+    default:
+      return code;
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * The N most visited pages of a stream of rows that arrive in no particular order, kept in a
+ * sorted array of at most N entries: memory stays the same whether the site has 100 paths or
+ * 100,000. N is small (DIGEST_TOP is at most 40), so insertion into an array beats a heap here.
+ */
+
+export interface PageVisitors {
+  path: string;
+  human: number;
+  ai: number;
+  /** Deduplicated across human and AI: not human + ai. */
+  total: number;
+}
+
+/** Most visitors first; equal totals in path order, so the ranking never depends on the page order. */
+export function ranksBefore(a: PageVisitors, b: PageVisitors): boolean {
+  return a.total !== b.total ? a.total > b.total : a.path < b.path;
+}
+
+export class TopPages {
+  readonly #size: number;
+  readonly #ranked: PageVisitors[] = [];
+  #seen = 0;
+
+  constructor(size: number) {
+    if (!Number.isInteger(size) || size < 1) throw new RangeError(`TopPages: size must be >= 1, got ${size}`);
+    this.#size = size;
+  }
+
+  offer(row: PageVisitors): void {
+    this.#seen += 1;
+    const ranked = this.#ranked;
+    const last = ranked[ranked.length - 1];
+    if (ranked.length === this.#size && last && !ranksBefore(row, last)) return;
+    // Copy only the four fields: the service's rows may carry more, and they must not be kept.
+    const entry = { path: row.path, human: row.human, ai: row.ai, total: row.total };
+    let at = ranked.length;
+    while (at > 0 && ranksBefore(entry, ranked[at - 1] as PageVisitors)) at--;
+    ranked.splice(at, 0, entry);
+    if (ranked.length > this.#size) ranked.pop();
+  }
+
+  /** How many rows were offered (the number of paths with visits, when every page was read). */
+  get seen(): number {
+    return this.#seen;
+  }
+
+  /** The ranking so far, best first. */
+  ranked(): PageVisitors[] {
+    return this.#ranked.map((entry) => ({ ...entry }));
+  }
+}

@@ -1,0 +1,105 @@
+import { existsSync } from 'node:fs';
+import { webApi } from '@slack/bolt';
+import { ConfigError, loadConfig, secretsOf } from './config.js';
+import { createDigestContext } from './digest/digestContext.js';
+import { periodKey, periodOfRun } from './digest/period.js';
+import { postScheduledDigest } from './digest/postDigest.js';
+import { createLogger } from './log.js';
+import { MintlifyClient } from './mintlify/index.js';
+import { openMemoryStore, openRedisStore, type Store } from './store/store.js';
+import { USER_AGENT } from './version.js';
+
+/**
+ * `npm run digest` (after `npm run build`): posts one digest, of the 7 full days before today
+ * in DIGEST_TIMEZONE, to DIGEST_CHANNEL, then exits. It honours the same once-per-period record
+ * as the schedule, so an external scheduler may run it as often as it likes.
+ * Exit code: 0 when the digest is posted (now or before) or another instance is posting it;
+ * 1 when it could not be posted.
+ */
+async function digestOnce(): Promise<number> {
+  if (existsSync('.env')) process.loadEnvFile('.env');
+
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(
+        `${error.message.replace('docs-agent cannot start', 'npm run digest cannot run')}\n`,
+      );
+      return 1;
+    }
+    throw error;
+  }
+  const logger = createLogger({
+    level: config.logLevel,
+    secrets: secretsOf(config),
+    name: 'docs-agent digest',
+  });
+  const channel = config.digest.channel;
+  if (!channel) {
+    logger.error(
+      'DIGEST_CHANNEL is not set: set it to the ID of the channel the digest goes to (e.g. C0123456789)',
+    );
+    return 1;
+  }
+
+  let store: Store;
+  try {
+    store = config.store.redisUrl
+      ? await openRedisStore({ url: config.store.redisUrl, namespace: config.store.namespace, logger })
+      : openMemoryStore(config.store.namespace);
+  } catch (error) {
+    logger.error(`npm run digest cannot run: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+  if (store.kind === 'memory') {
+    logger.warn('REDIS_URL is not set: this run cannot know whether the digest was already posted');
+  }
+  const mintlify = new MintlifyClient({
+    apiKey: config.mintlify.apiKey,
+    baseUrl: config.mintlify.apiUrl,
+    userAgent: USER_AGENT,
+  });
+  const shutdown = new AbortController();
+  const stop = () => shutdown.abort();
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+
+  try {
+    const ctx = createDigestContext({
+      config,
+      mintlify,
+      store,
+      slack: new webApi.WebClient(config.slack.botToken, {
+        logger,
+        ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl } : {}),
+      }),
+      logger,
+      shutdown: shutdown.signal,
+    });
+    const period = periodOfRun(ctx.now(), config.digest.timezone);
+    const outcome = await postScheduledDigest(ctx, period, channel);
+    switch (outcome.kind) {
+      case 'posted':
+        return 0;
+      case 'already_posted':
+        logger.info(
+          `the digest for ${periodKey(period)} was already posted to ${channel} (ts ${outcome.record.ts})`,
+        );
+        return 0;
+      case 'in_progress':
+        logger.info(`the digest for ${periodKey(period)} is being posted by another instance right now`);
+        return 0;
+      case 'failed':
+        return 1; // logged where it failed
+    }
+  } catch (error) {
+    logger.error(`npm run digest failed: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  } finally {
+    await Promise.allSettled([mintlify.close(), store.close()]);
+  }
+}
+
+process.exitCode = await digestOnce();

@@ -1,0 +1,236 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type CollectOptions,
+  collectVisitors,
+  DigestGaveUpError,
+  readSiteTotals,
+} from '../../src/digest/collectVisitors.js';
+import {
+  InvalidRequestError,
+  RateLimitedError,
+  ServiceError,
+  type VisitorsRow,
+} from '../../src/mintlify/index.js';
+import { failureOf, fakeAndClient, PROJECT_ID } from '../mintlify/clientHarness.js';
+
+const period = { dateFrom: '2025-03-10', dateTo: '2025-03-17' };
+
+/** Rows in no particular order; `/page-7` has the most visitors, several pages tie. */
+function rows(count: number): VisitorsRow[] {
+  return Array.from({ length: count }, (_, i) => {
+    const human = i === 7 ? 10_000 : (i * 7919) % 101;
+    return { path: `/page-${i}`, human, ai: i % 3, total: human + (i % 3) };
+  });
+}
+
+/** A clock the waits move forward, so the give-up bound is tested without real waiting. */
+function virtualTime() {
+  let now = 0;
+  const waits: number[] = [];
+  const options: Pick<CollectOptions, 'sleep' | 'now'> = {
+    now: () => now,
+    sleep: async (ms) => {
+      waits.push(ms);
+      now += ms;
+    },
+  };
+  return { options, waits };
+}
+
+const offsetsAsked = (fake: { requestsFor: (op: 'visitors') => Array<{ query: Record<string, string> }> }) =>
+  fake.requestsFor('visitors').map((request) => Number(request.query.offset));
+
+describe('collecting a period’s visitors', () => {
+  it('reads every offset exactly once, 250 rows at a time, and stops on the short last page', async () => {
+    const { fake, client } = await fakeAndClient();
+    fake.setVisitors(rows(600), { human: 9_000, ai: 700, total: 9_500 });
+
+    const numbers = await collectVisitors(client, PROJECT_ID, period, {
+      top: 3,
+      maxPages: 100,
+      giveUpMs: 1_000,
+    });
+
+    expect(fake.requestsFor('visitors').map((request) => request.query)).toEqual(
+      [0, 250, 500].map((offset) => ({ ...period, limit: '250', offset: String(offset) })),
+    );
+    expect(numbers).toMatchObject({
+      period,
+      totals: { human: 9_000, ai: 700, total: 9_500 },
+      pathCount: 600,
+      pagesRead: 3,
+      complete: true,
+    });
+    const expected = rows(600)
+      .sort((a, b) => b.total - a.total || (a.path < b.path ? -1 : 1))
+      .slice(0, 3);
+    expect(numbers.top).toEqual(expected);
+    expect(numbers.top[0]?.path).toBe('/page-7');
+  });
+
+  it('an empty week is one request with zero totals and no pages', async () => {
+    const { fake, client } = await fakeAndClient();
+
+    const numbers = await collectVisitors(client, PROJECT_ID, period, {
+      top: 10,
+      maxPages: 100,
+      giveUpMs: 1_000,
+    });
+
+    expect(numbers).toEqual({
+      period,
+      totals: { human: 0, ai: 0, total: 0 },
+      top: [],
+      pathCount: 0,
+      pagesRead: 1,
+      complete: true,
+    });
+    expect(fake.requestsFor('visitors')).toHaveLength(1);
+  });
+
+  it('stops at the page cap and says the ranking is partial', async () => {
+    const { fake, client } = await fakeAndClient();
+    fake.setVisitors(rows(1_000));
+
+    const numbers = await collectVisitors(client, PROJECT_ID, period, {
+      top: 5,
+      maxPages: 2,
+      giveUpMs: 1_000,
+    });
+
+    expect(offsetsAsked(fake)).toEqual([0, 250]);
+    expect(numbers).toMatchObject({ pagesRead: 2, pathCount: 500, complete: false });
+  });
+
+  it('on a 429 mid-way waits as asked and resumes at the same offset, never from the start', async () => {
+    const { fake, client } = await fakeAndClient({ retry: { maxAttempts: 1 } });
+    fake.setVisitors(rows(600));
+    fake.injectFault((request) => request.query.offset === '250', { status: 429, retryAfter: '120' }, 2);
+    const time = virtualTime();
+
+    const numbers = await collectVisitors(client, PROJECT_ID, period, {
+      top: 3,
+      maxPages: 100,
+      giveUpMs: 3_600_000,
+      ...time.options,
+    });
+
+    expect(offsetsAsked(fake)).toEqual([0, 250, 250, 250, 500]);
+    expect(time.waits).toEqual([120_000, 120_000]);
+    expect(numbers).toMatchObject({ pathCount: 600, complete: true });
+  });
+
+  it('without Retry-After it backs off, growing, then resumes at the same offset', async () => {
+    const { fake, client } = await fakeAndClient({ retry: { maxAttempts: 1 } });
+    fake.setVisitors(rows(300));
+    fake.injectFault((request) => request.query.offset === '250', { status: 429 }, 3);
+    const time = virtualTime();
+    const told: number[] = [];
+
+    await collectVisitors(client, PROJECT_ID, period, {
+      top: 3,
+      maxPages: 100,
+      giveUpMs: 3_600_000,
+      onRateLimited: (waitMs) => told.push(waitMs),
+      ...time.options,
+    });
+
+    expect(offsetsAsked(fake)).toEqual([0, 250, 250, 250, 250]);
+    expect(time.waits).toEqual([60_000, 120_000, 240_000]);
+    expect(told).toEqual(time.waits);
+  });
+
+  it('gives up once the next wait would end past the bound, naming the offset it could not read', async () => {
+    const { fake, client } = await fakeAndClient({ retry: { maxAttempts: 1 } });
+    fake.setVisitors(rows(600));
+    fake.injectFault((request) => request.query.offset === '500', { status: 429, retryAfter: '1800' }, 10);
+    const time = virtualTime();
+
+    const error = await failureOf(
+      collectVisitors(client, PROJECT_ID, period, {
+        top: 3,
+        maxPages: 100,
+        giveUpMs: 3_000_000,
+        ...time.options,
+      }),
+    );
+
+    expect(error).toBeInstanceOf(DigestGaveUpError);
+    expect(error).toMatchObject({ offset: 500, retryAfterMs: 1_800_000 });
+    expect((error as DigestGaveUpError).lastError).toBeInstanceOf(RateLimitedError);
+    expect(error.message).toMatch(/gave up reading the visitors for 2025-03-10\.\.2025-03-17 at offset 500/);
+    expect(time.waits).toEqual([1_800_000]);
+    expect(offsetsAsked(fake)).toEqual([0, 250, 500, 500]);
+  });
+
+  it('stops waiting when the bot shuts down', async () => {
+    const { fake, client } = await fakeAndClient({ retry: { maxAttempts: 1 } });
+    fake.setVisitors(rows(300));
+    fake.injectFault('visitors', { status: 429, retryAfter: '600' }, 10);
+    const shutdown = new AbortController();
+    setTimeout(() => shutdown.abort(), 50);
+
+    const error = await failureOf(
+      collectVisitors(client, PROJECT_ID, period, {
+        top: 3,
+        maxPages: 100,
+        giveUpMs: 3_600_000,
+        signal: shutdown.signal,
+      }),
+    );
+
+    expect(error.name).toBe('AbortError');
+  });
+
+  it('a 400 fails at once, without retrying', async () => {
+    const { fake, client } = await fakeAndClient();
+    fake.setVisitors(rows(600));
+    fake.injectFault((request) => request.query.offset === '250', {
+      status: 400,
+      body: { error: 'Invalid query parameters', details: [{ message: 'dateFrom is out of range' }] },
+    });
+
+    const error = await failureOf(
+      collectVisitors(client, PROJECT_ID, period, { top: 3, maxPages: 100, giveUpMs: 1_000 }),
+    );
+
+    expect(error).toBeInstanceOf(InvalidRequestError);
+    expect(offsetsAsked(fake)).toEqual([0, 250]);
+  });
+
+  it('a passing 500 is retried by the client on the same offset; a lasting one fails', async () => {
+    const { fake, client } = await fakeAndClient();
+    fake.setVisitors(rows(600));
+    fake.injectFault((request) => request.query.offset === '250', { status: 500 }, 1);
+
+    await collectVisitors(client, PROJECT_ID, period, { top: 3, maxPages: 100, giveUpMs: 1_000 });
+    expect(offsetsAsked(fake)).toEqual([0, 250, 250, 500]);
+
+    fake.requests.length = 0;
+    fake.injectFault('visitors', { status: 500 }, 100);
+    const error = await failureOf(
+      collectVisitors(client, PROJECT_ID, period, { top: 3, maxPages: 100, giveUpMs: 1_000 }),
+    );
+    expect(error).toBeInstanceOf(ServiceError);
+    expect(offsetsAsked(fake)).toEqual([0, 0, 0, 0]);
+  });
+});
+
+describe('reading last week’s totals for a comparison', () => {
+  it('asks for one row of the previous period', async () => {
+    const { fake, client } = await fakeAndClient();
+    fake.setVisitors(rows(600), { human: 10, ai: 2, total: 11 });
+
+    expect(await readSiteTotals(client, PROJECT_ID, period)).toEqual({ human: 10, ai: 2, total: 11 });
+    expect(fake.requestsFor('visitors').map((request) => request.query)).toEqual([
+      { ...period, limit: '1', offset: '0' },
+    ]);
+  });
+
+  it('shows no change rather than fail when that request fails', async () => {
+    const { fake, client } = await fakeAndClient({ retry: { maxAttempts: 1 } });
+    fake.injectFault('visitors', { status: 429, retryAfter: '3600' });
+
+    expect(await readSiteTotals(client, PROJECT_ID, period)).toBeUndefined();
+  });
+});

@@ -1,0 +1,276 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { DigestRecords } from '../../src/digest/digestRecords.js';
+import { addDays } from '../../src/digest/period.js';
+import type { VisitorsRow } from '../../src/mintlify/index.js';
+import type { RecordedRequest } from '../fakes/mintlifyFake.js';
+import { type BotHarness, startBot } from '../support/botHarness.js';
+
+let h: BotHarness;
+afterEach(async () => h?.close());
+
+/** The period `/docs-agent digest` covers when typed now: the 7 full days before today (UTC here). */
+function lastSevenDays() {
+  const dateTo = new Date().toISOString().slice(0, 10);
+  return { dateFrom: addDays(dateTo, -7), dateTo };
+}
+
+function rows(count: number): VisitorsRow[] {
+  return Array.from({ length: count }, (_, i) => {
+    const human = (i * 7919) % 101;
+    return { path: `/page-${i}`, human, ai: i % 3, total: human + (i % 3) };
+  });
+}
+
+const pageRequests = (h: BotHarness) =>
+  h.mintlify.requestsFor('visitors').filter((request) => request.query.limit === '250');
+const offsets = (requests: RecordedRequest[]) => requests.map((request) => Number(request.query.offset));
+const ephemeral = async (h: BotHarness) => (await h.slack.waitForCall('response_url')).args;
+const shown = (call: { args: Record<string, unknown> }) => JSON.stringify(call.args.blocks);
+
+describe('/docs-agent digest', () => {
+  it('answers at once, then posts the last 7 days’ digest in the channel where it was typed', async () => {
+    h = await startBot();
+    h.mintlify.setVisitors(rows(600), { human: 4_000, ai: 500, total: 4_300 });
+
+    const res = await h.command('digest', { channel_id: 'C0DOCS' });
+
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({
+      response_type: 'ephemeral',
+      text: expect.stringContaining('Gathering'),
+    });
+    const post = await h.slack.waitForCall('chat.postMessage');
+    expect(post.response.ok).toBe(true);
+    expect(post.args.channel).toBe('C0DOCS');
+    expect(post.args.text).toContain('4,300 visitors (4,000 human, 500 AI)');
+    expect(shown(post)).toContain('*Top 10 pages*');
+    expect(await ephemeral(h)).toEqual({ delete_original: true });
+
+    const period = lastSevenDays();
+    // Every offset exactly once, 250 rows a page, the last one short.
+    expect(pageRequests(h).map((request) => request.query)).toEqual(
+      [0, 250, 500].map((offset) => ({ ...period, limit: '250', offset: String(offset) })),
+    );
+  });
+
+  it('`digest the API page` is an instruction for the agent, not the digest', async () => {
+    h = await startBot();
+    await h.command('digest the API page');
+
+    await h.slack.waitForCall('chat.postMessage');
+    expect(h.mintlify.requestsFor('createJob')[0]?.body).toEqual({ prompt: 'digest the API page' });
+    expect(h.mintlify.requestsFor('visitors')).toEqual([]);
+  });
+
+  it('is listed in the usage help', async () => {
+    h = await startBot();
+    const res = await h.command('help');
+    expect(res.json).toMatchObject({ text: expect.stringContaining('`/docs-agent digest`') });
+  });
+
+  it('a 429 mid-way waits as Mintlify asks and resumes at the same offset', async () => {
+    h = await startBot();
+    h.mintlify.setVisitors(rows(600));
+    h.mintlify.injectFault((request) => request.query.offset === '250', { status: 429, retryAfter: '1' });
+
+    await h.command('digest');
+
+    const post = await h.slack.waitForCall('chat.postMessage');
+    expect(post.response.ok).toBe(true);
+    expect(offsets(pageRequests(h))).toEqual([0, 250, 250, 500]);
+  });
+
+  it('gives up after DIGEST_GIVE_UP_MS with one log line and a plain answer', async () => {
+    h = await startBot({ env: { DIGEST_GIVE_UP_MS: '1000' } });
+    h.mintlify.setVisitors(rows(600));
+    h.mintlify.injectFault(
+      (request) => request.query.offset === '250',
+      { status: 429, retryAfter: '3600' },
+      50,
+    );
+
+    await h.command('digest');
+
+    const answer = await h.slack.waitForCall('response_url', (call) => call.args.text !== undefined);
+    expect(answer.args).toMatchObject({ response_type: 'ephemeral', replace_original: true });
+    expect(answer.args.text).toMatch(/analytics limit \(100 requests an hour.*\)/);
+    expect(answer.args.text).toContain('try again after');
+    expect(h.slack.callsTo('chat.postMessage')).toEqual([]);
+    expect(offsets(pageRequests(h))).toEqual([0, 250]);
+    const gaveUp = h.logs.filter((line) => line.includes('was not posted'));
+    expect(gaveUp).toHaveLength(1);
+    expect(gaveUp[0]).toMatch(/ERROR.*gave up reading the visitors for .* at offset 250/);
+  });
+
+  it('answers a 400 from Mintlify in plain words', async () => {
+    h = await startBot();
+    h.mintlify.injectFault('visitors', {
+      status: 400,
+      body: { error: 'Invalid query parameters', details: [{ message: 'dateFrom is too old' }] },
+    });
+
+    await h.command('digest');
+
+    const answer = await h.slack.waitForCall('response_url', (call) => call.args.text !== undefined);
+    expect(answer.args.text).toBe(
+      'Mintlify did not accept the request for visitor numbers (Invalid query parameters). Please let the person who installed this app know.',
+    );
+    expect(h.slack.callsTo('chat.postMessage')).toEqual([]);
+    expect(h.mintlify.requestsFor('visitors')).toHaveLength(1);
+  });
+
+  it('answers a lasting 500 in plain words once the client’s retries are spent', async () => {
+    h = await startBot();
+    h.mintlify.setVisitors(rows(300));
+    h.mintlify.injectFault('visitors', { status: 500 }, 100);
+
+    await h.command('digest');
+
+    const answer = await h.slack.waitForCall('response_url', (call) => call.args.text !== undefined);
+    expect(answer.args.text).toContain('Mintlify’s analytics did not answer properly');
+    expect(h.slack.callsTo('chat.postMessage')).toEqual([]);
+    expect(h.logs.filter((line) => line.includes('was not posted'))).toHaveLength(1);
+  });
+
+  it('tells the person to invite the bot when it is not in the channel', async () => {
+    h = await startBot();
+    h.mintlify.setVisitors(rows(3));
+    h.slack.failNext('chat.postMessage', { error: 'not_in_channel' });
+
+    await h.command('digest');
+
+    const answer = await h.slack.waitForCall('response_url', (call) => call.args.text !== undefined);
+    expect(answer.args.text).toContain('/invite @docs-agent');
+    expect(h.logs.some((line) => line.includes('not_in_channel: invite the bot to the channel'))).toBe(true);
+  });
+
+  it('a second request in the same channel while one is on its way is told so, not run twice', async () => {
+    h = await startBot();
+    h.mintlify.setVisitors(rows(3));
+    h.mintlify.injectFault('visitors', { delayMs: 400 });
+
+    await h.command('digest');
+    await h.command('digest');
+
+    const busy = await h.slack.waitForCall('response_url', (call) => call.args.text !== undefined);
+    expect(busy.args.text).toBe(
+      'A digest for this channel is already being prepared; it will appear here shortly.',
+    );
+    await h.slack.waitForCall('chat.postMessage');
+    expect(pageRequests(h)).toHaveLength(1);
+  });
+
+  it('posts a short digest for a week without visits', async () => {
+    h = await startBot();
+
+    await h.command('digest');
+
+    const post = await h.slack.waitForCall('chat.postMessage');
+    expect(post.response.ok).toBe(true);
+    expect(post.args.text).toMatch(/^Docs digest, .* \(UTC\): no visits recorded\.$/);
+  });
+
+  it('stays within Block Kit limits with 40 very long paths linked to the docs site', async () => {
+    h = await startBot({ env: { DIGEST_TOP: '40', DOCS_SITE_URL: 'https://docs.acme.com/' } });
+    h.mintlify.setVisitors(
+      Array.from({ length: 300 }, (_, i) => ({
+        path: `/${'a-very-long-section-name/'.repeat(i % 2 === 0 ? 8 : 150)}page-${i}`,
+        human: 1_000 - i,
+        ai: i % 7,
+        total: 1_000 - i,
+      })),
+    );
+
+    await h.command('digest');
+
+    const post = await h.slack.waitForCall('chat.postMessage');
+    expect(post.response).toMatchObject({ ok: true });
+    expect(shown(post)).toContain('*40.*');
+    expect(shown(post)).toContain('<https://docs.acme.com/a-very-long-section-name/');
+  });
+});
+
+describe('week over week', () => {
+  it('compares with last week’s kept digest: totals and pages, without asking Mintlify', async () => {
+    h = await startBot();
+    h.mintlify.setVisitors(
+      [
+        { path: '/quickstart', human: 90, ai: 30, total: 110 },
+        { path: '/new-page', human: 5, ai: 0, total: 5 },
+      ],
+      { human: 95, ai: 30, total: 115 },
+    );
+    const period = lastSevenDays();
+    const before = { dateFrom: addDays(period.dateFrom, -7), dateTo: period.dateFrom };
+    await new DigestRecords(h.bot.store).saveNumbers(
+      {
+        period: before,
+        totals: { human: 100, ai: 30, total: 100 },
+        top: [{ path: '/quickstart', human: 80, ai: 20, total: 100 }],
+        pathCount: 1,
+        pagesRead: 1,
+        complete: true,
+      },
+      new Date(),
+    );
+
+    await h.command('digest');
+
+    const post = await h.slack.waitForCall('chat.postMessage');
+    expect(post.args.text).toContain('115 visitors (95 human, 30 AI), ↑ 15% from last week');
+    expect(shown(post)).toContain('*Human visitors*\\n95  ↓ 5% from last week');
+    expect(shown(post)).toContain('(90 human, 30 AI)  ·  ↑ 10%');
+    expect(shown(post)).toContain('(5 human, 0 AI)  ·  new in the top pages');
+    expect(h.mintlify.requestsFor('visitors').map((request) => request.query.limit)).toEqual(['250']);
+  });
+
+  it('without a kept digest reads last week’s totals with one request of one row', async () => {
+    h = await startBot();
+    h.mintlify.setVisitors([{ path: '/quickstart', human: 90, ai: 30, total: 110 }]);
+    h.mintlify.injectFault((request) => request.query.limit === '1', {
+      status: 200,
+      body: { totals: { human: 45, ai: 30, total: 55 }, visitors: [], hasMore: false },
+    });
+
+    await h.command('digest');
+
+    const post = await h.slack.waitForCall('chat.postMessage');
+    expect(post.args.text).toContain('110 visitors (90 human, 30 AI), ↑ 100% from last week');
+    expect(shown(post)).not.toContain('new in the top pages');
+    const period = lastSevenDays();
+    const [lastWeek] = h.mintlify.requestsFor('visitors').filter((request) => request.query.limit === '1');
+    expect(lastWeek?.query).toEqual({
+      dateFrom: addDays(period.dateFrom, -7),
+      dateTo: period.dateFrom,
+      limit: '1',
+      offset: '0',
+    });
+  });
+
+  it('shows no change when last week cannot be read', async () => {
+    h = await startBot();
+    h.mintlify.setVisitors([{ path: '/quickstart', human: 90, ai: 30, total: 110 }]);
+    h.mintlify.injectFault((request) => request.query.limit === '1', { status: 400 });
+
+    await h.command('digest');
+
+    const post = await h.slack.waitForCall('chat.postMessage');
+    expect(post.args.text).not.toContain('from last week');
+    expect(shown(post)).toContain('no numbers from last week to compare with');
+  });
+
+  it('a second digest of the same period reads its numbers from the store, sparing the hourly budget', async () => {
+    h = await startBot();
+    h.mintlify.setVisitors(rows(600));
+
+    await h.command('digest');
+    const [first] = await h.slack.waitForCalls('chat.postMessage', 1);
+    await h.slack.waitForCall('response_url');
+    await h.command('digest', { channel_id: 'C0OTHER' });
+    const [, second] = await h.slack.waitForCalls('chat.postMessage', 2);
+
+    expect(second?.args.channel).toBe('C0OTHER');
+    expect(second?.args.blocks).toEqual(first?.args.blocks);
+    expect(offsets(pageRequests(h))).toEqual([0, 250, 500]);
+  });
+});

@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import type { VisitorNumbers } from '../../src/digest/collectVisitors.js';
+import { changeText, dateRange, digestMessage, pageUrl, shortPath } from '../../src/digest/digestMessage.js';
+import type { PageVisitors } from '../../src/digest/topPages.js';
+import { blockProblems, messageBlockLimit } from '../fakes/slack/blockKitLimits.js';
+
+const period = { dateFrom: '2025-03-10', dateTo: '2025-03-17' };
+
+function numbers(top: PageVisitors[], totals = { human: 900, ai: 300, total: 1_100 }): VisitorNumbers {
+  return { period, totals, top, pathCount: top.length, pagesRead: 1, complete: true };
+}
+
+const pages: PageVisitors[] = [
+  { path: '/quickstart', human: 400, ai: 120, total: 500 },
+  { path: '/api-reference/jobs', human: 200, ai: 60, total: 250 },
+  { path: '/changelog', human: 10, ai: 0, total: 10 },
+];
+
+const allText = (message: { blocks: unknown[] }) => JSON.stringify(message.blocks);
+
+describe('the digest message', () => {
+  it('shows the period and time zone, the three totals, and the pages ranked with a bar and share', () => {
+    const message = digestMessage({ numbers: numbers(pages), timeZone: 'Europe/Paris' });
+
+    expect(message.blocks[0]).toEqual({
+      type: 'header',
+      text: { type: 'plain_text', text: 'Docs digest: 10–16 Mar 2025 (Europe/Paris)', emoji: true },
+    });
+    const text = allText(message);
+    expect(text).toContain('*Human visitors*\\n900');
+    expect(text).toContain('*AI visitors*\\n300');
+    expect(text).toContain('*All visitors*\\n1,100');
+    expect(text).toContain('counts each visitor once');
+    expect(text).toContain('*1.* /quickstart\\n`██████████` 45%  ·  *500* (400 human, 120 AI)');
+    expect(text).toContain('*2.* /api-reference/jobs\\n`█████░░░░░` 23%  ·  *250* (200 human, 60 AI)');
+    expect(text).toContain('*3.* /changelog\\n`█░░░░░░░░░` 1%');
+    expect(text).toContain('no numbers from last week to compare with');
+    expect(message.text).toBe(
+      'Docs digest, 10–16 Mar 2025 (Europe/Paris): 1,100 visitors (900 human, 300 AI). Top page: /quickstart (500).',
+    );
+  });
+
+  it('shows the change from last week for the totals and for the pages that were in last week’s top', () => {
+    const message = digestMessage({
+      numbers: numbers(pages),
+      timeZone: 'UTC',
+      previous: {
+        totals: { human: 1_000, ai: 300, total: 1_000 },
+        top: [
+          { path: '/quickstart', human: 300, ai: 100, total: 400 },
+          { path: '/api-reference/jobs', human: 250, ai: 50, total: 250 },
+        ],
+      },
+    });
+
+    const text = allText(message);
+    expect(text).toContain('*Human visitors*\\n900  ↓ 10% from last week');
+    expect(text).toContain('*AI visitors*\\n300  no change from last week');
+    expect(text).toContain('*All visitors*\\n1,100  ↑ 10% from last week');
+    expect(text).toContain('(400 human, 120 AI)  ·  ↑ 25%');
+    expect(text).toContain('(200 human, 60 AI)  ·  no change');
+    expect(text).toContain('(10 human, 0 AI)  ·  new in the top pages');
+    expect(text).not.toContain('no numbers from last week');
+    expect(message.text).toContain('1,100 visitors (900 human, 300 AI), ↑ 10% from last week.');
+  });
+
+  it('links paths to the docs site when DOCS_SITE_URL is set', () => {
+    const message = digestMessage({
+      numbers: numbers([{ path: '/a b|c&d', human: 1, ai: 0, total: 1 }]),
+      timeZone: 'UTC',
+      siteUrl: 'https://docs.acme.com',
+    });
+
+    expect(allText(message)).toContain('<https://docs.acme.com/a%20b%7Cc&amp;d|/a b|c&amp;d>');
+  });
+
+  it('an empty week posts a short "no visits recorded" digest', () => {
+    const message = digestMessage({
+      numbers: { ...numbers([], { human: 0, ai: 0, total: 0 }), pathCount: 0 },
+      timeZone: 'UTC',
+      previous: { totals: { human: 5, ai: 1, total: 6 } },
+    });
+
+    expect(message.text).toBe('Docs digest, 10–16 Mar 2025 (UTC): no visits recorded.');
+    expect(message.blocks).toHaveLength(3);
+    expect(allText(message)).toContain('*No visits recorded* this week. Last week: 6 visitors.');
+  });
+
+  it('stays within Slack’s Block Kit limits with 40 very long paths, and escapes them', () => {
+    const long = Array.from({ length: 40 }, (_, i) => ({
+      path: `/${'deeply-nested-section/'.repeat(200)}<!channel>-page-${i}`,
+      human: 1_000 - i,
+      ai: i,
+      total: 1_000 - i,
+    }));
+    for (const siteUrl of [undefined, 'https://docs.acme.com']) {
+      const message = digestMessage({
+        numbers: { ...numbers(long), complete: false, pagesRead: 1_000, pathCount: 250_000 },
+        timeZone: 'America/Argentina/ComodRivadavia',
+        siteUrl,
+      });
+
+      expect(blockProblems(message.blocks, '/blocks', messageBlockLimit)).toEqual([]);
+      expect(allText(message)).not.toContain('<!channel>');
+      expect(allText(message)).toContain('&lt;!channel&gt;-page-39');
+      expect(allText(message)).toContain('*40.*');
+      expect(allText(message)).toContain('ranked from the first 1,000 pages');
+      expect(message.text.length).toBeLessThan(400);
+    }
+  });
+});
+
+describe('pieces of the digest message', () => {
+  it('reads the period as the days it covers, the last being the day before dateTo', () => {
+    expect(dateRange('2025-03-10', '2025-03-17')).toBe('10–16 Mar 2025');
+    expect(dateRange('2025-02-24', '2025-03-03')).toBe('24 Feb – 2 Mar 2025');
+    expect(dateRange('2025-12-29', '2026-01-05')).toBe('29 Dec 2025 – 4 Jan 2026');
+  });
+
+  it('words changes plainly', () => {
+    expect(changeText(110, 100)).toBe('↑ 10%');
+    expect(changeText(90, 100)).toBe('↓ 10%');
+    expect(changeText(100, 100)).toBe('no change');
+    expect(changeText(1001, 1000)).toBe('↑ <1%');
+    expect(changeText(5, 0)).toBe('up from 0');
+    expect(changeText(5, undefined)).toBe('');
+  });
+
+  it('shortens long paths keeping their start and end', () => {
+    const path = `/guides/${'x'.repeat(200)}/the-page-name`;
+    const short = shortPath(path);
+    expect(short).toHaveLength(80);
+    expect(short.startsWith('/guides/')).toBe(true);
+    expect(short.endsWith('/the-page-name')).toBe(true);
+    expect(shortPath('/short')).toBe('/short');
+  });
+
+  it('builds page URLs that stay one Slack link', () => {
+    expect(pageUrl('https://docs.acme.com/docs', 'guides/intro')).toBe(
+      'https://docs.acme.com/docs/guides/intro',
+    );
+    expect(pageUrl('https://docs.acme.com', '/caf%C3%A9>x')).toBe('https://docs.acme.com/caf%C3%A9%3Ex');
+    expect(pageUrl('https://docs.acme.com', '/é')).toBe('https://docs.acme.com/%C3%A9');
+  });
+});

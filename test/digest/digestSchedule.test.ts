@@ -1,0 +1,187 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DigestRecords } from '../../src/digest/digestRecords.js';
+import { periodOfRun, previousScheduledRun } from '../../src/digest/period.js';
+import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
+import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
+import { type BotHarness, PROJECT_ID, SECRETS, startBot } from '../support/botHarness.js';
+import { TEST_REDIS_URL, uniqueNamespace } from '../support/redis.js';
+
+const CHANNEL = 'C0DIGEST';
+// Monday 09:00 in Paris: at any moment the test runs, its latest run is in the past.
+const WEEKLY = { DIGEST_CHANNEL: CHANNEL, DIGEST_CRON: '0 9 * * 1', DIGEST_TIMEZONE: 'Europe/Paris' };
+
+const harnesses: BotHarness[] = [];
+const shared: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  await Promise.all(harnesses.splice(0).map((h) => h.close()));
+  await Promise.all(shared.splice(0).map((fake) => fake.close()));
+});
+
+async function fakes(): Promise<{ slack: SlackFake; mintlify: MintlifyFake; namespace: string }> {
+  const slack = await startSlackFake({ botToken: SECRETS.botToken });
+  const mintlify = await startMintlifyFake({ apiKey: SECRETS.mintlifyKey, projectId: PROJECT_ID });
+  shared.push(slack, mintlify);
+  mintlify.setVisitors([
+    { path: '/quickstart', human: 40, ai: 12, total: 50 },
+    { path: '/changelog', human: 3, ai: 0, total: 3 },
+  ]);
+  return { slack, mintlify, namespace: uniqueNamespace('digest') };
+}
+
+async function bot(options: Parameters<typeof startBot>[0]): Promise<BotHarness> {
+  const h = await startBot(options);
+  harnesses.push(h);
+  return h;
+}
+
+/** Waits until a log line matches: the schedule works in the background, after start. */
+async function logged(h: BotHarness, pattern: RegExp): Promise<string> {
+  await expect.poll(() => h.logs.some((line) => pattern.test(line)), { timeout: 5_000 }).toBe(true);
+  return h.logs.find((line) => pattern.test(line)) as string;
+}
+
+const missedPeriod = () =>
+  periodOfRun(
+    previousScheduledRun(WEEKLY.DIGEST_CRON, WEEKLY.DIGEST_TIMEZONE, new Date()) as Date,
+    WEEKLY.DIGEST_TIMEZONE,
+  );
+
+describe('the weekly digest schedule', () => {
+  it('posts the digest missed while the bot was down, once, and not again after a restart', async () => {
+    const { slack, mintlify, namespace } = await fakes();
+    const first = await bot({ env: WEEKLY, slack, mintlify, namespace });
+
+    const post = await slack.waitForCall('chat.postMessage');
+    expect(post.args.channel).toBe(CHANNEL);
+    expect(post.response.ok).toBe(true);
+    expect(post.args.text).toContain('(Europe/Paris): 53 visitors');
+    const period = missedPeriod();
+    expect(mintlify.requestsFor('visitors')[0]?.query).toEqual({
+      dateFrom: period.dateFrom,
+      dateTo: period.dateTo,
+      limit: '250',
+      offset: '0',
+    });
+    await logged(first, /posted the catch-up digest for .*missed while the bot was down/);
+    expect(await new DigestRecords(first.bot.store).posted(period, CHANNEL)).toMatchObject({
+      ts: post.response.ts,
+    });
+    await first.stopBot();
+
+    const restarted = await bot({ env: WEEKLY, slack, mintlify, namespace });
+    await logged(restarted, /catch-up digest for .*: already posted/);
+    expect(slack.callsTo('chat.postMessage')).toHaveLength(1);
+  });
+
+  it('two instances on the same Redis post it once', async () => {
+    const { slack, mintlify, namespace } = await fakes();
+    // Slow answers keep the first instance busy while the second one starts.
+    mintlify.injectFault('visitors', { delayMs: 300 }, 2);
+
+    const [a, b] = await Promise.all([
+      bot({ env: WEEKLY, slack, mintlify, namespace }),
+      bot({ env: WEEKLY, slack, mintlify, namespace }),
+    ]);
+    const done =
+      /catch-up digest for .*(missed while the bot was down|already posted|another instance is posting it)/;
+    await Promise.all([logged(a, done), logged(b, done)]);
+
+    expect(slack.callsTo('chat.postMessage')).toHaveLength(1);
+    expect(
+      [...a.logs, ...b.logs].filter((line) => line.includes('missed while the bot was down')),
+    ).toHaveLength(1);
+  });
+
+  it('runs on DIGEST_CRON and posts each period once however often it fires', async () => {
+    const { slack, mintlify, namespace } = await fakes();
+    const h = await bot({
+      env: { DIGEST_CHANNEL: CHANNEL, DIGEST_CRON: '* * * * * *', DIGEST_TIMEZONE: 'Asia/Tokyo' },
+      slack,
+      mintlify,
+      namespace,
+    });
+
+    await logged(h, /scheduled digest for .*: already posted/);
+    expect(slack.callsTo('chat.postMessage')).toHaveLength(1);
+    const period = periodOfRun(new Date(), 'Asia/Tokyo');
+    expect(mintlify.requestsFor('visitors')[0]?.query).toMatchObject({
+      dateFrom: period.dateFrom,
+      dateTo: period.dateTo,
+    });
+  });
+
+  it('posts nothing when DIGEST_CHANNEL is not set', async () => {
+    const { slack, mintlify, namespace } = await fakes();
+    await bot({ env: { DIGEST_CRON: '* * * * * *' }, slack, mintlify, namespace });
+
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect(slack.callsTo('chat.postMessage')).toEqual([]);
+    expect(mintlify.requestsFor('visitors')).toEqual([]);
+  });
+
+  it('logs a failed scheduled digest once, clearly, and posts nothing', async () => {
+    const { slack, mintlify, namespace } = await fakes();
+    mintlify.injectFault('visitors', { status: 403 }, 10);
+    const h = await bot({ env: WEEKLY, slack, mintlify, namespace });
+
+    const line = await logged(h, /was not posted/);
+    expect(line).toMatch(/ERROR .*the digest for .* in C0DIGEST was not posted: .*403/);
+    expect(line).not.toContain(SECRETS.mintlifyKey);
+    expect(slack.callsTo('chat.postMessage')).toEqual([]);
+  });
+});
+
+const run = promisify(execFile);
+
+describe('npm run digest', () => {
+  it('posts one digest to DIGEST_CHANNEL and exits; a second run finds it already posted', async () => {
+    const { slack, mintlify, namespace } = await fakes();
+    const env = {
+      ...process.env,
+      SLACK_BOT_TOKEN: SECRETS.botToken,
+      SLACK_SIGNING_SECRET: SECRETS.signingSecret,
+      SLACK_API_URL: slack.apiUrl,
+      MINTLIFY_API_KEY: SECRETS.mintlifyKey,
+      MINTLIFY_PROJECT_ID: PROJECT_ID,
+      MINTLIFY_API_URL: mintlify.url,
+      REDIS_URL: TEST_REDIS_URL,
+      STORE_NAMESPACE: namespace,
+      DIGEST_CHANNEL: CHANNEL,
+      DIGEST_TIMEZONE: 'America/New_York',
+      LOG_LEVEL: 'info',
+    };
+    const once = () => run(process.execPath, ['--import', 'tsx', 'src/digestOnce.ts'], { env });
+
+    const first = await once();
+    expect(slack.callsTo('chat.postMessage')).toHaveLength(1);
+    expect(first.stderr).toMatch(/posted the digest for .* in C0DIGEST/);
+
+    const second = await once();
+    expect(second.stderr).toMatch(/was already posted to C0DIGEST/);
+    expect(slack.callsTo('chat.postMessage')).toHaveLength(1);
+    const period = periodOfRun(new Date(), 'America/New_York');
+    expect(mintlify.requestsFor('visitors')[0]?.query).toMatchObject({
+      dateFrom: period.dateFrom,
+      dateTo: period.dateTo,
+    });
+  });
+
+  it('exits with 1 and a clear line when DIGEST_CHANNEL is not set', async () => {
+    const env = {
+      ...process.env,
+      SLACK_BOT_TOKEN: SECRETS.botToken,
+      SLACK_SIGNING_SECRET: SECRETS.signingSecret,
+      MINTLIFY_API_KEY: SECRETS.mintlifyKey,
+      MINTLIFY_PROJECT_ID: PROJECT_ID,
+      DIGEST_CHANNEL: '',
+    };
+    const failure = await run(process.execPath, ['--import', 'tsx', 'src/digestOnce.ts'], { env }).then(
+      () => undefined,
+      (error: { code?: number; stderr?: string }) => error,
+    );
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr).toContain('DIGEST_CHANNEL is not set');
+  });
+});

@@ -1,0 +1,74 @@
+/**
+ * Slack's Socket Mode, as the fake serves it: `apps.connections.open` (app-level token) answers a
+ * WebSocket URL on the fake; the bot connects, gets `hello`, and each envelope the test sends is
+ * acknowledged by the bot with its `envelope_id` (and, for commands, the ack's payload).
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type WebSocket, WebSocketServer } from 'ws';
+
+export interface SocketModeAck {
+  envelope_id: string;
+  payload?: unknown;
+}
+
+export class SocketModeServer {
+  private readonly wss = new WebSocketServer({ noServer: true });
+  private readonly sockets = new Set<WebSocket>();
+  private readonly acks = new Map<string, (ack: SocketModeAck) => void>();
+  private readonly waiters: Array<() => void> = [];
+
+  constructor(private readonly baseWsUrl: string) {}
+
+  /** The URL `apps.connections.open` answers. */
+  connectionUrl(): string {
+    return `${this.baseWsUrl}/socket/${randomUUID()}`;
+  }
+
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.wss.handleUpgrade(request, socket, head, (ws) => {
+      this.sockets.add(ws);
+      ws.on('close', () => this.sockets.delete(ws));
+      ws.on('message', (data) => {
+        const ack = JSON.parse(String(data)) as SocketModeAck;
+        this.acks.get(ack.envelope_id)?.(ack);
+      });
+      ws.send(JSON.stringify({ type: 'hello', num_connections: 1, connection_info: { app_id: 'A0APP' } }));
+      for (const wake of this.waiters.splice(0)) wake();
+    });
+  }
+
+  /** Resolves once a client is connected. */
+  connected(): Promise<void> {
+    if (this.sockets.size > 0) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Sends an envelope (`slash_commands`, `events_api`, `interactive`) and resolves with the bot's ack. */
+  send(type: string, payload: unknown, timeoutMs = 5_000): Promise<SocketModeAck> {
+    const [socket] = this.sockets;
+    if (!socket) return Promise.reject(new Error('Socket Mode: no client is connected'));
+    const envelopeId = randomUUID();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`Socket Mode: no ack for ${type}`)), timeoutMs);
+      this.acks.set(envelopeId, (ack) => {
+        clearTimeout(timer);
+        resolve(ack);
+      });
+      socket.send(
+        JSON.stringify({
+          envelope_id: envelopeId,
+          type,
+          payload,
+          accepts_response_payload: type !== 'events_api',
+        }),
+      );
+    });
+  }
+
+  close(): void {
+    for (const socket of this.sockets) socket.terminate();
+    this.wss.close();
+  }
+}

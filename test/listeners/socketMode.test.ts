@@ -1,0 +1,38 @@
+import { afterEach, expect, it } from 'vitest';
+import { startSlackFake } from '../fakes/slackFake.js';
+import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
+
+const APP_TOKEN = 'xapp-1-test-app-level-token';
+let h: BotHarness | undefined;
+afterEach(async () => h?.close());
+
+it('in Socket Mode (SLACK_APP_TOKEN set), takes /docs-agent over the WebSocket and starts the job', async () => {
+  const slack = await startSlackFake({ botToken: SECRETS.botToken, appToken: APP_TOKEN });
+  h = await startBot({ slack, env: { SLACK_APP_TOKEN: APP_TOKEN, SLACK_SIGNING_SECRET: undefined } });
+  const socket = slack.socketMode;
+  if (!socket) throw new Error('the fake has no Socket Mode');
+  await socket.connected();
+  expect(slack.callsTo('apps.connections.open')[0]?.token).toBe(APP_TOKEN);
+
+  const ack = await socket.send('slash_commands', {
+    command: '/docs-agent',
+    text: 'Document the new --dry-run flag',
+    user_id: 'U0ADA',
+    channel_id: 'C0DOCS',
+    team_id: 'T0TEAM',
+    api_app_id: 'A0APP',
+    response_url: slack.responseUrl(),
+    trigger_id: '1.2.3',
+  });
+  expect(ack.payload).toMatchObject({
+    response_type: 'ephemeral',
+    text: expect.stringContaining('Starting'),
+  });
+
+  const card = await slack.waitForCall('chat.postMessage');
+  expect(card.args.channel).toBe('C0DOCS');
+  expect(h.mintlify.requestsFor('createJob')[0]?.body).toEqual({ prompt: 'Document the new --dry-run flag' });
+  await h.close();
+  await slack.close();
+  h = undefined;
+});
