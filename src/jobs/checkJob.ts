@@ -1,0 +1,226 @@
+import {
+  type AgentJob,
+  ConnectionError,
+  isMintlifyError,
+  NotFoundError,
+  RateLimitedError,
+  SchemaError,
+  ServiceError,
+  TimeoutError,
+} from '../mintlify/index.js';
+import { tryLease } from '../store/lease.js';
+import { type JobNewsKind, jobNewsText } from './jobNews.js';
+import { announceOnce, editJobCard, type Notice, noticeKey } from './jobNotifications.js';
+import { applyAgentJob, FINISHED, type JobRecord } from './jobRecord.js';
+import type { JobsContext } from './jobsContext.js';
+
+/** What the follower remembers about one job between checks (in this instance only). */
+export interface JobMemory {
+  projectId: string;
+  /** When this round of work began; unknown for a job resumed from the store until its first check. */
+  activeSince: number | undefined;
+  /** A follow-up reopened the job: its card still shows how the previous round ended. */
+  redrawCard: boolean;
+  cardGone: boolean;
+  /** The channel is archived or gone, or the bot was removed: the job is followed without Slack. */
+  slackGone: boolean;
+  schemaLogged: boolean;
+  /** Active for longer than JOB_SLOW_AFTER_MS: checked rarely from now on. */
+  slow: boolean;
+}
+
+export const newJobMemory = (projectId: string): JobMemory => ({
+  projectId,
+  activeSince: undefined,
+  redrawCard: false,
+  cardGone: false,
+  slackGone: false,
+  schemaLogged: false,
+  slow: false,
+});
+
+export type CheckResult =
+  | { kind: 'following' }
+  | { kind: 'done'; why: 'finished' | 'gone' | 'no_record' }
+  /** `problem`: a failure an operator must fix (a refused key, say), for the follower to log once. */
+  | { kind: 'retry'; problem?: unknown }
+  | { kind: 'rate_limited'; retryAfterMs: number | undefined }
+  /** Another check of this job (another instance's) holds the poll lease. */
+  | { kind: 'busy' };
+
+// Long enough for one normal check (a GET and a Slack call or two: well under a second). A check
+// caught in Mintlify's retries can outlive it, and then another instance may check the job too:
+// that costs at worst a repeated card edit, which is harmless; thread replies have their own lease.
+const POLL_LEASE_MS = 30_000;
+
+/**
+ * One check of one job: read it from Mintlify, redraw its card when its status or pull request
+ * changed, post the news its thread is owed, then save the record. The record is saved last,
+ * and only when Slack took everything, so a failed post is simply found again at the next check.
+ */
+export async function checkJob(
+  ctx: JobsContext,
+  jobId: string,
+  memory: JobMemory,
+  now: number,
+): Promise<CheckResult> {
+  const lease = await tryLease(ctx.store.atomic, `poll:${jobId}`, POLL_LEASE_MS);
+  if (!lease) return { kind: 'busy' };
+  try {
+    return await checkHeld(ctx, jobId, memory, now);
+  } finally {
+    await lease.release().catch(() => {}); // it expires on its own if the store is away now
+  }
+}
+
+async function checkHeld(ctx: JobsContext, jobId: string, memory: JobMemory, now: number) {
+  const record = await ctx.records.get(jobId);
+  if (!record) return { kind: 'done', why: 'no_record' } as const;
+  memory.projectId = record.projectId;
+  // A resumed job's first round began when it was created; a later round's start is unknown, so from now.
+  memory.activeSince ??= record.round === 0 ? Date.parse(record.createdAt) || now : now;
+  if (isSettled(record, memory)) return { kind: 'done', why: 'finished' } as const;
+
+  let job: AgentJob;
+  try {
+    job = await ctx.mintlify.getJob(record.projectId, jobId);
+  } catch (error) {
+    return readFailed(ctx, record, memory, error, now);
+  }
+
+  const next = applyAgentJob(record, job, ctx.now());
+  const finished = FINISHED.has(next.status);
+  memory.slow = !finished && now - memory.activeSince >= ctx.config.poll.slowAfterMs;
+  const toldSlack = await tellSlack(ctx, record, next, memory, now);
+  if (!toldSlack) return { kind: 'retry' } as const;
+
+  if (viewChanged(record, next)) {
+    // A follow-up may have reopened the job while we read it: then its record is newer than our answer.
+    await ctx.records.update(jobId, (current) =>
+      current.round === record.round ? applyAgentJob(current, job, ctx.now()) : current,
+    );
+  }
+  return finished ? ({ kind: 'done', why: 'finished' } as const) : ({ kind: 'following' } as const);
+}
+
+/** Redraws the card and posts the news; false when Slack should be asked again at the next check. */
+async function tellSlack(
+  ctx: JobsContext,
+  record: JobRecord,
+  next: JobRecord,
+  memory: JobMemory,
+  now: number,
+): Promise<boolean> {
+  if (record.threadTs === null || memory.slackGone) return true; // the record alone is kept up to date
+  let pending = false;
+
+  if (record.round === 0) memory.redrawCard = false; // a new job's card was drawn a moment ago
+  const cardChanged = next.status !== record.status || next.prLink !== record.prLink;
+  if ((cardChanged || memory.redrawCard) && !memory.cardGone) {
+    const delivery = await editJobCard(ctx, next);
+    if (delivery === 'done') memory.redrawCard = false;
+    else if (delivery === 'retry') pending = true;
+    else if (delivery === 'card_gone') {
+      memory.cardGone = true;
+      ctx.logger.info(`the card of job ${record.jobId} was deleted; its news goes to the thread instead`);
+    } else stopTellingSlack(ctx, record, memory);
+  }
+
+  for (const notice of noticesFor(next, record, memory, now)) {
+    if (memory.slackGone) break;
+    const outcome = await announceOnce(ctx, record.jobId, notice);
+    if (outcome === 'channel_gone') stopTellingSlack(ctx, record, memory);
+    else if (outcome === 'retry' || outcome === 'busy') pending = true;
+  }
+  return !pending;
+}
+
+/** The news this check owes the thread, leaving out what the record says was posted already. */
+function noticesFor(next: JobRecord, before: JobRecord, memory: JobMemory, now: number): Notice[] {
+  const notice = (kind: JobNewsKind) => makeNotice(kind, next, memory, now);
+  const notices: Notice[] = [];
+  if (FINISHED.has(next.status)) notices.push(notice(next.status as JobNewsKind));
+  else {
+    // Without a card, a new pull request would go unseen until the job ends.
+    if (memory.cardGone && next.prLink && next.prLink !== before.prLink) notices.push(notice('pull_request'));
+    if (memory.slow) notices.push(notice('slow'));
+  }
+  return notices.filter(({ key }) => !before.announced.includes(key));
+}
+
+async function readFailed(
+  ctx: JobsContext,
+  record: JobRecord,
+  memory: JobMemory,
+  error: unknown,
+  now: number,
+) {
+  const { jobId } = record;
+  if (error instanceof NotFoundError) {
+    ctx.logger.info(`job ${jobId} is gone from Mintlify (404); following it no more`);
+    const gone = makeNotice('gone', record, memory, now);
+    if (record.threadTs !== null && !memory.slackGone && !record.announced.includes(gone.key)) {
+      const outcome = await announceOnce(ctx, jobId, gone);
+      if (outcome === 'channel_gone') stopTellingSlack(ctx, record, memory);
+      if (outcome === 'retry' || outcome === 'busy') return { kind: 'retry' } as const;
+    }
+    return { kind: 'done', why: 'gone' } as const;
+  }
+  if (error instanceof RateLimitedError) {
+    return { kind: 'rate_limited', retryAfterMs: error.retryAfterMs } as const;
+  }
+  if (error instanceof SchemaError) {
+    if (!memory.schemaLogged) {
+      ctx.logger.warn(
+        `job ${jobId}: Mintlify answered in a shape the published schema does not allow (${error.problems.join('; ')}); body starts ${JSON.stringify(error.bodySnippet)}. Still following it; it will be read again later.`,
+      );
+    }
+    memory.schemaLogged = true;
+    return { kind: 'retry' } as const;
+  }
+  if (error instanceof ServiceError || error instanceof TimeoutError || error instanceof ConnectionError) {
+    ctx.logger.debug(`job ${jobId}: ${error.message}; checking again later`);
+    return { kind: 'retry' } as const;
+  }
+  if (isMintlifyError(error)) return { kind: 'retry', problem: error } as const;
+  throw error;
+}
+
+function makeNotice(kind: JobNewsKind, record: JobRecord, memory: JobMemory, now: number): Notice {
+  const when = {
+    now: new Date(now),
+    activeSince: new Date(memory.activeSince ?? now),
+  };
+  return {
+    key: noticeKey(record.round, kind),
+    round: record.round,
+    text: jobNewsText(kind, record, when),
+  };
+}
+
+/** Finished, and nothing left to tell: its end was announced, or it has no thread we can post in. */
+function isSettled(record: JobRecord, memory: JobMemory): boolean {
+  if (!FINISHED.has(record.status)) return false;
+  if (record.threadTs === null || memory.slackGone) return true;
+  return record.announced.includes(noticeKey(record.round, record.status));
+}
+
+/** What the card and the record show changed (not just `updatedAt`). */
+function viewChanged(before: JobRecord, after: JobRecord): boolean {
+  return (
+    before.status !== after.status ||
+    before.prLink !== after.prLink ||
+    before.round !== after.round ||
+    before.repository !== after.repository ||
+    before.ref !== after.ref ||
+    before.model !== after.model
+  );
+}
+
+function stopTellingSlack(ctx: JobsContext, record: JobRecord, memory: JobMemory): void {
+  if (memory.slackGone) return;
+  memory.slackGone = true;
+  ctx.logger.warn(
+    `Slack no longer lets me post in ${record.channel} (archived or deleted, or I was removed): job ${record.jobId} is still followed and its record kept, without messages`,
+  );
+}

@@ -1,0 +1,52 @@
+import { escapeSlackText, truncate } from '../slack/escape.js';
+import { elapsed } from './jobCard.js';
+import type { JobRecord } from './jobRecord.js';
+
+/**
+ * What the bot says in a job's thread while following it: the end of a round, a job that is
+ * gone or slow, a pull request the card can no longer show. Plain words, one message each;
+ * the requester is mentioned where they need to act or look, so Slack notifies them.
+ */
+export type JobNewsKind = 'completed' | 'failed' | 'archived' | 'gone' | 'slow' | 'pull_request';
+
+const START_AGAIN = 'start a new one with `/docs-agent <instruction>`';
+
+export function jobNewsText(
+  kind: JobNewsKind,
+  record: JobRecord,
+  /** `activeSince`: when this round of work began (the job's start, or the follow-up that reopened it). */
+  when: { now: Date; activeSince: Date },
+): string {
+  const requester = `<@${record.requestedBy}>`;
+  const pr = record.prLink ? pullRequestLink(record.prLink) : undefined;
+  switch (kind) {
+    case 'completed':
+      return pr
+        ? `${requester} :white_check_mark: The docs agent is done: ${pr} is ready for review.`
+        : `${requester} :white_check_mark: The docs agent is done and changed nothing, so there is no pull request. If you expected a change, reply in this thread to say what to do.`;
+    case 'failed':
+      return `${requester} :x: The docs agent job failed. Reply in this thread to have it try again, or ${START_AGAIN}.`;
+    case 'archived':
+      return `${requester} :file_cabinet: This job was archived in Mintlify, so the agent has stopped working on it${pr ? ` (its ${pr} stays open)` : ''}. Reply in this thread to reopen it, or ${START_AGAIN}.`;
+    case 'gone':
+      return `${requester} Mintlify no longer knows this job (\`${escapeSlackText(record.jobId)}\`), so I’ve stopped following it. If the work still needs doing, ${START_AGAIN}.`;
+    case 'slow':
+      return `${requester} :hourglass: This job has been running for ${elapsed(when.activeSince.toISOString(), when.now)}, which is unusually long. I’ll keep checking, less often, and post here when it ends. Reply in this thread to steer it.`;
+    case 'pull_request':
+      return pr
+        ? `The docs agent opened ${pr}. It is still working; I’ll post here when it is done.`
+        : 'The docs agent is still working.';
+  }
+}
+
+/** The same news as a message of its own, for when the job's thread is gone. */
+export function strayJobNewsText(record: JobRecord, news: string): string {
+  const prompt = escapeSlackText(truncate(record.prompt.replace(/\s+/g, ' '), 120));
+  return `About the docs agent job “${prompt}” (\`${escapeSlackText(record.jobId)}\`): ${news}`;
+}
+
+/** A link Slack cannot misread: the characters that end a `<url|label>` are percent-encoded. */
+function pullRequestLink(url: string): string {
+  const safe = url.replace(/[<>|\s]/g, (character) => encodeURIComponent(character));
+  return `<${safe}|the pull request>`;
+}

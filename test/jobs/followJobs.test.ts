@@ -1,0 +1,158 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type BotHarness, startBot } from '../support/botHarness.js';
+import {
+  cardEdits,
+  FAST_POLL,
+  getJobRequests,
+  record,
+  REQUESTER,
+  settle,
+  type StartedJob,
+  startFollowedJob,
+  textOf,
+  threadReplies,
+  waitForCardEdit,
+  waitForReply,
+} from './followSupport.js';
+
+const PR = 'https://github.com/acme/docs/pull/42';
+
+describe('following a job to its end', () => {
+  let h: BotHarness;
+  let sentinel: StartedJob;
+
+  beforeAll(async () => {
+    h = await startBot({ env: FAST_POLL });
+    // Stays active all along: its checks are the clock the tests settle on.
+    sentinel = await startFollowedJob(h, 'Sentinel job that never ends');
+  });
+  afterAll(() => h.close());
+
+  it('edits the card with the pull request and replies once, mentioning the requester, when the job completes', async () => {
+    const job = await startFollowedJob(h, 'Document the dry-run flag');
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+
+    const edit = await waitForCardEdit(h, job, PR);
+    expect(JSON.stringify(edit.args.blocks)).toContain('Open pull request');
+    expect(textOf(edit)).toContain('Pull request ready');
+    const reply = await waitForReply(h, job, PR);
+    expect(textOf(reply)).toContain(`<@${REQUESTER}>`);
+
+    const polls = getJobRequests(h, job.jobId).length;
+    await settle(h, sentinel);
+    expect(threadReplies(h, job)).toHaveLength(1);
+    expect(cardEdits(h, job)).toHaveLength(1);
+    expect(getJobRequests(h, job.jobId)).toHaveLength(polls); // no longer followed
+    expect(await record(h, job.jobId)).toMatchObject({
+      status: 'completed',
+      prLink: PR,
+      announced: ['0:completed'],
+    });
+  });
+
+  it('says plainly that nothing changed when the job completes without a pull request', async () => {
+    const job = await startFollowedJob(h, 'Check the quickstart for typos');
+    h.mintlify.setJob(job.jobId, { status: 'completed' });
+
+    await waitForCardEdit(h, job, 'no changes needed');
+    const reply = await waitForReply(h, job, 'no pull request');
+    expect(textOf(reply)).toContain(`<@${REQUESTER}>`);
+    await settle(h, sentinel);
+    expect(threadReplies(h, job)).toHaveLength(1);
+  });
+
+  it('tells the requester what to do when the job fails', async () => {
+    const job = await startFollowedJob(h, 'Rewrite the API reference');
+    h.mintlify.setJob(job.jobId, { status: 'failed' });
+
+    await waitForCardEdit(h, job, 'Failed');
+    const reply = await waitForReply(h, job, 'failed');
+    expect(textOf(reply)).toContain('Reply in this thread');
+    expect(textOf(reply)).toContain('/docs-agent');
+    await settle(h, sentinel);
+    expect(threadReplies(h, job)).toHaveLength(1);
+  });
+
+  it('says so once when the job is archived', async () => {
+    const job = await startFollowedJob(h, 'Document the old v1 endpoints');
+    h.mintlify.setJob(job.jobId, { status: 'archived' });
+
+    await waitForCardEdit(h, job, 'Archived');
+    await waitForReply(h, job, 'archived');
+    await settle(h, sentinel);
+    expect(threadReplies(h, job)).toHaveLength(1);
+    expect((await record(h, job.jobId))?.status).toBe('archived');
+  });
+
+  it('shows a pull request on the card as soon as it appears, and replies only when the job ends', async () => {
+    const job = await startFollowedJob(h, 'Add a page about webhooks');
+    h.mintlify.setJob(job.jobId, { prLink: PR });
+
+    const edit = await waitForCardEdit(h, job, PR);
+    expect(textOf(edit)).toContain('Working on it');
+    await settle(h, sentinel);
+    expect(threadReplies(h, job)).toHaveLength(0);
+    expect(cardEdits(h, job)).toHaveLength(1);
+
+    h.mintlify.setJob(job.jobId, { status: 'completed' });
+    await waitForReply(h, job, PR);
+    await settle(h, sentinel);
+    expect(threadReplies(h, job)).toHaveLength(1);
+    expect(cardEdits(h, job)).toHaveLength(2);
+  });
+
+  it('follows a job reopened by a follow-up and announces its new end too', async () => {
+    const job = await startFollowedJob(h, 'Document rate limits');
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+    await waitForReply(h, job, PR);
+
+    const reply = h.slack.seedMessage(job.channel, {
+      user: REQUESTER,
+      text: 'Also add an example with curl',
+      thread_ts: job.cardTs,
+    });
+    await h.event({
+      type: 'message',
+      channel: job.channel,
+      channel_type: 'channel',
+      user: REQUESTER,
+      text: reply.text,
+      ts: reply.ts,
+      thread_ts: job.cardTs,
+    });
+    await h.slack.waitForCall('reactions.add', (call) => call.args.timestamp === reply.ts);
+    expect((await record(h, job.jobId))?.round).toBe(1);
+    // The card no longer shows the first round's ending.
+    await h.slack.waitForCall(
+      'chat.update',
+      (call) => call.args.ts === job.cardTs && call.response.ok === true && textOf(call).includes('Working on it'),
+    );
+    expect(threadReplies(h, job)).toHaveLength(1);
+
+    h.mintlify.setJob(job.jobId, { status: 'completed' });
+    await h.slack.waitForCalls(
+      'chat.postMessage',
+      2,
+      (call) => call.args.thread_ts === job.cardTs && call.response.ok === true && textOf(call).includes(PR),
+    );
+    await settle(h, sentinel);
+    expect(threadReplies(h, job)).toHaveLength(2);
+    expect((await record(h, job.jobId))?.announced).toEqual(['0:completed', '1:completed']);
+  });
+});
+
+describe('following a job with the in-memory store', () => {
+  it('announces the end once, as with Redis', async () => {
+    const h = await startBot({ env: FAST_POLL, memory: true });
+    try {
+      const sentinel = await startFollowedJob(h, 'Sentinel job that never ends');
+      const job = await startFollowedJob(h, 'Document the CLI');
+      h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+      await waitForReply(h, job, PR);
+      await settle(h, sentinel);
+      expect(threadReplies(h, job)).toHaveLength(1);
+    } finally {
+      await h.close();
+    }
+  });
+});

@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type BotHarness, startBot } from '../support/botHarness.js';
+import {
+  FAST_POLL,
+  getJobRequests,
+  record,
+  requestsForJob,
+  settle,
+  type StartedJob,
+  startFollowedJob,
+  threadReplies,
+  waitForReply,
+} from './followSupport.js';
+
+const PR = 'https://github.com/acme/docs/pull/7';
+
+describe('following a job while Mintlify misbehaves', () => {
+  let h: BotHarness;
+  let sentinel: StartedJob;
+
+  beforeAll(async () => {
+    h = await startBot({ env: FAST_POLL });
+    sentinel = await startFollowedJob(h, 'Sentinel job that never ends');
+  });
+  afterAll(() => h.close());
+
+  it('says once that a job is gone when Mintlify no longer knows it, and stops asking', async () => {
+    const job = await startFollowedJob(h, 'Document the export command');
+    h.mintlify.jobs.delete(job.jobId);
+
+    await waitForReply(h, job, 'no longer knows this job');
+    const polls = getJobRequests(h, job.jobId).length;
+    await settle(h, sentinel);
+    expect(getJobRequests(h, job.jobId)).toHaveLength(polls);
+    expect(threadReplies(h, job)).toHaveLength(1);
+    expect((await record(h, job.jobId))?.announced).toEqual(['0:gone']);
+  });
+
+  it('slows down on a 429 with Retry-After and still sees the job complete', async () => {
+    const job = await startFollowedJob(h, 'Document pagination');
+    const before = getJobRequests(h, job.jobId).length;
+    h.mintlify.injectFault(requestsForJob(job.jobId), { status: 429, retryAfter: '1' });
+    await expect.poll(() => getJobRequests(h, job.jobId).length).toBeGreaterThanOrEqual(before + 1);
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+
+    // After the Retry-After second: the project's checks paused instead of failing the job.
+    await waitForReply(h, job, PR);
+    expect(h.logs.some((line) => line.includes('rate-limited job checks'))).toBe(true);
+    await settle(h, sentinel);
+    expect(threadReplies(h, job)).toHaveLength(1);
+  });
+
+  it('slows down on a 429 without Retry-After and still sees the job complete', async () => {
+    const job = await startFollowedJob(h, 'Document retries');
+    const before = getJobRequests(h, job.jobId).length;
+    // More than the client retries inside one check, so the follower sees the 429 itself.
+    h.mintlify.injectFault(requestsForJob(job.jobId), { status: 429 }, 10);
+    await expect
+      .poll(() => getJobRequests(h, job.jobId).length, { timeout: 5_000 })
+      .toBeGreaterThanOrEqual(before + 10);
+    h.mintlify.setJob(job.jobId, { status: 'failed' });
+
+    await waitForReply(h, job, 'failed');
+    await settle(h, sentinel);
+    expect(threadReplies(h, job)).toHaveLength(1);
+  });
+
+  it('keeps following through a burst of 5xx answers', async () => {
+    const job = await startFollowedJob(h, 'Document the SDK');
+    const before = getJobRequests(h, job.jobId).length;
+    h.mintlify.injectFault(requestsForJob(job.jobId), { status: 503 }, 8);
+    h.mintlify.injectFault(requestsForJob(job.jobId), { status: 500 }, 4);
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+
+    await waitForReply(h, job, PR);
+    expect(getJobRequests(h, job.jobId).length).toBeGreaterThan(before + 12);
+    await settle(h, sentinel);
+    expect(threadReplies(h, job)).toHaveLength(1);
+  });
+
+  it('logs a schema-breaking answer once, reads the job again later, and never crashes', async () => {
+    const job = await startFollowedJob(h, 'Document the config file');
+    const before = getJobRequests(h, job.jobId).length;
+    h.mintlify.injectFault(requestsForJob(job.jobId), { schemaBreaking: true }, 4);
+    await expect.poll(() => getJobRequests(h, job.jobId).length).toBeGreaterThanOrEqual(before + 4);
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+
+    await waitForReply(h, job, PR);
+    const schemaLines = h.logs.filter((line) => line.includes(`job ${job.jobId}: Mintlify answered in a shape`));
+    expect(schemaLines).toHaveLength(1);
+    await settle(h, sentinel);
+    expect(threadReplies(h, job)).toHaveLength(1);
+  });
+});
+
+describe('a job that runs unusually long', () => {
+  it('is reported once in its thread, then still followed to its end', async () => {
+    const h = await startBot({ env: { ...FAST_POLL, JOB_SLOW_AFTER_MS: '1000' } });
+    try {
+      const job = await startFollowedJob(h, 'Migrate every page to the new theme');
+      await waitForReply(h, job, 'unusually long');
+      const polls = getJobRequests(h, job.jobId).length;
+      // Checked on, rarely (POLL_SLOW_INTERVAL_MS), and never dropped.
+      await expect.poll(() => getJobRequests(h, job.jobId).length).toBeGreaterThanOrEqual(polls + 2);
+      expect(threadReplies(h, job)).toHaveLength(1);
+
+      h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+      await waitForReply(h, job, PR);
+      expect(threadReplies(h, job)).toHaveLength(2);
+      await expect.poll(async () => (await record(h, job.jobId))?.announced).toEqual(['0:slow', '0:completed']);
+    } finally {
+      await h.close();
+    }
+  });
+});

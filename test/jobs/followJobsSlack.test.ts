@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type BotHarness, startBot } from '../support/botHarness.js';
+import {
+  cardEdits,
+  FAST_POLL,
+  record,
+  settle,
+  type StartedJob,
+  startFollowedJob,
+  textOf,
+  threadReplies,
+  waitForReply,
+} from './followSupport.js';
+
+const PR = 'https://github.com/acme/docs/pull/99';
+
+describe('following a job when Slack refuses a message', () => {
+  let h: BotHarness;
+  let sentinel: StartedJob;
+
+  beforeAll(async () => {
+    h = await startBot({ env: FAST_POLL });
+    sentinel = await startFollowedJob(h, 'Sentinel job that never ends');
+  });
+  afterAll(() => h.close());
+
+  it('posts the news in the thread when the card was deleted', async () => {
+    const job = await startFollowedJob(h, 'Document the audit log');
+    h.slack.failNext('chat.update', { error: 'message_not_found' });
+    h.mintlify.setJob(job.jobId, { prLink: PR });
+
+    const news = await waitForReply(h, job, PR);
+    expect(textOf(news)).toContain('still working');
+    h.mintlify.setJob(job.jobId, { status: 'completed' });
+    await waitForReply(h, job, 'is done');
+    await settle(h, sentinel);
+    expect(threadReplies(h, job)).toHaveLength(2);
+    // The deleted card is not asked for again.
+    expect(h.slack.callsTo('chat.update').filter((call) => call.args.ts === job.cardTs)).toHaveLength(1);
+  });
+
+  it('posts the news as a message of its own when the thread is gone', async () => {
+    const job = await startFollowedJob(h, 'Document the billing page');
+    h.slack.failNext('chat.postMessage', { error: 'thread_not_found' });
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+
+    const stray = await h.slack.waitForCall(
+      'chat.postMessage',
+      (call) => call.args.thread_ts === undefined && call.response.ok === true && textOf(call).includes(PR),
+    );
+    expect(textOf(stray)).toContain(job.jobId);
+    await settle(h, sentinel);
+    expect(threadReplies(h, job)).toHaveLength(0);
+    expect((await record(h, job.jobId))?.announced).toEqual(['0:completed']);
+  });
+
+  it('keeps the record but stops posting when the channel is archived', async () => {
+    const job = await startFollowedJob(h, 'Document the teams API');
+    h.slack.failNext('chat.update', { error: 'is_archived' });
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+
+    await expect.poll(async () => (await record(h, job.jobId))?.status).toBe('completed');
+    await settle(h, sentinel);
+    expect(threadReplies(h, job)).toHaveLength(0);
+    expect((await record(h, job.jobId))?.prLink).toBe(PR);
+    expect(h.logs.filter((line) => line.includes(`job ${job.jobId} is still followed`))).toHaveLength(1);
+  });
+
+  it('never drops the final reply when Slack fails to take it: the next check posts it', async () => {
+    const job = await startFollowedJob(h, 'Document the search page');
+    // More failures than the WebClient retries, so the first check gives up on the reply.
+    h.slack.failNext('chat.postMessage', { status: 500, error: 'internal_error' }, 4);
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+
+    await waitForReply(h, job, PR);
+    expect(
+      h.slack.callsTo('chat.postMessage').filter((call) => call.args.thread_ts === job.cardTs).length,
+    ).toBeGreaterThan(1);
+    await settle(h, sentinel);
+    expect(threadReplies(h, job)).toHaveLength(1);
+    expect(cardEdits(h, job).length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('follows a job whose card was never posted, keeping only its record up to date', async () => {
+    const channel = 'C0NOTMEMBER';
+    h.slack.failNext('chat.postMessage', { error: 'not_in_channel' });
+    await h.command('Document the changelog', { channel_id: channel });
+    await h.slack.waitForCall('chat.postMessage', (call) => call.args.channel === channel);
+    const jobId = [...h.mintlify.jobs.keys()].at(-1) as string;
+    await expect.poll(async () => (await record(h, jobId))?.threadTs).toBeNull();
+
+    h.mintlify.setJob(jobId, { status: 'completed', prLink: PR });
+    await expect.poll(async () => (await record(h, jobId))?.status).toBe('completed');
+    expect((await record(h, jobId))?.prLink).toBe(PR);
+    await settle(h, sentinel);
+    const inChannel = h.slack.calls.filter((call) => call.args.channel === channel);
+    expect(inChannel).toHaveLength(1); // the refused card, nothing since
+  });
+});
