@@ -5,6 +5,7 @@ import {
   type CustomRoute,
   HTTPReceiver,
   type Logger,
+  type LogLevel,
   type Receiver,
   SocketModeReceiver,
   type webApi,
@@ -12,6 +13,8 @@ import {
 import type { Config } from './config.js';
 import { createDigestContext, type DigestContext } from './digest/digestContext.js';
 import { digestSchedule } from './digest/digestSchedule.js';
+import { HomeRefresher } from './home/homeRefresher.js';
+import { publishHome } from './home/publishHome.js';
 import { InFlight } from './inFlight.js';
 import { createJobFollower, type JobFollower } from './jobs/followJobs.js';
 import { JobRecords } from './jobs/jobRecord.js';
@@ -21,6 +24,8 @@ import * as actions from './listeners/actions/index.js';
 import * as commands from './listeners/commands/index.js';
 import type { ListenerContext } from './listeners/context.js';
 import * as events from './listeners/events/index.js';
+import * as shortcuts from './listeners/shortcuts/index.js';
+import * as views from './listeners/views/index.js';
 import { MintlifyClient, type MintlifyClientOptions } from './mintlify/index.js';
 import { cachedUserNames } from './slack/userNames.js';
 import { RateLedger } from './store/rateLedger.js';
@@ -78,6 +83,8 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
     token: config.slack.botToken,
     receiver,
     logger,
+    // Without it Bolt resets the logger to INFO, and LOG_LEVEL would be ignored.
+    logLevel: config.logLevel as LogLevel,
     clientOptions: {
       ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl } : {}),
       retryConfig: options.slackRetries ?? SLACK_RETRIES,
@@ -95,7 +102,13 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
     logger,
     now,
     onJobActive: (jobId) => follower.follow(jobId),
+    onJobChanged: (record) => home.refresh(record.requestedBy),
   };
+  const home = new HomeRefresher({
+    publish: (user) => publishHome(jobs, user),
+    logger,
+    track: (work) => inFlight.run(work),
+  });
   const follower = createJobFollower(jobs, { track: (work) => inFlight.run(work), ...options.follow });
   // Aborted on stop: a digest waiting out the analytics rate limit stops waiting.
   const shutdown = new AbortController();
@@ -115,9 +128,12 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
     userNames: cachedUserNames(app.client, logger),
     inFlight,
     digest,
+    home,
   };
   commands.register(app, context);
   events.register(app, context);
+  shortcuts.register(app, context);
+  views.register(app, context);
   actions.register(app);
   app.error(async (error) => {
     logger.error(`unhandled error in a listener: ${String(error)}`);
@@ -146,6 +162,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
     async stop() {
       if (started) await app.stop().catch((error) => logger.warn(`stopping the receiver: ${String(error)}`));
       follower.stop(); // checks already running finish in the drain below
+      home.stop();
       shutdown.abort();
       await schedule?.stop();
       if (!(await inFlight.drain(DRAIN_MS)))

@@ -220,6 +220,7 @@ export class ConfigError extends Error {
         ...problems.map(({ variable, problem }) => `  - ${variable} ${problem}`),
         '',
         'Set these in the environment (or in a .env file for `npm run dev`); README.md lists every variable.',
+        'To try the bot without Slack or a Mintlify account, run: npm run sandbox',
       ].join('\n'),
     );
     this.name = 'ConfigError';

@@ -75,6 +75,7 @@ describe('configuration', () => {
       ].sort(),
     );
     expect(error.message).toContain('10 configuration problems');
+    expect(error.message).toContain('npm run sandbox');
     expect(error.message).toContain('SLACK_BOT_TOKEN must be a bot token starting with xoxb-');
     expect(error.message).not.toContain('xoxp-user-token-secret');
   });

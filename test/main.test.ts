@@ -38,6 +38,9 @@ describe('npm start', () => {
     expect(bot.output()).toContain('MINTLIFY_API_KEY is missing');
     expect(bot.output()).toContain('SLACK_SIGNING_SECRET is missing');
     expect(bot.output()).toContain('README.md');
+    expect(bot.output()).toContain(
+      'To try the bot without Slack or a Mintlify account, run: npm run sandbox',
+    );
     expect(bot.output()).not.toContain(SECRETS.botToken);
   });
 

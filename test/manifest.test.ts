@@ -3,12 +3,17 @@ import { Ajv } from 'ajv';
 import addFormatsPlugin from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { SEND_TO_AGENT_SHORTCUT } from '../src/jobs/shortcutModal.js';
 
 const readJson = (path: string): unknown => JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8'));
 const manifestText = readFileSync(new URL('../manifest.yml', import.meta.url), 'utf8');
 
 interface Manifest {
-  features: { slash_commands: Array<{ command: string; usage_hint?: string; url?: string }> };
+  features: {
+    slash_commands: Array<{ command: string; usage_hint?: string; url?: string }>;
+    shortcuts: Array<{ name: string; type: string; callback_id: string }>;
+    app_home: Record<string, boolean>;
+  };
   oauth_config: { scopes: { bot: string[] } };
   settings: {
     event_subscriptions: { request_url?: string; bot_events: string[] };
@@ -51,6 +56,8 @@ describe('manifest.yml', () => {
         'groups:history',
         'reactions:write',
         'users:read',
+        'app_mentions:read',
+        'im:history',
       ].sort(),
     );
   });
@@ -71,6 +78,24 @@ describe('manifest.yml', () => {
       request_url: 'https://YOUR-APP-HOST/slack/events',
     });
     expect(manifest.settings.socket_mode_enabled).toBe(false);
+  });
+
+  it('offers the message shortcut, the Home tab and the DM, and subscribes to mentions, DMs and Home opens', () => {
+    expect(manifest.features.shortcuts).toEqual([
+      expect.objectContaining({
+        type: 'message',
+        callback_id: SEND_TO_AGENT_SHORTCUT,
+        name: 'Send to docs agent',
+      }),
+    ]);
+    expect(manifest.features.app_home).toEqual({
+      home_tab_enabled: true,
+      messages_tab_enabled: true,
+      messages_tab_read_only_enabled: false,
+    });
+    expect(manifest.settings.event_subscriptions.bot_events).toEqual(
+      expect.arrayContaining(['app_mention', 'message.im', 'app_home_opened']),
+    );
   });
 
   it('fails validation when a key is misspelt or a value breaks a rule', () => {

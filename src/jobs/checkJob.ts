@@ -66,10 +66,19 @@ export async function checkJob(
 ): Promise<CheckResult> {
   const lease = await tryLease(ctx.store.atomic, `poll:${jobId}`, POLL_LEASE_MS);
   if (!lease) return { kind: 'busy' };
+  let result: CheckResult | undefined;
   try {
-    return await checkHeld(ctx, jobId, memory, now);
+    result = await checkHeld(ctx, jobId, memory, now);
+    return result;
   } finally {
-    await lease.release().catch(() => {}); // it expires on its own if the store is away now
+    // Other instances follow the same jobs: holding the lease for most of a poll interval after a
+    // check makes them skip a job that was just read, so N instances do not read it N times as often.
+    // (This instance checks it again no sooner than 0.8 interval, when the lease has expired.)
+    const settle =
+      result?.kind === 'done'
+        ? lease.release()
+        : lease.keepFor(Math.max(1, Math.floor(ctx.config.poll.intervalMs * 0.7)));
+    await settle.catch(() => {}); // it expires on its own if the store is away now
   }
 }
 
@@ -96,9 +105,11 @@ async function checkHeld(ctx: JobsContext, jobId: string, memory: JobMemory, now
 
   if (viewChanged(record, next)) {
     // A follow-up may have reopened the job while we read it: then its record is newer than our answer.
-    await ctx.records.update(jobId, (current) =>
+    const saved = await ctx.records.update(jobId, (current) =>
       current.round === record.round ? applyAgentJob(current, job, ctx.now()) : current,
     );
+    // The requester's Home tab lists this job: let it show the change (the refresher throttles).
+    if (saved) ctx.onJobChanged?.(saved);
   }
   return finished ? ({ kind: 'done', why: 'finished' } as const) : ({ kind: 'following' } as const);
 }
@@ -164,6 +175,8 @@ async function readFailed(
       if (outcome === 'channel_gone') stopTellingSlack(ctx, record, memory);
       if (outcome === 'retry' || outcome === 'busy') return { kind: 'retry' } as const;
     }
+    // Out of the unfinished list, so a restart does not follow (and ask Mintlify about) it again.
+    await ctx.records.update(jobId, (current) => ({ ...current, goneAt: new Date(now).toISOString() }));
     return { kind: 'done', why: 'gone' } as const;
   }
   if (error instanceof RateLimitedError) {

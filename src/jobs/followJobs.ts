@@ -19,6 +19,9 @@ import {
  * `checkJob`; this file only decides when checks run.
  */
 
+// Enough failed checks in a row to be an outage rather than a blip worth no one's attention.
+const OUTAGE_AFTER = 20;
+
 export interface FollowerOptions {
   timing: PollTiming;
   concurrency: number;
@@ -47,8 +50,8 @@ interface Followed {
 
 export class JobFollower {
   private readonly followed = new Map<string, Followed>();
-  /** Jobs Mintlify answered 404 for: not picked up again from the store's unfinished index. */
-  private readonly gone = new Set<string>();
+  /** Jobs Mintlify no longer knows (404), or without a record: not picked up again from the store's index. */
+  private readonly dropped = new Set<string>();
   private readonly queue = new DueQueue();
   private readonly budget: PollBudget;
   private readonly clock: Clock;
@@ -59,7 +62,8 @@ export class JobFollower {
   private resyncTimer: unknown;
   private started = false;
   private stopped = false;
-  private troubled = false;
+  private problemLogged = false;
+  private failuresInARow = 0;
 
   constructor(private readonly options: FollowerOptions) {
     this.clock = options.clock ?? systemClock;
@@ -96,13 +100,12 @@ export class JobFollower {
   follow(jobId: string): void {
     if (this.stopped) return;
     const entry = this.entry(jobId);
-    this.gone.delete(jobId);
-    Object.assign(entry.memory, {
-      activeSince: this.clock.now(),
-      redrawCard: true,
-      slow: false,
-    });
-    entry.memory.slackGone = false; // a follow-up came from the thread, so we can post there again
+    this.dropped.delete(jobId);
+    const { memory } = entry;
+    memory.activeSince = this.clock.now(); // a new round of work: fresh cadence, not slow
+    memory.slow = false;
+    memory.redrawCard = true;
+    memory.slackGone = false; // a follow-up came from the thread, so the bot can post there again
     entry.failures = 0;
     if (entry.running) entry.followAgain = true;
     else this.schedule(jobId, entry, jittered(this.options.timing.intervalMs, this.random));
@@ -129,7 +132,7 @@ export class JobFollower {
     try {
       const ids = await this.options.unfinishedIds();
       for (const jobId of ids) {
-        if (this.followed.has(jobId) || this.gone.has(jobId)) continue;
+        if (this.followed.has(jobId) || this.dropped.has(jobId)) continue;
         this.schedule(jobId, this.entry(jobId), resumeDelayMs(this.options.timing, this.random));
       }
     } catch (error) {
@@ -232,19 +235,31 @@ export class JobFollower {
         return this.schedule(jobId, entry, jittered(retryDelayMs(timing, job, entry.failures), this.random));
       case 'done':
         this.followed.delete(jobId);
-        if (result.why === 'gone') this.gone.add(jobId);
+        if (result.why !== 'finished') this.dropped.add(jobId);
         return;
     }
   }
 
-  /** A failure an operator must fix is logged once, and its end once, not once per job and check. */
+  /**
+   * Failures are logged once per streak, not once per job and check: a problem an operator must fix
+   * (a refused key, the store away) at once, a run of passing failures (an outage) after a while.
+   */
   private report(result: CheckResult): void {
-    if (result.kind === 'retry' && result.problem !== undefined) {
-      if (!this.troubled) this.options.logger.error(`checking jobs fails: ${String(result.problem)}`);
-      this.troubled = true;
-    } else if (result.kind !== 'retry' && this.troubled) {
-      this.troubled = false;
-      this.options.logger.info('checking jobs works again');
+    const { logger } = this.options;
+    if (result.kind !== 'retry' && result.kind !== 'rate_limited') {
+      if (this.problemLogged || this.failuresInARow >= OUTAGE_AFTER) logger.info('checking jobs works again');
+      this.problemLogged = false;
+      this.failuresInARow = 0;
+      return;
+    }
+    this.failuresInARow += 1;
+    if (result.kind === 'retry' && result.problem !== undefined && !this.problemLogged) {
+      logger.error(`checking jobs fails: ${String(result.problem)}`);
+      this.problemLogged = true;
+    } else if (this.failuresInARow === OUTAGE_AFTER && !this.problemLogged) {
+      logger.warn(
+        `the last ${OUTAGE_AFTER} job checks failed (Mintlify or Slack is struggling); every job is still followed, with backoff`,
+      );
     }
   }
 }

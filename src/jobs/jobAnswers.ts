@@ -12,6 +12,9 @@ const LOW_BUDGET = 10;
 export const USAGE = [
   '*How to use the docs agent*',
   '• `/docs-agent <instruction>`: start a job, for example `/docs-agent Document the new --dry-run flag`. The agent edits the docs and opens a pull request.',
+  '• `@docs-agent <instruction>` in a channel or a thread does the same; in a thread, the agent also reads the thread so far.',
+  '• *Send to docs agent* in a message’s ⋮ menu: a job about that message (and its thread, if you like).',
+  '• A direct message to me starts a job too; my Home tab lists your recent jobs.',
   '• Reply in the job card’s thread to steer the job. Start a reply with `//` to keep it between people.',
   '• `/docs-agent status`: this channel’s recent jobs.',
   '• `/docs-agent digest`: the most visited docs pages of the last 7 days, posted in this channel.',

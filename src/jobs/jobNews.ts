@@ -19,22 +19,23 @@ export function jobNewsText(
 ): string {
   const requester = `<@${record.requestedBy}>`;
   const pr = record.prLink ? pullRequestLink(record.prLink) : undefined;
+  const itsPr = pr ? ` Its pull request: ${pr}.` : '';
   switch (kind) {
     case 'completed':
       return pr
-        ? `${requester} :white_check_mark: The docs agent is done: ${pr} is ready for review.`
+        ? `${requester} :white_check_mark: The docs agent is done: pull request ${pr} is ready for review.`
         : `${requester} :white_check_mark: The docs agent is done and changed nothing, so there is no pull request. If you expected a change, reply in this thread to say what to do.`;
     case 'failed':
       return `${requester} :x: The docs agent job failed. Reply in this thread to have it try again, or ${START_AGAIN}.`;
     case 'archived':
-      return `${requester} :file_cabinet: This job was archived in Mintlify, so the agent has stopped working on it${pr ? ` (its ${pr} stays open)` : ''}. Reply in this thread to reopen it, or ${START_AGAIN}.`;
+      return `${requester} :file_cabinet: This job was archived in Mintlify, so the agent has stopped working on it.${itsPr} Reply in this thread to reopen it, or ${START_AGAIN}.`;
     case 'gone':
       return `${requester} Mintlify no longer knows this job (\`${escapeSlackText(record.jobId)}\`), so I’ve stopped following it. If the work still needs doing, ${START_AGAIN}.`;
     case 'slow':
       return `${requester} :hourglass: This job has been running for ${elapsed(when.activeSince.toISOString(), when.now)}, which is unusually long. I’ll keep checking, less often, and post here when it ends. Reply in this thread to steer it.`;
     case 'pull_request':
       return pr
-        ? `The docs agent opened ${pr}. It is still working; I’ll post here when it is done.`
+        ? `The docs agent opened pull request ${pr}. It is still working; I’ll post here when it is done.`
         : 'The docs agent is still working.';
   }
 }
@@ -45,8 +46,12 @@ export function strayJobNewsText(record: JobRecord, news: string): string {
   return `About the docs agent job “${prompt}” (\`${escapeSlackText(record.jobId)}\`): ${news}`;
 }
 
-/** A link Slack cannot misread: the characters that end a `<url|label>` are percent-encoded. */
+/**
+ * A link Slack cannot misread (the characters that end a `<url|label>` are percent-encoded),
+ * labelled `owner/repo#42` for a GitHub pull request and shown as it is otherwise.
+ */
 function pullRequestLink(url: string): string {
   const safe = url.replace(/[<>|\s]/g, (character) => encodeURIComponent(character));
-  return `<${safe}|the pull request>`;
+  const github = /^https:\/\/github\.com\/([\w.-]+\/[\w.-]+)\/pull\/(\d+)/.exec(url);
+  return github ? `<${safe}|${github[1]}#${github[2]}>` : `<${safe}>`;
 }

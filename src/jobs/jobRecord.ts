@@ -30,6 +30,8 @@ export interface JobRecord {
   createdAt: string;
   updatedAt: string;
   finishedAt: string | null;
+  /** Set when Mintlify answered 404 for the job: it is gone, and no longer followed. */
+  goneAt?: string;
   /** Goes up each time a finished job is reopened (by a follow-up), so its next end is announced too. */
   round: number;
   /** Notifications already posted in the thread, as `round:status` keys. */
@@ -82,7 +84,7 @@ export class JobRecords {
     const { atomic, kv } = this.store;
     await kv.set(jobKey(record.jobId), record);
     await Promise.all([
-      FINISHED.has(record.status)
+      FINISHED.has(record.status) || record.goneAt
         ? atomic.indexRemove(UNFINISHED, record.jobId)
         : atomic.indexAdd(UNFINISHED, record.jobId, score),
       atomic.indexAdd(channelIndex(record.channel), record.jobId, score, RECENT_PER_CHANNEL),

@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import type { MintlifyClient } from '../mintlify/index.js';
 import type { RateLedger } from '../store/rateLedger.js';
 import type { Store } from '../store/store.js';
-import type { JobRecords } from './jobRecord.js';
+import type { JobRecord, JobRecords } from './jobRecord.js';
 
 /** What the job use cases need, built once in app.ts and passed in. */
 export interface JobsContext {
@@ -17,4 +17,6 @@ export interface JobsContext {
   now: () => Date;
   /** Called when a job starts or is reopened, so the follower picks it up. */
   onJobActive: (jobId: string) => void;
+  /** Called when what a person would see of a job changed (its status, its pull request): the Home tab refreshes. */
+  onJobChanged?: (record: JobRecord) => void;
 }

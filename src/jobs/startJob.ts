@@ -96,9 +96,15 @@ export async function startJob(ctx: JobsContext, input: StartJobInput): Promise<
       unfurl_media: false,
     });
     const cardTs = posted.ts ?? null;
-    record = { ...record, cardTs, threadTs: input.threadTs ?? cardTs };
-    await ctx.records.save(record);
+    const threadTs = input.threadTs ?? cardTs;
+    // Merged into the stored record: the follower may have saved a newer status meanwhile.
+    record = (await ctx.records.update(record.jobId, (current) => ({ ...current, cardTs, threadTs }))) ?? {
+      ...record,
+      cardTs,
+      threadTs,
+    };
     logger.info(`job ${record.jobId} started by ${input.requestedBy} in ${input.channel} (${input.door})`);
+    ctx.onJobChanged?.(record); // the requester's Home tab lists it
     return { kind: 'started', record, budget };
   } catch (error) {
     const reason = classifySlackError(error) === 'not_in_channel' ? 'not_in_channel' : 'other';

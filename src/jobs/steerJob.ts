@@ -37,8 +37,6 @@ export async function steerJob(
 ): Promise<SteerJobOutcome> {
   const record = await ctx.records.byThread(input.channel, input.threadTs);
   if (!record) return { kind: 'ignored', why: 'not_a_job_thread' };
-  const refusal = accessRefusal(ctx.config.access, input.user, input.channel);
-  if (refusal) return { kind: 'refused', text: refusal };
 
   const prompt = (await slackToPlainText(input.text, userNames)).trim();
   if (prompt.startsWith(BETWEEN_PEOPLE)) return { kind: 'ignored', why: 'between_people' };
@@ -46,6 +44,9 @@ export async function steerJob(
   if (!(await firstSighting(ctx.store.atomic, `message:${input.channel}:${input.messageTs}`))) {
     return { kind: 'ignored', why: 'already_sent' };
   }
+  // After the dedupe, so a reply delivered as both a message and a mention is refused once.
+  const refusal = accessRefusal(ctx.config.access, input.user, input.channel);
+  if (refusal) return { kind: 'refused', text: refusal };
 
   try {
     // Sent even when the job looks finished: the service decides whether to reopen it.

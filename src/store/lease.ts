@@ -4,6 +4,8 @@ import type { AtomicOps } from './atomic.js';
 export interface Lease {
   readonly key: string;
   release(): Promise<void>;
+  /** Keeps the lease (still ours) for `ttlMs` from now instead of releasing it. */
+  keepFor(ttlMs: number): Promise<void>;
 }
 
 /**
@@ -19,6 +21,9 @@ export async function tryLease(atomic: AtomicOps, name: string, ttlMs: number): 
     key,
     release: async () => {
       await atomic.deleteIfValue(key, token);
+    },
+    keepFor: async (keepMs) => {
+      await atomic.extendIfValue(key, token, keepMs);
     },
   };
 }

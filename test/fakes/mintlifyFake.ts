@@ -9,7 +9,8 @@
  * - A project other than `projectId` answers 403 (the key has no access to it).
  * - Visitors requests without dateFrom/dateTo answer 400: the service's default range is
  *   undocumented, so the bot must always send both.
- * - Visitors rows are served in insertion order, unsorted; the date range filters nothing.
+ * - Visitors rows are served in insertion order, unsorted; the date range filters nothing, except
+ *   that rows set for one `dateFrom` with `setVisitorsOf` answer the requests starting that day.
  * - A `destroySocket` fault lets the request take effect (a job is created) before the socket is
  *   cut, as when an answer is lost on the way back.
  */
@@ -26,7 +27,7 @@ import {
   send,
 } from './mintlifyFakeHttp.js';
 
-export type { FakeOperation, RecordedRequest } from './mintlifyFakeHttp.js';
+export type { Answer, FakeOperation, RecordedRequest } from './mintlifyFakeHttp.js';
 
 export type Fault =
   /** Answer this status with `{error}`, or `body` as JSON, or `rawBody` as is; e.g. 401, 403, 429, 503. */
@@ -65,6 +66,13 @@ export interface MintlifyFake {
   addVisitors(rows: VisitorsRow[]): void;
   /** Replaces the rows; totals default to the column sums. */
   setVisitors(rows: VisitorsRow[], totals?: VisitorsTotals): void;
+  /** The rows (and totals) for requests whose dateFrom is this day (YYYY-MM-DD), e.g. last week's. */
+  setVisitorsOf(dateFrom: string, rows: VisitorsRow[], totals?: VisitorsTotals): void;
+  /**
+   * Calls `listener` after the fake has acted on each request, with the answer it gives normally
+   * (an injected fault may still change what goes on the wire); returns a function that stops it.
+   */
+  onAnswer(listener: (request: RecordedRequest, answer: Answer) => void): () => void;
   /** The next `times` requests that match get `fault` instead of (or on top of) the normal answer. */
   injectFault(match: FaultMatch, fault: Fault, times?: number): void;
   clearFaults(): void;
@@ -91,6 +99,8 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
   const jobs = new Map<string, AgentJob>();
   let visitors: VisitorsRow[] = [];
   let fixedTotals: VisitorsTotals | undefined;
+  const visitorsByDateFrom = new Map<string, { rows: VisitorsRow[]; totals: VisitorsTotals | undefined }>();
+  const answerListeners = new Set<(request: RecordedRequest, answer: Answer) => void>();
   let faults: Array<{ match: FaultMatch; fault: Fault; remaining: number }> = [];
   let jobCounter = 0;
   const shutdown = new AbortController();
@@ -139,10 +149,16 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
         details: details.map((message) => ({ message })),
       });
     }
-    const sum = (key: 'human' | 'ai' | 'total') => visitors.reduce((total, row) => total + row[key], 0);
-    const totals = fixedTotals ?? { human: sum('human'), ai: sum('ai'), total: sum('total') };
-    const page = visitors.slice(offset, offset + limit);
-    return json(200, { totals, visitors: page, hasMore: offset + limit < visitors.length });
+    const ofDay = visitorsByDateFrom.get((query.dateFrom ?? '').slice(0, 10));
+    const rows = ofDay?.rows ?? visitors;
+    const sum = (key: 'human' | 'ai' | 'total') => rows.reduce((total, row) => total + row[key], 0);
+    const totals = (ofDay ? ofDay.totals : fixedTotals) ?? {
+      human: sum('human'),
+      ai: sum('ai'),
+      total: sum('total'),
+    };
+    const page = rows.slice(offset, offset + limit);
+    return json(200, { totals, visitors: page, hasMore: offset + limit < rows.length });
   };
 
   /** What the real service would answer, with its side effects on the stored jobs. */
@@ -204,6 +220,7 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
       await delay(fault.delayMs, undefined, { signal: shutdown.signal });
     }
     const answer = answerNormally(request, segments);
+    for (const listener of [...answerListeners]) listener(request, answer);
     if (!fault || 'delayMs' in fault) {
       const pauseMs = fault && 'delayMs' in fault && fault.phase === 'body' ? fault.delayMs : 0;
       await send(res, answer, { pauseMidBodyMs: pauseMs, signal: shutdown.signal });
@@ -242,6 +259,13 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
       visitors = [...rows];
       fixedTotals = totals;
     },
+    setVisitorsOf: (dateFrom, rows, totals) => {
+      visitorsByDateFrom.set(dateFrom, { rows: [...rows], totals });
+    },
+    onAnswer: (listener) => {
+      answerListeners.add(listener);
+      return () => answerListeners.delete(listener);
+    },
     injectFault: (match, fault, times = 1) => {
       faults.push({ match, fault, remaining: times });
     },
@@ -260,6 +284,7 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
       jobs.clear();
       visitors = [];
       fixedTotals = undefined;
+      visitorsByDateFrom.clear();
       faults = [];
     },
     close: async () => {

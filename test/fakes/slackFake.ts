@@ -57,6 +57,8 @@ export interface SlackFake {
   calls: SlackCall[];
   callsTo(method: string): SlackCall[];
   waitForCall(method: string, predicate?: CallPredicate, timeoutMs?: number): Promise<SlackCall>;
+  /** Calls `listener` with each call from now on, as it arrives; returns a function that stops it. */
+  onCall(listener: (call: SlackCall) => void): () => void;
   waitForCalls(
     method: string,
     count: number,
@@ -212,6 +214,7 @@ export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFa
     calls: log.calls,
     callsTo: (method) => log.callsTo(method),
     waitForCall: (method, predicate, timeoutMs) => log.waitForCall(method, predicate, timeoutMs),
+    onCall: (listener) => log.onCall(listener),
     waitForCalls: (method, count, predicate, timeoutMs) =>
       log.waitForCalls(method, count, predicate, timeoutMs),
     failNext(method, fault, times = 1) {

@@ -125,7 +125,8 @@ describe('following a job to its end', () => {
     // The card no longer shows the first round's ending.
     await h.slack.waitForCall(
       'chat.update',
-      (call) => call.args.ts === job.cardTs && call.response.ok === true && textOf(call).includes('Working on it'),
+      (call) =>
+        call.args.ts === job.cardTs && call.response.ok === true && textOf(call).includes('Working on it'),
     );
     expect(threadReplies(h, job)).toHaveLength(1);
 

@@ -34,6 +34,8 @@ describe('following a job while Mintlify misbehaves', () => {
     expect(getJobRequests(h, job.jobId)).toHaveLength(polls);
     expect(threadReplies(h, job)).toHaveLength(1);
     expect((await record(h, job.jobId))?.announced).toEqual(['0:gone']);
+    // Off the unfinished list: a restart will not ask Mintlify about it again.
+    expect(await h.bot.context.jobs.records.unfinishedIds()).not.toContain(job.jobId);
   });
 
   it('slows down on a 429 with Retry-After and still sees the job complete', async () => {
@@ -86,7 +88,9 @@ describe('following a job while Mintlify misbehaves', () => {
     h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
 
     await waitForReply(h, job, PR);
-    const schemaLines = h.logs.filter((line) => line.includes(`job ${job.jobId}: Mintlify answered in a shape`));
+    const schemaLines = h.logs.filter((line) =>
+      line.includes(`job ${job.jobId}: Mintlify answered in a shape`),
+    );
     expect(schemaLines).toHaveLength(1);
     await settle(h, sentinel);
     expect(threadReplies(h, job)).toHaveLength(1);
@@ -107,7 +111,9 @@ describe('a job that runs unusually long', () => {
       h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
       await waitForReply(h, job, PR);
       expect(threadReplies(h, job)).toHaveLength(2);
-      await expect.poll(async () => (await record(h, job.jobId))?.announced).toEqual(['0:slow', '0:completed']);
+      await expect
+        .poll(async () => (await record(h, job.jobId))?.announced)
+        .toEqual(['0:slow', '0:completed']);
     } finally {
       await h.close();
     }

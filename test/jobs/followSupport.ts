@@ -29,7 +29,8 @@ export async function startFollowedJob(
   await h.command(text, { channel_id: channel });
   const card = await h.slack.waitForCall(
     'chat.postMessage',
-    (call) => call.args.channel === channel && call.args.thread_ts === undefined && textOf(call).includes(text),
+    (call) =>
+      call.args.channel === channel && call.args.thread_ts === undefined && textOf(call).includes(text),
   );
   const cardTs = String(card.response.ts);
   // vi.waitFor rather than expect.poll: this also runs in beforeAll hooks.
@@ -58,19 +59,18 @@ export function cardEdits(h: BotHarness, job: StartedJob): SlackCall[] {
 export async function waitForReply(h: BotHarness, job: StartedJob, includes: string): Promise<SlackCall> {
   return h.slack.waitForCall(
     'chat.postMessage',
-    (call) => call.args.thread_ts === job.cardTs && call.response.ok === true && textOf(call).includes(includes),
+    (call) =>
+      call.args.thread_ts === job.cardTs && call.response.ok === true && textOf(call).includes(includes),
   );
 }
 
-export async function waitForCardEdit(
-  h: BotHarness,
-  job: StartedJob,
-  includes: string,
-): Promise<SlackCall> {
+export async function waitForCardEdit(h: BotHarness, job: StartedJob, includes: string): Promise<SlackCall> {
   return h.slack.waitForCall(
     'chat.update',
     (call) =>
-      call.args.ts === job.cardTs && call.response.ok === true && JSON.stringify(call.args).includes(includes),
+      call.args.ts === job.cardTs &&
+      call.response.ok === true &&
+      JSON.stringify(call.args).includes(includes),
   );
 }
 

@@ -71,7 +71,9 @@ describe('the poll schedule', () => {
 
   it('backs off after failures, never sooner than the normal cadence', () => {
     const fresh = { ageMs: 0, slow: false };
-    expect([1, 2, 3, 10].map((n) => retryDelayMs(TIMING, fresh, n))).toEqual([10_000, 20_000, 40_000, 120_000]);
+    expect([1, 2, 3, 10].map((n) => retryDelayMs(TIMING, fresh, n))).toEqual([
+      10_000, 20_000, 40_000, 120_000,
+    ]);
     expect(retryDelayMs(TIMING, { ageMs: 0, slow: true }, 1)).toBe(900_000);
   });
 

@@ -1,7 +1,13 @@
 import type { App } from '@slack/bolt';
 import type { ListenerContext } from '../context.js';
+import { registerAppHomeOpened } from './appHomeOpened.js';
+import { registerAppMention } from './appMention.js';
+import { registerDirectMessage } from './directMessage.js';
 import { registerThreadReply } from './threadReply.js';
 
 export function register(app: App, ctx: ListenerContext): void {
   registerThreadReply(app, ctx);
+  registerAppMention(app, ctx);
+  registerDirectMessage(app, ctx);
+  registerAppHomeOpened(app, ctx);
 }

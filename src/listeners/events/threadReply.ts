@@ -1,20 +1,21 @@
 import type { AllMiddlewareArgs, App, SlackEventMiddlewareArgs } from '@slack/bolt';
-import { budgetNote } from '../../jobs/jobAnswers.js';
 import { steerJob } from '../../jobs/steerJob.js';
+import { withoutBotMention } from '../../slack/botMention.js';
 import type { ListenerContext } from '../context.js';
-
-const DELIVERED = 'white_check_mark';
+import { answerFollowUp } from './answerFollowUp.js';
 
 type MessageArgs = SlackEventMiddlewareArgs<'message'> & AllMiddlewareArgs;
 
 /** A reply in a job's thread steers the job. Everything else in channels is none of our business. */
 export function registerThreadReply(app: App, ctx: ListenerContext): void {
-  app.event('message', async ({ event, client, logger }: MessageArgs) => {
+  app.event('message', async ({ event, client, context, logger }: MessageArgs) => {
     if (event.subtype !== undefined) return; // edits, deletions, joins, bot posts...
     if ('bot_id' in event && event.bot_id) return;
     if (!event.thread_ts || event.thread_ts === event.ts) return; // top-level message
     if (!event.user || typeof event.text !== 'string') return;
-    const { channel, ts, thread_ts: threadTs, user, text } = event;
+    const { channel, ts, thread_ts: threadTs, user } = event;
+    // A reply that mentions the bot also arrives as app_mention: both give the job the same words.
+    const text = withoutBotMention(event.text, context.botUserId);
 
     await ctx.inFlight.run(async () => {
       try {
@@ -25,15 +26,7 @@ export function registerThreadReply(app: App, ctx: ListenerContext): void {
           user,
           text,
         });
-        if (outcome.kind === 'sent') {
-          await client.reactions.add({ channel, timestamp: ts, name: DELIVERED }).catch((error) => {
-            logger.warn(`could not mark a follow-up as delivered: ${String(error)}`);
-          });
-          const note = outcome.budget && budgetNote(outcome.budget);
-          if (note) await client.chat.postEphemeral({ channel, user, thread_ts: threadTs, text: note });
-        } else if (outcome.kind === 'failed' || outcome.kind === 'refused') {
-          await client.chat.postEphemeral({ channel, user, thread_ts: threadTs, text: outcome.text });
-        }
+        await answerFollowUp(client, logger, { channel, threadTs, ts, user }, outcome);
       } catch (error) {
         // Most likely the store is away. We cannot tell whether this thread is a job's, so we
         // stay quiet in the channel rather than answer every thread reply with an error.

@@ -21,10 +21,18 @@ export type CallPredicate = (call: SlackCall) => boolean;
 export class CallLog {
   readonly calls: SlackCall[] = [];
   private readonly listeners = new Set<() => void>();
+  private readonly callListeners = new Set<(call: SlackCall) => void>();
 
   record(call: SlackCall): void {
     this.calls.push(call);
     for (const listener of [...this.listeners]) listener();
+    for (const listener of [...this.callListeners]) listener(call);
+  }
+
+  /** Calls `listener` with each call from now on, as it arrives; returns a function that stops it. */
+  onCall(listener: (call: SlackCall) => void): () => void {
+    this.callListeners.add(listener);
+    return () => this.callListeners.delete(listener);
   }
 
   callsTo(method: string): SlackCall[] {

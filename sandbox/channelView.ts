@@ -1,0 +1,196 @@
+import type { SlackCall } from '../test/fakes/slackFake.js';
+import { messageLines, type SlackMessageContent } from './blockKitText.js';
+import { emoji, type MarkupContext } from './slackMarkup.js';
+import { stripAnsi, type Terminal } from './terminal.js';
+
+/**
+ * What you would see in Slack, as the bot's Web API calls reach the simulated workspace: each
+ * top-level message gets a number (`#1`), edits show what changed, thread replies are indented
+ * under their message's number, and what only you can see is marked `(only you)`.
+ */
+
+export interface WorkspaceNames {
+  /** User id -> name, for `@name`. */
+  users: Readonly<Record<string, string>>;
+  /** Channel id -> name, for `#name`. */
+  channels: Readonly<Record<string, string>>;
+  botUserId: string;
+}
+
+interface Waiter {
+  text: string;
+  resolve: (seen: boolean) => void;
+}
+
+const THREAD_LINK = /^https:\/\/slack\.com\/archives\/([A-Z0-9]+)\/p(\d+)(\d{6})$/;
+
+export class ChannelView {
+  private readonly numbers = new Map<string, number>();
+  private readonly messages: Array<{ channel: string; ts: string }> = [];
+  /** What each numbered message looks like now, to show only what an edit changed. */
+  private readonly drawn = new Map<string, string[]>();
+  /** Your replies: `channel:ts` -> the ts of the thread they are in. */
+  private readonly yourReplies = new Map<string, string>();
+  private readonly waiters = new Set<Waiter>();
+  private readonly markup: MarkupContext;
+
+  constructor(
+    private readonly terminal: Terminal,
+    private readonly names: WorkspaceNames,
+    now: () => Date = () => new Date(),
+  ) {
+    this.markup = {
+      style: terminal.style,
+      now,
+      userName: (id) => names.users[id],
+      channelName: (id) => names.channels[id],
+      linkName: (url) => this.threadLinkName(url),
+    };
+  }
+
+  private get bot(): string {
+    return `@${this.names.users[this.names.botUserId] ?? 'docs-agent'}`;
+  }
+
+  /** One Web API call (or response URL post) the bot made; reads are not shown. */
+  show(call: SlackCall): void {
+    const { args, response } = call;
+    const shown = ['chat.postMessage', 'chat.update', 'chat.postEphemeral', 'reactions.add', 'response_url'];
+    if (!shown.includes(call.method)) return;
+    if (response.ok !== true) {
+      this.say(this.terminal.style.dim(`(Slack refused ${call.method}: ${String(response.error)})`));
+      return;
+    }
+    const channel = String(response.channel ?? args.channel ?? '');
+    switch (call.method) {
+      case 'chat.postMessage':
+        return this.posted(channel, String(response.ts), args);
+      case 'chat.update':
+        return this.edited(channel, String(args.ts), args);
+      case 'chat.postEphemeral':
+        return this.onlyYou(args, stringOrUndefined(args.thread_ts), channel);
+      case 'reactions.add':
+        return this.reacted(channel, String(args.timestamp), String(args.name));
+      case 'response_url':
+        if (args.delete_original === true || args.delete_original === 'true') return;
+        return this.onlyYou(args, undefined, undefined);
+    }
+  }
+
+  /** The bot's immediate answer to a slash command (the body of its acknowledgement), if any. */
+  showAnswer(body: unknown): void {
+    if (typeof body !== 'object' || body === null) return;
+    const content = body as SlackMessageContent;
+    if (content.text === undefined && content.blocks === undefined) return;
+    this.onlyYou(content, undefined, undefined);
+  }
+
+  showYourReply(you: string, channel: string, threadTs: string, ts: string, text: string): void {
+    this.yourReplies.set(`${channel}:${ts}`, threadTs);
+    // Printed, not said: waiting for the bot's words must not be met by your own.
+    this.terminal.print(`  ↳ ${this.threadName(channel, threadTs)} @${you}: ${text}`);
+  }
+
+  /** The numbered message `n`, to reply in its thread. */
+  message(n: number): { channel: string; ts: string } | undefined {
+    return this.messages[n - 1];
+  }
+
+  numberOf(channel: string, ts: string): number | undefined {
+    return this.numbers.get(`${channel}:${ts}`);
+  }
+
+  /** Resolves true when something shown from now on contains `text` (any case), false at the timeout. */
+  waitFor(text: string, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    return new Promise((resolve) => {
+      const done = (seen: boolean) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', stop);
+        this.waiters.delete(waiter);
+        resolve(seen);
+      };
+      const waiter: Waiter = { text: text.toLowerCase(), resolve: done };
+      const stop = () => done(false);
+      const timer = setTimeout(stop, timeoutMs);
+      if (signal?.aborted) return stop();
+      signal?.addEventListener('abort', stop, { once: true });
+      this.waiters.add(waiter);
+    });
+  }
+
+  private posted(channel: string, ts: string, args: Record<string, unknown>): void {
+    const lines = messageLines(args, this.markup);
+    const threadTs = stringOrUndefined(args.thread_ts);
+    if (threadTs && threadTs !== ts) {
+      this.say(indented(`  ↳ ${this.threadName(channel, threadTs)} ${this.bot}: `, lines, '      '));
+      return;
+    }
+    this.messages.push({ channel, ts });
+    const n = this.messages.length;
+    this.numbers.set(`${channel}:${ts}`, n);
+    this.drawn.set(`${channel}:${ts}`, lines);
+    const where = this.names.channels[channel] ? `#${this.names.channels[channel]}` : channel;
+    const header = `${this.terminal.style.bold(`#${n}`)} ${this.bot} in ${where}`;
+    this.say([header, ...lines.map((line) => `  ${line}`)].join('\n'));
+  }
+
+  private edited(channel: string, ts: string, args: Record<string, unknown>): void {
+    const key = `${channel}:${ts}`;
+    const before = this.drawn.get(key) ?? [];
+    const lines = messageLines(args, this.markup);
+    this.drawn.set(key, lines);
+    const changed = lines.filter((line) => !before.includes(line));
+    if (changed.length === 0) return; // redrawn as it was: nothing to see
+    const header = `✎ ${this.terminal.style.bold(this.numberName(channel, ts))} edited by ${this.bot}:`;
+    this.say([header, ...changed.map((line) => `  ${line}`)].join('\n'));
+  }
+
+  private onlyYou(content: SlackMessageContent, threadTs: string | undefined, channel: string | undefined) {
+    const lines = messageLines(content, this.markup);
+    const mark = `${this.terminal.style.dim('(only you)')} ${this.bot}: `;
+    if (threadTs && channel) {
+      this.say(indented(`  ↳ ${this.threadName(channel, threadTs)} ${mark}`, lines, '      '));
+    } else {
+      this.say(indented(mark, lines, '    '));
+    }
+  }
+
+  private reacted(channel: string, ts: string, name: string): void {
+    const threadTs = this.yourReplies.get(`${channel}:${ts}`);
+    const where = threadTs ? `${this.threadName(channel, threadTs)} ` : '';
+    const whose = threadTs ? 'your reply' : 'a message';
+    this.say(`  ↳ ${where}${this.bot} reacted ${emoji(`:${name}:`)} to ${whose}`);
+  }
+
+  private numberName(channel: string, ts: string): string {
+    const n = this.numberOf(channel, ts);
+    return n === undefined ? 'a message' : `#${n}`;
+  }
+
+  private threadName(channel: string, threadTs: string): string {
+    return this.numberName(channel, threadTs);
+  }
+
+  /** A link to a numbered message's thread, as `/docs-agent status` gives, reads `#1` here. */
+  private threadLinkName(url: string): string | undefined {
+    const match = THREAD_LINK.exec(url);
+    if (!match) return undefined;
+    const n = this.numberOf(match[1] ?? '', `${match[2]}.${match[3]}`);
+    return n === undefined ? undefined : `#${n}`;
+  }
+
+  private say(text: string): void {
+    this.terminal.print(text);
+    const plain = stripAnsi(text).toLowerCase();
+    for (const waiter of [...this.waiters]) if (plain.includes(waiter.text)) waiter.resolve(true);
+  }
+}
+
+function indented(first: string, lines: string[], indent: string): string {
+  const [head = '', ...rest] = lines;
+  return [`${first}${head}`, ...rest.map((line) => `${indent}${line}`)].join('\n');
+}
+
+function stringOrUndefined(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}

@@ -1,0 +1,70 @@
+import type { Logger } from '@slack/bolt';
+
+/** "A few seconds": a burst of job changes gives one refresh now and one at the end of the burst. */
+const MIN_INTERVAL_MS = 3_000;
+
+export interface HomeRefresherOptions {
+  publish: (user: string) => Promise<void>;
+  logger: Logger;
+  minIntervalMs?: number;
+  /** Wraps each publish, so shutdown can wait for those already running. */
+  track?: <T>(work: () => Promise<T>) => Promise<T>;
+}
+
+/**
+ * Keeps each person's Home tab current: published when they open it, and refreshed when one of
+ * their jobs changes, at most once every few seconds per person (in this instance; a second
+ * instance may refresh too, which only costs a call).
+ */
+export class HomeRefresher {
+  private readonly lastRefresh = new Map<string, number>();
+  private readonly pending = new Map<string, NodeJS.Timeout>();
+  private readonly minIntervalMs: number;
+  private stopped = false;
+
+  constructor(private readonly options: HomeRefresherOptions) {
+    this.minIntervalMs = options.minIntervalMs ?? MIN_INTERVAL_MS;
+  }
+
+  /** The person opened the Home tab: publish now. */
+  publishNow(user: string): Promise<void> {
+    return this.run(user);
+  }
+
+  /** One of the person's jobs changed: refresh now, or once the interval since the last refresh is up. */
+  refresh(user: string): void {
+    if (this.stopped || this.pending.has(user)) return;
+    const wait = (this.lastRefresh.get(user) ?? -Infinity) + this.minIntervalMs - Date.now();
+    if (wait <= 0) return this.refreshNow(user);
+    const timer = setTimeout(() => {
+      this.pending.delete(user);
+      this.refreshNow(user);
+    }, wait);
+    timer.unref();
+    this.pending.set(user, timer);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const timer of this.pending.values()) clearTimeout(timer);
+    this.pending.clear();
+  }
+
+  private refreshNow(user: string): void {
+    if (this.stopped) return;
+    const now = Date.now();
+    // Forget people whose interval is over, so the map stays as small as the recent activity.
+    for (const [someone, at] of this.lastRefresh)
+      if (now - at >= this.minIntervalMs) this.lastRefresh.delete(someone);
+    this.lastRefresh.set(user, now);
+    void this.run(user);
+  }
+
+  private async run(user: string): Promise<void> {
+    const work = () =>
+      this.options.publish(user).catch((error: unknown) => {
+        this.options.logger.warn(`could not publish the Home tab of ${user}: ${String(error)}`);
+      });
+    await (this.options.track ? this.options.track(work) : work());
+  }
+}

@@ -1,0 +1,31 @@
+import { escapeSlackText, quote, truncate } from '../slack/escape.js';
+import { USAGE } from './jobAnswers.js';
+
+/** What the doors other than the slash command say, in plain words. */
+
+export const SOMETHING_WRONG =
+  'Sorry, something went wrong on my side (my storage may be unavailable). Please try again shortly.';
+
+/** The answer to a mention with no instruction. */
+export const MENTION_HELP = [
+  'Tell me what to change in the docs, for example `@docs-agent Document the new --dry-run flag`.',
+  'In a thread, I pass the thread so far to the agent as context. Reply in the job’s thread to steer it.',
+  '`/docs-agent help` says more.',
+].join(' ');
+
+/** The answer to `help` (or an empty message) in the bot's DM. */
+export const DM_HELP = [
+  'Send me what to change in the docs, for example _Document the new --dry-run flag_. I start a job and post its card in the thread under your message; reply in that thread to steer it.',
+  '',
+  USAGE,
+].join('\n');
+
+/** Said in the DM thread of a job whose card could not go where it was asked for. */
+export function followedHereText(channel: string): string {
+  return `I couldn’t post this job’s card in <#${channel}> (I’m probably not a member: \`/invite @docs-agent\` there), so I’m following the job here. Reply in this thread to steer it.`;
+}
+
+/** A job asked for from a message shortcut could not be started: the person's instruction is kept. */
+export function shortcutFailureText(reason: string, instruction: string): string {
+  return `${reason}\n\nYour instruction was:\n${quote(escapeSlackText(truncate(instruction, 2_500)))}`;
+}

@@ -1,0 +1,110 @@
+import { slackToPlainText, type UserNames } from '../slack/plainText.js';
+import { readThread, type ThreadMessage } from '../slack/threadMessages.js';
+import { firstSighting } from '../store/dedupe.js';
+import { accessRefusal } from './access.js';
+import type { JobsContext } from './jobsContext.js';
+import { type StartJobOutcome, startJob } from './startJob.js';
+import { type SteerJobOutcome, steerJob } from './steerJob.js';
+import {
+  type BotIdentity,
+  filesNote,
+  promptWithContext,
+  threadSection,
+  type Transcript,
+  transcriptOf,
+} from './threadContext.js';
+
+/** A message addressed to the bot: a mention in a channel, or a message in its DM. */
+export interface MessageToBot {
+  channel: string;
+  ts: string;
+  /** The root of the thread the message is in, when it is in one. */
+  threadTs: string | undefined;
+  user: string;
+  /** As Slack delivered it, with the bot's own mention removed. */
+  text: string;
+  files?: ThreadMessage['files'];
+  door: 'mention' | 'dm';
+  bot: BotIdentity;
+}
+
+export type MessageToBotOutcome =
+  /** Another delivery of the same message (a retry, or the same message as another event) was handled. */
+  | { kind: 'duplicate' }
+  /** A DM reply in a job's thread: the thread-reply listener owns those. */
+  | { kind: 'job_thread' }
+  | { kind: 'refused'; text: string }
+  | { kind: 'help' }
+  | { kind: 'steered'; outcome: SteerJobOutcome }
+  | StartJobOutcome;
+
+const THREAD_TITLE = 'The Slack thread so far, for context (oldest first)';
+
+/**
+ * A message to the bot starts a job (with the thread so far as context when it is a reply), or,
+ * in a job's thread, steers that job. Whichever way Slack delivers the message, and however
+ * often, it acts once: the dedupe key is the one `steerJob` uses for the same message.
+ */
+export async function handleMessageToBot(
+  ctx: JobsContext,
+  userNames: UserNames,
+  input: MessageToBot,
+): Promise<MessageToBotOutcome> {
+  const { channel, ts, user } = input;
+  const reply = input.threadTs !== undefined && input.threadTs !== ts;
+  const instruction = (await slackToPlainText(input.text, userNames)).trim();
+
+  if (reply && input.threadTs && (await ctx.records.byThread(channel, input.threadTs))) {
+    if (input.door === 'dm') return { kind: 'job_thread' };
+    // "help" in a job's thread is a follow-up like any other reply; only an empty mention asks for help.
+    if (instruction !== '') {
+      const steerInput = { channel, threadTs: input.threadTs, messageTs: ts, user, text: input.text };
+      return { kind: 'steered', outcome: await steerJob(ctx, userNames, steerInput) };
+    }
+  }
+
+  if (!(await firstSighting(ctx.store.atomic, `message:${channel}:${ts}`))) return { kind: 'duplicate' };
+  const refusal = accessRefusal(ctx.config.access, user, channel);
+  if (refusal) return { kind: 'refused', text: refusal };
+  if (instruction === '' || /^help[.!?]?$/i.test(instruction)) return { kind: 'help' };
+
+  const files = filesNote(input.files);
+  const asked = files ? `${instruction}\n${files}` : instruction;
+  const sections =
+    reply && input.threadTs
+      ? [threadSection(THREAD_TITLE, await earlierMessages(ctx, userNames, input))]
+      : [];
+  return startJob(ctx, {
+    prompt: promptWithContext(asked, sections),
+    displayPrompt: instruction,
+    requestedBy: user,
+    channel,
+    threadTs: reply ? input.threadTs : ts,
+    door: input.door,
+  });
+}
+
+/** The thread before this message; undefined when Slack would not give it (the job starts anyway). */
+async function earlierMessages(
+  ctx: JobsContext,
+  userNames: UserNames,
+  input: MessageToBot,
+): Promise<Transcript | undefined> {
+  try {
+    const { messages, truncated } = await readThread(ctx.slack, input.channel, input.threadTs ?? input.ts);
+    const earlier = messages.filter((message) => tsBefore(message.ts, input.ts));
+    return await transcriptOf(earlier, { bot: input.bot, userNames, partial: truncated });
+  } catch (error) {
+    ctx.logger.warn(
+      `could not read the thread ${input.channel}/${input.threadTs} for context: ${String(error)}`,
+    );
+    return undefined;
+  }
+}
+
+/** Slack timestamps are "seconds.micros": compared as two integers, never as floats. */
+export function tsBefore(a: string, b: string): boolean {
+  const [aSec = 0, aMicro = 0] = a.split('.').map(Number);
+  const [bSec = 0, bMicro = 0] = b.split('.').map(Number);
+  return aSec < bSec || (aSec === bSec && aMicro < bMicro);
+}

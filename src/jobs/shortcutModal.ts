@@ -1,0 +1,142 @@
+import type { types, ViewOutput } from '@slack/bolt';
+import { z } from 'zod';
+import { escapeSlackText, quote, truncate } from '../slack/escape.js';
+import { slackToPlainText } from '../slack/plainText.js';
+import { filesNote } from './threadContext.js';
+
+/** The message shortcut's callback_id: the same string is declared in manifest.yml. */
+export const SEND_TO_AGENT_SHORTCUT = 'send_to_docs_agent';
+/** The form it opens. */
+export const SEND_TO_AGENT_FORM = 'send_to_docs_agent_form';
+export const INSTRUCTION_BLOCK = 'instruction';
+const INSTRUCTION_ACTION = 'instruction_input';
+const THREAD_BLOCK = 'thread';
+const THREAD_ACTION = 'include_thread';
+
+/** Slack's limit on a view's private_metadata. */
+const METADATA_MAX = 3_000;
+const PREVIEW_MAX = 2_500;
+
+/** The message the shortcut was used on, as the form carries it to the submission. */
+const chosenMessageSchema = z.object({
+  channel: z.string(),
+  ts: z.string(),
+  /** The root of the thread the message is in, when it is in one. */
+  threadTs: z.string().optional(),
+  /** The author's user id; bots have none. */
+  author: z.string().optional(),
+  /** Slack markup, cut to fit the form: the submission reads the full text again when it can. */
+  text: z.string(),
+  files: z.array(z.string()),
+});
+export type ChosenMessage = z.infer<typeof chosenMessageSchema>;
+
+/** What the shortcut payload says about the message (`message` of a message_action). */
+export function chosenMessage(
+  channel: string,
+  message: { ts: string; user?: string; text?: string; thread_ts?: string; files?: unknown },
+): ChosenMessage {
+  const files = Array.isArray(message.files)
+    ? (message.files as Array<{ name?: string; title?: string }>)
+    : [];
+  return {
+    channel,
+    ts: message.ts,
+    ...(message.thread_ts ? { threadTs: message.thread_ts } : {}),
+    ...(message.user ? { author: message.user } : {}),
+    text: message.text ?? '',
+    files: files.map((file) => file.name || file.title || '').filter(Boolean),
+  };
+}
+
+/** The form: the instruction, the message quoted read-only, and the thread checkbox when it has a thread. */
+export async function sendToAgentModal(message: ChosenMessage): Promise<types.ModalView> {
+  // No users.info here: the form must open within Slack's 3 s, so mentions show as ids.
+  const plain = await slackToPlainText(message.text, async () => undefined);
+  const shown = [plain.trim() ? quote(escapeSlackText(truncate(plain, PREVIEW_MAX))) : '>_(no text)_'];
+  const files = filesNote(message.files.map((name) => ({ name })));
+  if (files) shown.push(escapeSlackText(files));
+  const blocks: types.KnownBlock[] = [
+    {
+      type: 'input',
+      block_id: INSTRUCTION_BLOCK,
+      label: { type: 'plain_text', text: 'What should the agent change in the docs?' },
+      element: {
+        type: 'plain_text_input',
+        action_id: INSTRUCTION_ACTION,
+        multiline: true,
+        max_length: 3_000,
+        placeholder: { type: 'plain_text', text: 'For example: document the behaviour described here' },
+      },
+    },
+    {
+      type: 'section',
+      text: {
+        type: 'mrkdwn',
+        text: `*The message*${message.author ? ` from <@${message.author}>` : ''}\n${shown.join('\n')}`,
+      },
+    },
+  ];
+  if (message.threadTs) {
+    blocks.push({
+      type: 'input',
+      block_id: THREAD_BLOCK,
+      optional: true,
+      label: { type: 'plain_text', text: 'Context' },
+      element: {
+        type: 'checkboxes',
+        action_id: THREAD_ACTION,
+        options: [{ text: { type: 'plain_text', text: 'Include the whole thread' }, value: 'thread' }],
+      },
+    });
+  }
+  blocks.push({
+    type: 'context',
+    elements: [
+      {
+        type: 'mrkdwn',
+        text: 'The job’s card is posted in this message’s thread; replies there steer the job.',
+      },
+    ],
+  });
+  return {
+    type: 'modal',
+    callback_id: SEND_TO_AGENT_FORM,
+    title: { type: 'plain_text', text: 'Send to docs agent' },
+    submit: { type: 'plain_text', text: 'Start job' },
+    close: { type: 'plain_text', text: 'Cancel' },
+    private_metadata: metadataOf(message),
+    blocks,
+  };
+}
+
+/** The message as metadata, its text cut until the whole fits Slack's limit. */
+function metadataOf(message: ChosenMessage): string {
+  let text = message.text;
+  for (;;) {
+    const metadata = JSON.stringify({ ...message, text });
+    if (metadata.length <= METADATA_MAX || text === '') return metadata;
+    text = text.slice(0, Math.floor(text.length * 0.8));
+  }
+}
+
+export interface Submission {
+  instruction: string;
+  includeThread: boolean;
+  /** Undefined when the metadata is not ours (a form from an older version of the bot, say). */
+  message: ChosenMessage | undefined;
+}
+
+export function readSubmission(view: ViewOutput): Submission {
+  const values = view.state.values;
+  const instruction = values[INSTRUCTION_BLOCK]?.[INSTRUCTION_ACTION]?.value ?? '';
+  const includeThread = (values[THREAD_BLOCK]?.[THREAD_ACTION]?.selected_options ?? []).length > 0;
+  let message: ChosenMessage | undefined;
+  try {
+    const parsed = chosenMessageSchema.safeParse(JSON.parse(view.private_metadata));
+    message = parsed.success ? parsed.data : undefined;
+  } catch {
+    message = undefined;
+  }
+  return { instruction: instruction.trim(), includeThread, message };
+}

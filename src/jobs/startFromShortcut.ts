@@ -1,0 +1,110 @@
+import { slackToPlainText, type UserNames } from '../slack/plainText.js';
+import { readThread, type ThreadMessage } from '../slack/threadMessages.js';
+import type { AgentBudget } from '../store/rateLedger.js';
+import { followInDm } from './followInDm.js';
+import type { JobRecord } from './jobRecord.js';
+import type { JobsContext } from './jobsContext.js';
+import { threadLink } from './jobList.js';
+import type { ChosenMessage } from './shortcutModal.js';
+import { startJob } from './startJob.js';
+import {
+  type BotIdentity,
+  contextSection,
+  filesNote,
+  promptWithContext,
+  threadSection,
+  transcriptOf,
+} from './threadContext.js';
+
+export interface ShortcutRequest {
+  user: string;
+  instruction: string;
+  includeThread: boolean;
+  message: ChosenMessage;
+  bot: BotIdentity;
+}
+
+export type ShortcutOutcome =
+  | { kind: 'started'; record: JobRecord; budget: AgentBudget; where: 'thread' | 'dm' }
+  /** The job started, but Slack took its card nowhere: `text` says so. */
+  | { kind: 'unposted'; record: JobRecord; text: string }
+  | { kind: 'failed'; text: string };
+
+/**
+ * "Send to docs agent" on a message: a job whose prompt is the instruction, then the message
+ * (author, text, link), then its thread when asked. The card goes into the message's thread, or
+ * into the person's DM when the bot cannot post there.
+ */
+export async function startFromShortcut(
+  ctx: JobsContext,
+  userNames: UserNames,
+  request: ShortcutRequest,
+): Promise<ShortcutOutcome> {
+  const { message } = request;
+  const rootTs = message.threadTs ?? message.ts;
+  const [thread, permalink] = await Promise.all([
+    readThread(ctx.slack, message.channel, rootTs).catch(() => undefined),
+    permalinkOf(ctx, message),
+  ]);
+  const full = thread?.messages.find((candidate) => candidate.ts === message.ts);
+  const sections = [await messageSection(userNames, message, full, permalink)];
+  if (request.includeThread) {
+    const transcript = thread
+      ? await transcriptOf(thread.messages, { bot: request.bot, userNames, partial: thread.truncated })
+      : undefined;
+    sections.push(threadSection('The whole Slack thread it is in (oldest first)', transcript));
+  }
+
+  // A thread that already belongs to a job keeps it: the new card then starts a thread of its own.
+  const taken = await ctx.records.byThread(message.channel, rootTs);
+  const outcome = await startJob(ctx, {
+    prompt: promptWithContext(request.instruction, sections),
+    displayPrompt: request.instruction,
+    requestedBy: request.user,
+    channel: message.channel,
+    ...(taken ? {} : { threadTs: rootTs }),
+    door: 'shortcut',
+  });
+  switch (outcome.kind) {
+    case 'failed':
+      return { kind: 'failed', text: outcome.text };
+    case 'started':
+      return { kind: 'started', record: outcome.record, budget: outcome.budget, where: 'thread' };
+    case 'unposted': {
+      const moved = await followInDm(ctx, outcome.record);
+      return moved
+        ? { kind: 'started', record: moved, budget: outcome.budget, where: 'dm' }
+        : { kind: 'unposted', record: outcome.record, text: outcome.text };
+    }
+  }
+}
+
+async function permalinkOf(ctx: JobsContext, message: ChosenMessage): Promise<string> {
+  try {
+    const answer = await ctx.slack.chat.getPermalink({ channel: message.channel, message_ts: message.ts });
+    if (answer.permalink) return answer.permalink;
+  } catch (error) {
+    ctx.logger.debug(`no permalink for ${message.channel}/${message.ts}: ${String(error)}`);
+  }
+  return threadLink(message.channel, message.ts);
+}
+
+/** The message itself: from the thread when Slack let us read it (full text), else the form's copy. */
+async function messageSection(
+  userNames: UserNames,
+  message: ChosenMessage,
+  full: ThreadMessage | undefined,
+  permalink: string,
+): Promise<string> {
+  const author = message.author
+    ? ((await userNames(message.author).catch(() => undefined)) ?? message.author)
+    : (full?.bot_profile?.name ?? full?.username ?? 'a bot');
+  const text = (await slackToPlainText(full?.text ?? message.text, userNames)).trim();
+  const files = filesNote(full?.files ?? message.files.map((name) => ({ name })));
+  return contextSection('The Slack message this is about', [
+    `From: ${author}`,
+    `Link: ${permalink}`,
+    ...(text ? [text] : []),
+    ...(files ? [files] : []),
+  ]);
+}

@@ -1,0 +1,101 @@
+import { truncate } from '../slack/escape.js';
+import { slackToPlainText, type UserNames } from '../slack/plainText.js';
+import type { ThreadMessage } from '../slack/threadMessages.js';
+
+/**
+ * Slack conversation as context for a job's prompt: each message as "name: text" in readable
+ * plain text, the bot's own messages left out, files named (never fetched), the most recent kept
+ * when there is too much, and the whole set apart from the person's instruction.
+ */
+
+export interface BotIdentity {
+  userId: string | undefined;
+  botId: string | undefined;
+}
+
+/** Room for the context in a prompt; the instruction itself is never cut. */
+export const CONTEXT_MAX_CHARS = 12_000;
+const CONTEXT_MAX_MESSAGES = 100;
+const MESSAGE_MAX_CHARS = 3_000;
+/** Messages people wrote or shared; joins, topic changes and the like say nothing about the docs. */
+const KEPT_SUBTYPES = new Set(['thread_broadcast', 'bot_message', 'file_share', 'me_message']);
+
+export interface Transcript {
+  lines: string[];
+  /** Older messages left out to stay within the cap. */
+  omitted: number;
+  /** The thread had more messages than the bot reads. */
+  partial: boolean;
+}
+
+export function isOwnMessage(message: Pick<ThreadMessage, 'user' | 'bot_id'>, bot: BotIdentity): boolean {
+  return (
+    (bot.botId !== undefined && message.bot_id === bot.botId) ||
+    (bot.userId !== undefined && message.user === bot.userId)
+  );
+}
+
+/** The messages as transcript lines, oldest first, keeping the most recent that fit the cap. */
+export async function transcriptOf(
+  messages: ThreadMessage[],
+  options: { bot: BotIdentity; userNames: UserNames; partial?: boolean; maxChars?: number },
+): Promise<Transcript> {
+  const maxChars = options.maxChars ?? CONTEXT_MAX_CHARS;
+  const relevant = messages.filter(
+    (message) =>
+      !isOwnMessage(message, options.bot) && (!message.subtype || KEPT_SUBTYPES.has(message.subtype)),
+  );
+  const kept: string[] = [];
+  let used = 0;
+  // Newest first, so what the cap cuts is the oldest.
+  for (const message of [...relevant].reverse()) {
+    if (kept.length >= CONTEXT_MAX_MESSAGES) break;
+    const line = await messageLine(message, options.userNames);
+    const room = maxChars - used;
+    if (line.length > room) {
+      if (kept.length === 0) kept.push(truncate(line, room)); // the latest message always has a say
+      break;
+    }
+    kept.push(line);
+    used += line.length + 1;
+  }
+  return { lines: kept.reverse(), omitted: relevant.length - kept.length, partial: options.partial ?? false };
+}
+
+async function messageLine(message: ThreadMessage, userNames: UserNames): Promise<string> {
+  const name = message.user
+    ? ((await userNames(message.user).catch(() => undefined)) ?? message.user)
+    : (message.bot_profile?.name ?? message.username ?? 'a bot');
+  const text = truncate((await slackToPlainText(message.text ?? '', userNames)).trim(), MESSAGE_MAX_CHARS);
+  const files = filesNote(message.files);
+  const body = [text, files].filter(Boolean).join(' ');
+  // Continuation lines are indented, so each message still reads as one "name: text" entry.
+  return `${name}: ${body.replace(/\n/g, '\n  ')}`;
+}
+
+/** Files are named for the agent, not fetched: it cannot open Slack files. */
+export function filesNote(files: ThreadMessage['files']): string {
+  const names = (files ?? []).map((file) => file.name || file.title).filter(Boolean);
+  return names.length ? `[attached, not included: ${names.join(', ')}]` : '';
+}
+
+/** A block of context set apart from the instruction, with a title that says what it is. */
+export function contextSection(title: string, lines: string[]): string {
+  return [`--- ${title} ---`, ...lines, '--- end ---'].join('\n');
+}
+
+export function threadSection(title: string, transcript: Transcript | undefined): string {
+  if (!transcript) return contextSection(title, ['(The thread could not be read, so it is not included.)']);
+  const notes = [
+    transcript.partial ? '(The thread is very long: only its beginning was read.)' : undefined,
+    transcript.omitted > 0
+      ? `(${transcript.omitted} older message${transcript.omitted === 1 ? ' was' : 's were'} left out to keep this short.)`
+      : undefined,
+  ].filter((note): note is string => note !== undefined);
+  return contextSection(title, [...notes, ...transcript.lines]);
+}
+
+/** The instruction first, then each context block. */
+export function promptWithContext(instruction: string, sections: string[]): string {
+  return [instruction.trim(), ...sections].join('\n\n');
+}

@@ -1,0 +1,32 @@
+import type { Logger, webApi } from '@slack/bolt';
+import { budgetNote } from '../../jobs/jobAnswers.js';
+import type { SteerJobOutcome } from '../../jobs/steerJob.js';
+
+const DELIVERED = 'white_check_mark';
+
+export interface FollowUpPlace {
+  channel: string;
+  threadTs: string;
+  /** The reply itself: it gets the ✅ once the job has it. */
+  ts: string;
+  user: string;
+}
+
+/** Tells the author how their follow-up went: a ✅ on it, and anything else to them alone. */
+export async function answerFollowUp(
+  client: webApi.WebClient,
+  logger: Logger,
+  place: FollowUpPlace,
+  outcome: SteerJobOutcome,
+): Promise<void> {
+  const { channel, threadTs, ts, user } = place;
+  if (outcome.kind === 'sent') {
+    await client.reactions.add({ channel, timestamp: ts, name: DELIVERED }).catch((error) => {
+      logger.warn(`could not mark a follow-up as delivered: ${String(error)}`);
+    });
+    const note = outcome.budget && budgetNote(outcome.budget);
+    if (note) await client.chat.postEphemeral({ channel, user, thread_ts: threadTs, text: note });
+  } else if (outcome.kind === 'failed' || outcome.kind === 'refused') {
+    await client.chat.postEphemeral({ channel, user, thread_ts: threadTs, text: outcome.text });
+  }
+}

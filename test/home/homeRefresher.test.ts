@@ -1,0 +1,45 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { HomeRefresher } from '../../src/home/homeRefresher.js';
+import { createLogger } from '../../src/log.js';
+
+const logger = createLogger({ level: 'error', secrets: [], sink: () => {} });
+
+describe('HomeRefresher', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it('refreshes a person’s Home at once, then at most once per interval, with the last change included', async () => {
+    const published: string[] = [];
+    const refresher = new HomeRefresher({
+      publish: async (user) => void published.push(user),
+      logger,
+      minIntervalMs: 3_000,
+    });
+    for (let i = 0; i < 5; i += 1) refresher.refresh('U0ADA');
+    refresher.refresh('U0BEA');
+    await vi.advanceTimersByTimeAsync(0);
+    expect(published).toEqual(['U0ADA', 'U0BEA']);
+
+    await vi.advanceTimersByTimeAsync(2_999);
+    expect(published).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(published).toEqual(['U0ADA', 'U0BEA', 'U0ADA']); // one trailing refresh for the burst
+
+    await vi.advanceTimersByTimeAsync(10_000);
+    refresher.refresh('U0ADA'); // a quiet while later: at once again
+    await vi.advanceTimersByTimeAsync(0);
+    expect(published).toHaveLength(4);
+  });
+
+  it('publishes when the person opens the tab, whatever the interval, and stops cleanly', async () => {
+    const published: string[] = [];
+    const refresher = new HomeRefresher({ publish: async (user) => void published.push(user), logger });
+    refresher.refresh('U0ADA');
+    refresher.refresh('U0ADA'); // pending
+    await refresher.publishNow('U0ADA');
+    expect(published).toEqual(['U0ADA', 'U0ADA']);
+    refresher.stop();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(published).toHaveLength(2);
+  });
+});

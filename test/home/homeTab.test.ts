@@ -1,0 +1,69 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { SlackCall } from '../fakes/slackFake.js';
+import { type BotHarness, startBot } from '../support/botHarness.js';
+
+let h: BotHarness;
+afterEach(async () => h?.close());
+
+const FAST_POLL = { POLL_INTERVAL_MS: '100', POLL_MAX_INTERVAL_MS: '200', POLL_SLOW_INTERVAL_MS: '300' };
+const PR = 'https://github.com/acme/docs/pull/42';
+const shown = (call: SlackCall) => JSON.stringify(call.args.view);
+const openHome = (h: BotHarness, user: string, tab = 'home') =>
+  h.event({ type: 'app_home_opened', user, channel: 'D0HOME', tab, event_ts: '1800000000.000100' });
+
+async function startJobAs(h: BotHarness, user: string, text: string) {
+  const before = h.slack.callsTo('chat.postMessage').length;
+  await h.command(text, { user_id: user, channel_id: 'C0DOCS' });
+  await h.slack.waitForCalls('chat.postMessage', before + 1);
+  await h.bot.context.inFlight.drain(5_000);
+}
+
+describe('the Home tab', () => {
+  it('shows the person’s recent jobs, the agent budget, the digest and how to use the bot', async () => {
+    h = await startBot({ env: { DIGEST_CHANNEL: 'C0DIGEST', DIGEST_CRON: '0 9 * * 1' } });
+    await startJobAs(h, 'U0ADA', 'Document the export flag');
+    // A new job shows on its requester's Home tab without waiting for the next visit.
+    const refreshed = await h.slack.waitForCall('views.publish', (call) => call.args.user_id === 'U0ADA');
+    expect(shown(refreshed)).toContain('Document the export flag');
+    await startJobAs(h, 'U0BEA', 'Someone else’s job');
+    const openedAt = Date.now();
+    await openHome(h, 'U0ADA');
+
+    const published = await h.slack.waitForCall(
+      'views.publish',
+      (call) => call.args.user_id === 'U0ADA' && call.at >= openedAt,
+    );
+    expect(published.response.ok).toBe(true);
+    expect(published.args.user_id).toBe('U0ADA');
+    const home = shown(published);
+    expect(home).toContain('Document the export flag');
+    expect(home).toContain('Working on it');
+    expect(home).toContain('https://slack.com/archives/C0DOCS/p');
+    expect(home).not.toContain('Someone else');
+    expect(home).toContain('98 of 100 agent uses');
+    expect(home).toContain('<#C0DIGEST>');
+    expect(home).toContain('0 9 * * 1');
+    expect(home).toContain('How to use the docs agent');
+  });
+
+  it('is not published for the Messages tab', async () => {
+    h = await startBot();
+    await openHome(h, 'U0ADA', 'messages');
+    await openHome(h, 'U0ADA');
+    await h.slack.waitForCall('views.publish');
+    await h.bot.context.inFlight.drain(5_000);
+    expect(h.slack.callsTo('views.publish')).toHaveLength(1);
+  });
+
+  it('is refreshed with the pull request when one of the person’s jobs changes status', async () => {
+    h = await startBot({ env: FAST_POLL });
+    await startJobAs(h, 'U0ADA', 'Document the export flag');
+    await openHome(h, 'U0ADA');
+    expect(shown(await h.slack.waitForCall('views.publish'))).toContain('Working on it');
+
+    h.mintlify.setJob('job-1', { status: 'completed', prLink: PR });
+    const refreshed = await h.slack.waitForCall('views.publish', (call) => shown(call).includes(PR));
+    expect(refreshed.args.user_id).toBe('U0ADA');
+    expect(shown(refreshed)).toContain('Pull request ready');
+  });
+});

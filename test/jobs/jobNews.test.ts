@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { jobNewsText, strayJobNewsText } from '../../src/jobs/jobNews.js';
+import type { JobRecord } from '../../src/jobs/jobRecord.js';
+
+const record = (changes: Partial<JobRecord> = {}): JobRecord => ({
+  jobId: 'job-1',
+  projectId: 'proj',
+  channel: 'C1',
+  threadTs: '1.000100',
+  cardTs: '1.000100',
+  requestedBy: 'U1',
+  prompt: 'Document <!channel> & the flag',
+  door: 'command',
+  status: 'completed',
+  prLink: null,
+  repository: null,
+  ref: null,
+  model: null,
+  createdAt: '2025-01-01T00:00:00.000Z',
+  updatedAt: '2025-01-01T00:00:00.000Z',
+  finishedAt: null,
+  round: 0,
+  announced: [],
+  ...changes,
+});
+const when = { now: new Date('2025-01-02T06:00:00Z'), activeSince: new Date('2025-01-01T00:00:00Z') };
+
+describe('the news a job thread gets', () => {
+  it('links a GitHub pull request by its short name and mentions the requester', () => {
+    const text = jobNewsText('completed', record({ prLink: 'https://github.com/acme/docs/pull/42' }), when);
+    expect(text).toContain('<@U1>');
+    expect(text).toContain('<https://github.com/acme/docs/pull/42|acme/docs#42>');
+  });
+
+  it('never lets a pull request link break out of its brackets', () => {
+    const text = jobNewsText('completed', record({ prLink: 'https://git.example/pr/1|<!channel>' }), when);
+    expect(text).toContain('<https://git.example/pr/1%7C%3C!channel%3E>');
+    expect(text).not.toContain('<!channel>');
+  });
+
+  it('says how long a slow job has run', () => {
+    expect(jobNewsText('slow', record({ status: 'active' }), when)).toContain('30 h');
+  });
+
+  it('escapes the prompt when the news stands on its own', () => {
+    const text = strayJobNewsText(record(), 'done');
+    expect(text).toContain('&lt;!channel&gt; &amp; the flag');
+    expect(text).toContain('`job-1`');
+  });
+});

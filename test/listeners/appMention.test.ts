@@ -1,0 +1,189 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { SeededMessage } from '../fakes/slackFake.js';
+import { type BotHarness, startBot } from '../support/botHarness.js';
+
+let h: BotHarness;
+afterEach(async () => h?.close());
+
+const BOT = 'U0BOT'; // the Slack fake's bot user
+const prompts = (h: BotHarness) =>
+  h.mintlify.requestsFor('createJob').map((r) => (r.body as { prompt: string }).prompt);
+const followUps = (h: BotHarness) => h.mintlify.requestsFor('sendMessage').map((r) => r.body);
+
+/** A mention as Slack sends it (`app_mention`), and the same message as a `message` event. */
+const mention = (fields: { ts: string; text: string; thread_ts?: string; user?: string }) => ({
+  type: 'app_mention',
+  channel: 'C0DOCS',
+  user: 'U0ADA',
+  ...fields,
+});
+const asMessage = (event: Record<string, unknown>) => ({
+  ...event,
+  type: 'message',
+  channel_type: 'channel',
+});
+
+function seedPeople(h: BotHarness) {
+  h.slack.seedUser({ id: 'U0ADA', name: 'ada' });
+  h.slack.seedUser({ id: 'U0BEA', name: 'bea' });
+  h.slack.seedUser({ id: 'U0CAT', name: 'cat' });
+}
+
+describe('@docs-agent <instruction>', () => {
+  it('at the top of a channel starts a job whose card is the reply under the message, and whose thread steers it', async () => {
+    h = await startBot();
+    const said = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      text: `<@${BOT}> Document the --dry-run flag`,
+    });
+    const event = mention({ ts: said.ts, text: said.text });
+    await h.event(event);
+    await h.event(asMessage(event)); // top-level: the thread listener leaves it alone
+
+    const card = await h.slack.waitForCall('chat.postMessage');
+    expect(card.args).toMatchObject({ channel: 'C0DOCS', thread_ts: said.ts });
+    expect(card.args.text).toContain('<@U0ADA>');
+    expect(prompts(h)).toEqual(['Document the --dry-run flag']);
+    const records = h.bot.context.jobs.records;
+    await expect.poll(async () => (await records.byThread('C0DOCS', said.ts))?.jobId).toBe('job-1');
+    expect(await records.get('job-1')).toMatchObject({
+      door: 'mention',
+      threadTs: said.ts,
+      requestedBy: 'U0ADA',
+    });
+
+    await h.event({
+      type: 'message',
+      channel: 'C0DOCS',
+      channel_type: 'channel',
+      user: 'U0BEA',
+      text: 'Add an example',
+      ts: '1800000001.000100',
+      thread_ts: said.ts,
+    });
+    await expect.poll(() => followUps(h)).toEqual([{ prompt: 'Add an example' }]);
+  });
+
+  it('inside a thread starts a job that carries the earlier messages as readable context, without the bot’s own', async () => {
+    h = await startBot();
+    seedPeople(h);
+    const seed = (message: Partial<SeededMessage> & Record<string, unknown>) =>
+      h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: '', ...message } as SeededMessage);
+    const root = seed({ text: 'Does the CLI retry failed uploads?' });
+    seed({
+      user: 'U0BEA',
+      thread_ts: root.ts,
+      text: 'Yes, 3 times: see <https://github.com/acme/cli/pull/9|the PR> &amp; ask <@U0CAT> in <#C0ENG|eng>',
+    });
+    seed({ user: BOT, bot_id: 'B0BOT', thread_ts: root.ts, text: 'A docs agent job card' });
+    seed({ thread_ts: root.ts, text: 'Here is the log', files: [{ name: 'retry.log', title: 'retry log' }] });
+    const asked = seed({ user: 'U0CAT', thread_ts: root.ts, text: `<@${BOT}> document the retry behaviour` });
+    seed({ user: 'U0BEA', thread_ts: root.ts, text: 'a reply written after the mention' });
+
+    const event = mention({ ts: asked.ts, thread_ts: root.ts, text: asked.text, user: 'U0CAT' });
+    await h.event(asMessage(event)); // not a job's thread (yet): ignored as a message
+    await h.event(event);
+
+    const card = await h.slack.waitForCall('chat.postMessage');
+    expect(card.args).toMatchObject({ channel: 'C0DOCS', thread_ts: root.ts });
+    expect(prompts(h)).toEqual([
+      [
+        'document the retry behaviour',
+        '',
+        '--- The Slack thread so far, for context (oldest first) ---',
+        'ada: Does the CLI retry failed uploads?',
+        'bea: Yes, 3 times: see the PR (https://github.com/acme/cli/pull/9) & ask @cat in #eng',
+        'ada: Here is the log [attached, not included: retry.log]',
+        '--- end ---',
+      ].join('\n'),
+    ]);
+    // The card shows the instruction alone; the thread is the job's from now on.
+    expect(JSON.stringify(card.args.blocks)).not.toContain('retry failed uploads');
+    await h.bot.context.inFlight.drain(5_000);
+    expect(await h.bot.context.jobs.records.byThread('C0DOCS', root.ts)).toMatchObject({ jobId: 'job-1' });
+    expect(followUps(h)).toEqual([]); // the mention itself is not also sent as a follow-up
+  });
+
+  it('keeps the most recent messages of a long thread, and says that older ones were left out', async () => {
+    h = await startBot();
+    seedPeople(h);
+    const root = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'message 0 '.padEnd(300, 'x') });
+    for (let i = 1; i < 80; i += 1) {
+      h.slack.seedMessage('C0DOCS', {
+        user: 'U0BEA',
+        thread_ts: root.ts,
+        text: `message ${i} `.padEnd(300, 'x'),
+      });
+    }
+    const asked = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      thread_ts: root.ts,
+      text: `<@${BOT}> sum this up in the FAQ`,
+    });
+    await h.event(mention({ ts: asked.ts, thread_ts: root.ts, text: asked.text }));
+    await h.slack.waitForCall('chat.postMessage');
+
+    const [prompt = ''] = prompts(h);
+    const lines = prompt.split('\n');
+    expect(lines[0]).toBe('sum this up in the FAQ');
+    expect(prompt).toMatch(/\(\d+ older messages were left out to keep this short\.\)/);
+    expect(prompt).toContain('bea: message 79 ');
+    expect(prompt).not.toContain('message 0 ');
+    const kept = lines
+      .filter((line) => /^(ada|bea): message/.test(line))
+      .map((line) => Number(line.split(' ')[2]));
+    expect(kept).toEqual([...kept].sort((a, b) => a - b)); // still oldest first
+    expect(prompt.length).toBeLessThan(13_000);
+  });
+
+  it('inside a job’s thread is a follow-up, sent once although Slack delivers it as a message and as a mention', async () => {
+    h = await startBot();
+    await h.command('Document the export flag', { channel_id: 'C0DOCS', user_id: 'U0ADA' });
+    const card = await h.slack.waitForCall('chat.postMessage');
+    const thread = String(card.response.ts);
+    await expect.poll(() => h.bot.context.jobs.records.byThread('C0DOCS', thread)).toBeDefined();
+
+    const reply = h.slack.seedMessage('C0DOCS', {
+      user: 'U0BEA',
+      thread_ts: thread,
+      text: `<@${BOT}> also cover the CSV format`,
+    });
+    const event = mention({ ts: reply.ts, thread_ts: thread, text: reply.text, user: 'U0BEA' });
+    await Promise.all([
+      h.event(event, { eventId: 'Ev0MENTION' }),
+      h.event(asMessage(event), { eventId: 'Ev0MESSAGE' }),
+    ]);
+    await h.event(event, { eventId: 'Ev0MENTION', retryNum: 1 });
+    await h.slack.waitForCall('reactions.add');
+    await h.bot.context.inFlight.drain(5_000);
+
+    expect(followUps(h)).toEqual([{ prompt: 'also cover the CSV format' }]);
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+    expect(h.slack.callsTo('reactions.add')).toHaveLength(1);
+  });
+
+  it('with no instruction answers with short usage help in the thread, and sends nothing to Mintlify', async () => {
+    h = await startBot();
+    const said = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: `<@${BOT}>  ` });
+    const event = mention({ ts: said.ts, text: said.text });
+    await h.event(event);
+    await h.event(event, { retryNum: 1 });
+
+    const help = await h.slack.waitForCall('chat.postMessage');
+    expect(help.args).toMatchObject({ channel: 'C0DOCS', thread_ts: said.ts });
+    expect(String(help.args.text)).toContain('Tell me what to change in the docs');
+    await h.bot.context.inFlight.drain(5_000);
+    expect(h.slack.callsTo('chat.postMessage')).toHaveLength(1);
+    expect(h.mintlify.requests).toHaveLength(0);
+  });
+
+  it('from someone outside the allowlist gets a polite refusal, to them alone', async () => {
+    h = await startBot({ env: { ALLOWED_USER_IDS: 'U0ADA' } });
+    const said = h.slack.seedMessage('C0DOCS', { user: 'U0EVE', text: `<@${BOT}> Document X` });
+    await h.event(mention({ ts: said.ts, text: said.text, user: 'U0EVE' }));
+    const refusal = await h.slack.waitForCall('chat.postEphemeral');
+    expect(refusal.args).toMatchObject({ channel: 'C0DOCS', user: 'U0EVE', thread_ts: said.ts });
+    expect(String(refusal.args.text)).toContain('only available to some people');
+    expect(h.mintlify.requests).toHaveLength(0);
+  });
+});

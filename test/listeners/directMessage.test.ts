@@ -1,0 +1,90 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { type BotHarness, startBot } from '../support/botHarness.js';
+
+let h: BotHarness;
+afterEach(async () => h?.close());
+
+const DM = 'D0ADA';
+/** A message in the bot's DM, seeded in the fake and delivered as Slack does (`message.im`). */
+async function sendDm(h: BotHarness, text: string, extra: { thread_ts?: string; subtype?: string } = {}) {
+  const seeded = h.slack.seedMessage(DM, {
+    user: 'U0ADA',
+    text,
+    ...(extra.thread_ts ? { thread_ts: extra.thread_ts } : {}),
+  });
+  await h.event({
+    type: 'message',
+    channel: DM,
+    channel_type: 'im',
+    user: 'U0ADA',
+    text,
+    ts: seeded.ts,
+    ...extra,
+  });
+  return seeded.ts;
+}
+
+describe('a direct message to the bot', () => {
+  it('starts a job whose card is the reply under it, and replies in that thread steer the job', async () => {
+    h = await startBot();
+    const asked = await sendDm(h, 'Document the --json flag');
+    const card = await h.slack.waitForCall('chat.postMessage');
+    expect(card.args).toMatchObject({ channel: DM, thread_ts: asked });
+    expect(h.mintlify.requestsFor('createJob').map((r) => r.body)).toEqual([
+      { prompt: 'Document the --json flag' },
+    ]);
+    const records = h.bot.context.jobs.records;
+    await expect.poll(async () => (await records.byThread(DM, asked))?.door).toBe('dm');
+
+    const reply = await sendDm(h, 'Also the CSV one', { thread_ts: asked });
+    const delivered = await h.slack.waitForCall('reactions.add');
+    expect(delivered.args).toMatchObject({ channel: DM, timestamp: reply });
+    await h.bot.context.inFlight.drain(5_000);
+    expect(h.mintlify.requestsFor('sendMessage').map((r) => r.body)).toEqual([
+      { prompt: 'Also the CSV one' },
+    ]);
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1); // the reply steered; it started nothing
+  });
+
+  it('answers `help` with how to use the bot, and sends nothing to Mintlify', async () => {
+    h = await startBot();
+    const asked = await sendDm(h, 'help');
+    const help = await h.slack.waitForCall('chat.postMessage');
+    expect(help.args).toMatchObject({ channel: DM, thread_ts: asked });
+    expect(String(help.args.text)).toContain('How to use the docs agent');
+    expect(h.mintlify.requests).toHaveLength(0);
+  });
+
+  it('ignores the bot’s own posts, edits, and messages in channels', async () => {
+    h = await startBot();
+    await h.event({
+      type: 'message',
+      channel: DM,
+      channel_type: 'im',
+      bot_id: 'B0BOT',
+      user: 'U0BOT',
+      text: 'a card',
+      ts: '1800000000.000100',
+    });
+    await h.event({
+      type: 'message',
+      subtype: 'message_changed',
+      channel: DM,
+      channel_type: 'im',
+      ts: '1800000000.000200',
+      message: { text: 'x' },
+    });
+    await h.event({
+      type: 'message',
+      channel: 'C0DOCS',
+      channel_type: 'channel',
+      user: 'U0ADA',
+      text: 'Document X',
+      ts: '1800000000.000300',
+    });
+    await sendDm(h, 'Document Y');
+    await h.slack.waitForCall('chat.postMessage');
+    await h.bot.context.inFlight.drain(5_000);
+    expect(h.mintlify.requestsFor('createJob').map((r) => r.body)).toEqual([{ prompt: 'Document Y' }]);
+  });
+});

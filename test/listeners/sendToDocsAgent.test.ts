@@ -1,0 +1,232 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { SlackCall } from '../fakes/slackFake.js';
+import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
+import { sendInteraction } from '../support/slackRequests.js';
+
+let h: BotHarness;
+afterEach(async () => h?.close());
+
+const team = { id: 'T0TEAM', domain: 'acme' };
+const prompts = (h: BotHarness) =>
+  h.mintlify.requestsFor('createJob').map((r) => (r.body as { prompt: string }).prompt);
+
+/** "Send to docs agent" chosen on a message, as Slack sends it. */
+function chooseShortcut(
+  h: BotHarness,
+  message: { ts: string; user: string; text: string; thread_ts?: string },
+) {
+  return sendInteraction(h.url, SECRETS.signingSecret, {
+    type: 'message_action',
+    callback_id: 'send_to_docs_agent',
+    trigger_id: '1111.2222.abcd',
+    message_ts: message.ts,
+    response_url: h.slack.responseUrl('shortcut'),
+    message: { type: 'message', ...message },
+    user: { id: 'U0USER', name: 'user', team_id: 'T0TEAM' },
+    channel: { id: 'C0DOCS', name: 'docs' },
+    team,
+    token: 'deprecated',
+    action_ts: '1700000000.1',
+  });
+}
+
+/** The form submitted, with what the person typed and ticked. */
+function submit(h: BotHarness, opened: SlackCall, instruction: string, includeThread = false) {
+  const view = opened.args.view as { private_metadata: string; callback_id: string };
+  return sendInteraction(h.url, SECRETS.signingSecret, {
+    type: 'view_submission',
+    team,
+    user: { id: 'U0USER', name: 'user', team_id: 'T0TEAM' },
+    api_app_id: 'A0APP',
+    token: 'deprecated',
+    trigger_id: '3333.4444.efgh',
+    view: {
+      id: (opened.response.view as { id: string }).id,
+      type: 'modal',
+      callback_id: view.callback_id,
+      private_metadata: view.private_metadata,
+      hash: '1.abc',
+      state: {
+        values: {
+          instruction: { instruction_input: { type: 'plain_text_input', value: instruction } },
+          ...(includeThread
+            ? {
+                thread: {
+                  include_thread: {
+                    type: 'checkboxes',
+                    selected_options: [
+                      { value: 'thread', text: { type: 'plain_text', text: 'Include the whole thread' } },
+                    ],
+                  },
+                },
+              }
+            : {}),
+        },
+      },
+    },
+  });
+}
+
+function seedThread(h: BotHarness) {
+  h.slack.seedUser({ id: 'U0ADA', name: 'ada' });
+  h.slack.seedUser({ id: 'U0BEA', name: 'bea' });
+  const root = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'Export now writes CSV by default' });
+  const chosen = h.slack.seedMessage('C0DOCS', {
+    user: 'U0BEA',
+    thread_ts: root.ts,
+    text: 'and JSON with `--json` &lt;ask <@U0ADA>&gt;',
+  });
+  return { root, chosen };
+}
+
+describe('the “Send to docs agent” message shortcut', () => {
+  it('opens the form at once, then starts a job about the message and its thread, with the card in that thread', async () => {
+    h = await startBot();
+    const { root, chosen } = seedThread(h);
+    const shortcut = await chooseShortcut(h, {
+      ts: chosen.ts,
+      user: 'U0BEA',
+      text: chosen.text,
+      thread_ts: root.ts,
+    });
+    expect(shortcut.status).toBe(200);
+
+    const opened = await h.slack.waitForCall('views.open');
+    expect(opened.response.ok).toBe(true);
+    expect(opened.args.trigger_id).toBe('1111.2222.abcd');
+    const form = JSON.stringify(opened.args.view);
+    expect(form).toContain('plain_text_input');
+    expect(form).toContain('"multiline":true');
+    expect(form).toContain('Include the whole thread');
+    expect(form).toContain('from <@U0BEA>');
+    expect(form).toContain('&lt;ask @U0ADA&gt;'); // quoted, escaped, never a live mention
+    expect(h.mintlify.requests).toHaveLength(0); // nothing but the form before the person submits
+
+    const submitted = await submit(h, opened, 'Document the CSV default and the --json flag', true);
+    expect(submitted.status).toBe(200);
+    expect(submitted.body).toBe(''); // the form closes
+
+    const card = await h.slack.waitForCall('chat.postMessage');
+    expect(card.args).toMatchObject({ channel: 'C0DOCS', thread_ts: root.ts });
+    expect(JSON.stringify(card.args.blocks)).toContain('Document the CSV default and the --json flag');
+    const permalink = `https://acme.slack.com/archives/C0DOCS/p${chosen.ts.replace('.', '')}?thread_ts=${root.ts}&cid=C0DOCS`;
+    expect(prompts(h)).toEqual([
+      [
+        'Document the CSV default and the --json flag',
+        '',
+        '--- The Slack message this is about ---',
+        'From: bea',
+        `Link: ${permalink}`,
+        'and JSON with `--json` <ask @ada>',
+        '--- end ---',
+        '',
+        '--- The whole Slack thread it is in (oldest first) ---',
+        'ada: Export now writes CSV by default',
+        'bea: and JSON with `--json` <ask @ada>',
+        '--- end ---',
+      ].join('\n'),
+    ]);
+    const records = h.bot.context.jobs.records;
+    await expect.poll(async () => (await records.byThread('C0DOCS', root.ts))?.door).toBe('shortcut');
+  });
+
+  it('leaves the thread out unless asked, and offers no thread checkbox for a message outside a thread', async () => {
+    h = await startBot();
+    h.slack.seedUser({ id: 'U0ADA', name: 'ada' });
+    const lone = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'The quickstart is out of date' });
+    await chooseShortcut(h, { ts: lone.ts, user: 'U0ADA', text: lone.text });
+    const opened = await h.slack.waitForCall('views.open');
+    expect(JSON.stringify(opened.args.view)).not.toContain('Include the whole thread');
+
+    await submit(h, opened, 'Update the quickstart');
+    const card = await h.slack.waitForCall('chat.postMessage');
+    expect(card.args).toMatchObject({ channel: 'C0DOCS', thread_ts: lone.ts });
+    expect(prompts(h)[0]).not.toContain('thread it is in');
+    expect(prompts(h)[0]).toContain('The quickstart is out of date');
+  });
+
+  it('answers an empty instruction inside the form, and starts nothing', async () => {
+    h = await startBot();
+    const lone = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'Typo on the pricing page' });
+    await chooseShortcut(h, { ts: lone.ts, user: 'U0ADA', text: lone.text });
+    const opened = await h.slack.waitForCall('views.open');
+    const answer = await submit(h, opened, '   ');
+    expect(answer.json).toEqual({
+      response_action: 'errors',
+      errors: { instruction: expect.stringContaining('what to change') },
+    });
+    expect(h.mintlify.requests).toHaveLength(0);
+  });
+
+  it('posts the card in the person’s DM, and follows the job there, when the bot is not in the channel', async () => {
+    h = await startBot();
+    const { root, chosen } = seedThread(h);
+    await chooseShortcut(h, { ts: chosen.ts, user: 'U0BEA', text: chosen.text, thread_ts: root.ts });
+    const opened = await h.slack.waitForCall('views.open');
+    h.slack.failNext('conversations.replies', { error: 'not_in_channel' });
+    h.slack.failNext('chat.postMessage', { error: 'not_in_channel' });
+    await submit(h, opened, 'Document the CSV default', true);
+
+    const dmCard = await h.slack.waitForCall('chat.postMessage', (call) => call.args.channel === 'U0USER');
+    const dm = String(dmCard.response.channel);
+    expect(dm).toMatch(/^D/);
+    expect(JSON.stringify(dmCard.args.blocks)).toContain('Document the CSV default');
+    const note = await h.slack.waitForCall(
+      'chat.postMessage',
+      (call) => call.args.thread_ts === dmCard.response.ts,
+    );
+    expect(String(note.args.text)).toContain('<#C0DOCS>');
+    // The thread could not be read, so the form's copy of the message stands in, and the prompt says so.
+    expect(prompts(h)[0]).toContain('and JSON with `--json` <ask @ada>');
+    expect(prompts(h)[0]).toContain('The thread could not be read');
+
+    const cardTs = String(dmCard.response.ts);
+    expect(await h.bot.context.jobs.records.get('job-1')).toMatchObject({
+      channel: dm,
+      threadTs: cardTs,
+      cardTs,
+    });
+    const reply = h.slack.seedMessage(dm, { user: 'U0USER', thread_ts: cardTs, text: 'Mention Excel too' });
+    await h.event({
+      type: 'message',
+      channel: dm,
+      channel_type: 'im',
+      user: 'U0USER',
+      text: reply.text,
+      ts: reply.ts,
+      thread_ts: cardTs,
+    });
+    await h.slack.waitForCall('reactions.add');
+    expect(h.mintlify.requestsFor('sendMessage').map((r) => r.body)).toEqual([
+      { prompt: 'Mention Excel too' },
+    ]);
+  });
+
+  it('tells the person in a DM, with their instruction, when the job cannot be started', async () => {
+    h = await startBot();
+    const lone = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'Typo on the pricing page' });
+    await chooseShortcut(h, { ts: lone.ts, user: 'U0ADA', text: lone.text });
+    const opened = await h.slack.waitForCall('views.open');
+    h.mintlify.injectFault('createJob', { status: 429, retryAfter: '600' });
+    await submit(h, opened, 'Fix the <typo> on pricing');
+
+    const told = await h.slack.waitForCall('chat.postMessage', (call) => call.args.channel === 'U0USER');
+    expect(String(told.args.text)).toContain('Try again in 10 minutes');
+    expect(String(told.args.text)).toContain('Fix the &lt;typo&gt; on pricing');
+    expect(h.slack.callsTo('chat.postMessage').filter((call) => call.args.channel === 'C0DOCS')).toHaveLength(
+      0,
+    );
+  });
+
+  it('refuses people outside the allowlist without opening the form', async () => {
+    h = await startBot({ env: { ALLOWED_USER_IDS: 'U0ADA' } });
+    const lone = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'Typo' });
+    await chooseShortcut(h, { ts: lone.ts, user: 'U0ADA', text: lone.text });
+    const refusal = await h.slack.waitForCall('response_url');
+    expect(refusal.args).toMatchObject({
+      response_type: 'ephemeral',
+      text: expect.stringContaining('only available'),
+    });
+    expect(h.slack.callsTo('views.open')).toHaveLength(0);
+  });
+});

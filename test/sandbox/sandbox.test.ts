@@ -1,0 +1,129 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { PassThrough, Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { runSandbox } from '../../sandbox/runSandbox.js';
+
+/** Runs the sandbox in this process on a piped script, as `printf ... | npm run sandbox` does; resolves with what it printed. */
+async function runScript(lines: string[], jobSeconds = 0.2): Promise<string> {
+  const output = new PassThrough();
+  let printed = '';
+  output.on('data', (chunk: Buffer) => {
+    printed += chunk.toString('utf8');
+  });
+  await runSandbox({ input: Readable.from([lines.map((line) => `${line}\n`).join('')]), output, jobSeconds });
+  return printed;
+}
+
+/** Fails unless each of `texts` is printed, in this order. */
+function expectInOrder(printed: string, texts: Array<string | RegExp>): void {
+  let rest = printed;
+  for (const text of texts) {
+    const match = typeof text === 'string' ? literal(rest, text) : text.exec(rest);
+    if (!match) expect.fail(`expected ${String(text)} next in what the sandbox printed:\n${printed}`);
+    rest = rest.slice(match.index + match[0].length);
+  }
+}
+
+function literal(text: string, wanted: string): { index: number; 0: string } | null {
+  const index = text.indexOf(wanted);
+  return index === -1 ? null : { index, 0: wanted };
+}
+
+const PR = 'https://github.com/acme/docs/pull/101';
+const DONE =
+  /↳ #1 @docs-agent: @ada ✅ The docs agent is done: .*https:\/\/github\.com\/acme\/docs\/pull\/101.* is ready for review/;
+
+describe('npm run sandbox', () => {
+  it('tells a whole story: a job’s card, steering it in its thread, its pull request, then the digest', async () => {
+    const printed = await runScript([
+      '/docs-agent Document the --dry-run flag',
+      'wait-for ready for review',
+      'reply Also add an example',
+      'wait-for ready for review',
+      'wait 0.1',
+      '/docs-agent digest',
+      'quit',
+    ]);
+
+    expectInOrder(printed, [
+      '› /docs-agent Document the --dry-run flag',
+      '(only you) @docs-agent: ⏳ Starting a docs agent job…',
+      [
+        '#1 @docs-agent in #docs',
+        '  Docs agent job for @ada',
+        '  │ Document the --dry-run flag',
+        '  ⏳ Working on it  ·  started just now',
+      ].join('\n'),
+      'Reply in this thread to steer the job.',
+      // The follower edits the card, then tells the thread, with the pull request.
+      '✎ #1 edited by @docs-agent:\n  ✅ Pull request ready',
+      `  [Open pull request → ${PR}]`,
+      DONE,
+      // Your reply goes into the thread, the bot marks it delivered, and the job's next round ends
+      // the same way. (Whether the card shows it working again depends on when the follower looks.)
+      '› reply Also add an example',
+      '  ↳ #1 @ada: Also add an example',
+      '  ↳ #1 @docs-agent reacted ✅ to your reply',
+      DONE,
+      '› /docs-agent digest',
+      '(only you) @docs-agent: ⏳ Gathering the docs digest of the last 7 days…',
+      /#2 @docs-agent in #docs\n {2}Docs digest: .+ \(UTC\)/,
+      /Human visitors {2}[\d,]+ {2}↑ \d+% from last week/,
+      'Top 10 pages by unique visitors',
+      /1\. \/quickstart\n {2}█+░* \d+% {2}· {2}[\d,]+ \([\d,]+ human, [\d,]+ AI\)/,
+      /\d{3} pages had visits/,
+      '› quit',
+    ]);
+    // Piped: no ANSI styles, and the bot's info lines stay out of the way (LOG_LEVEL warn).
+    expect(printed).not.toContain('\x1b[');
+    expect(printed).not.toContain('· info:');
+    // Same pull request across both rounds.
+    expect(printed).not.toContain('/pull/102');
+  });
+
+  it('fails a job whose instruction says so, answers what it cannot do, and at the end of the input lets running jobs finish', async () => {
+    const printed = await runScript([
+      'reply Anything new?',
+      '/docs-agent Please fail on purpose',
+      'reply 7 hello',
+      'reply',
+      'frobnicate',
+      '/docs-agent status',
+    ]);
+
+    expectInOrder(printed, [
+      'There is no job thread yet: start a job with /docs-agent',
+      '#1 @docs-agent in #docs',
+      'There is no message #7.',
+      'What should the reply say?',
+      '“frobnicate” is not something the sandbox knows. Type help for what you can do.',
+      '(only you) @docs-agent: Recent docs agent jobs in this channel (1)',
+      'thread (#1)',
+      '(end of input: letting the running jobs finish…)',
+      '✎ #1 edited by @docs-agent:\n  ❌ Failed',
+      '↳ #1 @docs-agent: @ada ❌ The docs agent job failed.',
+    ]);
+  });
+
+  it('starts from the npm script with no configuration, reads piped input, and exits cleanly at its end', async () => {
+    const child = spawn('npm', ['run', '--silent', 'sandbox', '--', '--job-seconds', '0.2'], {
+      // Nothing but a PATH: the sandbox needs no Slack app, no Mintlify key, no Redis.
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let printed = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      printed += chunk.toString('utf8');
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      printed += chunk.toString('utf8');
+    });
+    child.stdin.end('/docs-agent Document the --dry-run flag\n');
+
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(printed).toContain('docs-agent sandbox');
+    expect(printed).toMatch(DONE);
+    expect(code).toBe(0);
+  });
+});
