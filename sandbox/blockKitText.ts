@@ -1,9 +1,10 @@
 import { emoji, type MarkupContext, markupToTerminal } from './slackMarkup.js';
 
 /**
- * A message's Block Kit as terminal lines: headers bold, sections as text (fields one a line),
- * context dimmed, buttons as `[Open pull request → URL]`, dividers as a rule. Without blocks, the
- * message's text. Blocks the bot never sends are named rather than guessed at.
+ * A message's (or a view's) Block Kit as terminal lines: headers bold, sections as text (fields one
+ * a line), context dimmed, buttons as `[Open pull request → URL]`, dividers as a rule, a form's
+ * inputs as their label over `[placeholder]` or `☐ option`. Without blocks, the message's text.
+ * Blocks the bot never sends are named rather than guessed at.
  */
 
 type Json = Record<string, unknown>;
@@ -48,6 +49,11 @@ function blockLines(block: Json, ctx: MarkupContext): string[] {
       return [style.dim('─'.repeat(40))];
     case 'image':
       return [imageText(block)];
+    case 'input': {
+      const optional = block.optional === true ? ` ${style.dim('(optional)')}` : '';
+      const element = isObject(block.element) ? inputText(block.element, ctx) : '';
+      return [`${style.bold(textOf(block.label, ctx))}${optional}`, ...(element ? [element] : [])];
+    }
     default:
       return [style.dim(`[${String(block.type)} block]`)];
   }
@@ -60,6 +66,20 @@ function elementLines(elements: unknown[], ctx: MarkupContext): string[] {
     return typeof element.url === 'string' ? `[${label} → ${element.url}]` : `[${label}]`;
   });
   return shown.length > 0 ? [shown.join(' ')] : [];
+}
+
+/** An input as a form shows it empty: a text box with its placeholder, checkboxes unticked. */
+function inputText(element: Json, ctx: MarkupContext): string {
+  switch (element.type) {
+    case 'plain_text_input':
+      return `[${ctx.style.dim(textOf(element.placeholder, ctx) || ' '.repeat(20))}]`;
+    case 'checkboxes': {
+      const options = Array.isArray(element.options) ? element.options : [];
+      return options.map((option) => `☐ ${isObject(option) ? textOf(option.text, ctx) : ''}`).join('  ');
+    }
+    default:
+      return `[${String(element.type)}]`;
+  }
 }
 
 /** A text object: mrkdwn is rendered, plain_text shown as is (with its emoji). */

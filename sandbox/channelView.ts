@@ -5,8 +5,10 @@ import { stripAnsi, type Terminal } from './terminal.js';
 
 /**
  * What you would see in Slack, as the bot's Web API calls reach the simulated workspace: each
- * top-level message gets a number (`#1`), edits show what changed, thread replies are indented
- * under their message's number, and what only you can see is marked `(only you)`.
+ * top-level message (the bot's and yours, in #docs or in your DM with the bot) gets a number
+ * (`#1`), edits show what changed, thread replies are indented under their message's number, and
+ * what only you can see is marked `(only you)`. The form the bot opens and the Home tab it
+ * publishes are drawn when you use them.
  */
 
 export interface WorkspaceNames {
@@ -14,6 +16,8 @@ export interface WorkspaceNames {
   users: Readonly<Record<string, string>>;
   /** Channel id -> name, for `#name`. */
   channels: Readonly<Record<string, string>>;
+  /** The bot's DMs: channel id -> the user id of the person it is with. */
+  dms: Readonly<Record<string, string>>;
   botUserId: string;
 }
 
@@ -31,6 +35,8 @@ export class ChannelView {
   private readonly drawn = new Map<string, string[]>();
   /** Your replies: `channel:ts` -> the ts of the thread they are in. */
   private readonly yourReplies = new Map<string, string>();
+  /** The bot's thread replies (a card under your message, say): `channel:ts` -> their thread's ts. */
+  private readonly botReplies = new Map<string, string>();
   private readonly waiters = new Set<Waiter>();
   private readonly markup: MarkupContext;
 
@@ -55,6 +61,7 @@ export class ChannelView {
   /** One Web API call (or response URL post) the bot made; reads are not shown. */
   show(call: SlackCall): void {
     const { args, response } = call;
+    // The form (views.open) and the Home tab (views.publish) are drawn when you use them: showForm, showHome.
     const shown = ['chat.postMessage', 'chat.update', 'chat.postEphemeral', 'reactions.add', 'response_url'];
     if (!shown.includes(call.method)) return;
     if (response.ok !== true) {
@@ -85,10 +92,52 @@ export class ChannelView {
     this.onlyYou(content, undefined, undefined);
   }
 
+  /** A message you posted at the top level of a channel or your DM: it gets the next number. */
+  showYourMessage(you: string, channel: string, ts: string, text: string): void {
+    const n = this.number(channel, ts);
+    const header = `${this.terminal.style.bold(`#${n}`)} @${you} in ${this.placeName(channel, you)}`;
+    // Printed, not said: waiting for the bot's words must not be met by your own.
+    this.terminal.print([header, ...text.split('\n').map((line) => `  ${line}`)].join('\n'));
+  }
+
   showYourReply(you: string, channel: string, threadTs: string, ts: string, text: string): void {
     this.yourReplies.set(`${channel}:${ts}`, threadTs);
-    // Printed, not said: waiting for the bot's words must not be met by your own.
     this.terminal.print(`  ↳ ${this.threadName(channel, threadTs)} @${you}: ${text}`);
+  }
+
+  /** The form the bot opened (`views.open`), or Slack's refusal of it. */
+  showForm(call: SlackCall): void {
+    const view = call.args.view;
+    if (call.response.ok !== true || !isObject(view)) {
+      this.say(this.terminal.style.dim(`(Slack refused views.open: ${String(call.response.error)})`));
+      return;
+    }
+    const { bold, dim } = this.terminal.style;
+    const buttons = [view.close, view.submit].filter(isObject).map((text) => `[${String(text.text)}]`);
+    const lines = [...messageLines(view, this.markup), ...(buttons.length ? [buttons.join(' ')] : [])];
+    const title = isObject(view.title) ? String(view.title.text) : 'a form';
+    this.say([`${dim('(modal)')} ${bold(title)}`, ...lines.map((line) => `    ${line}`)].join('\n'));
+  }
+
+  /** What you did in the form, then how the bot answered its submission. */
+  showSubmission(did: string, answer: unknown): void {
+    const { dim } = this.terminal.style;
+    this.terminal.print(`${dim('(modal)')} ${did}`);
+    const errors = isObject(answer) && answer.response_action === 'errors' ? answer.errors : undefined;
+    if (!isObject(errors)) return;
+    for (const error of Object.values(errors)) this.say(`${dim('(modal)')} ⚠️ ${String(error)}`);
+    this.terminal.print(`${dim('(modal)')} you close the form`);
+  }
+
+  /** The Home tab the bot published for `you` (`views.publish`), or Slack's refusal of it. */
+  showHome(you: string, call: SlackCall): void {
+    const view = call.args.view;
+    if (call.response.ok !== true || !isObject(view)) {
+      this.say(this.terminal.style.dim(`(Slack refused views.publish: ${String(call.response.error)})`));
+      return;
+    }
+    const header = `${this.terminal.style.bold(`${this.bot}’s Home tab`)}, as @${you} sees it`;
+    this.say([header, ...messageLines(view, this.markup).map((line) => `  ${line}`)].join('\n'));
   }
 
   /** The numbered message `n`, to reply in its thread. */
@@ -121,17 +170,32 @@ export class ChannelView {
   private posted(channel: string, ts: string, args: Record<string, unknown>): void {
     const lines = messageLines(args, this.markup);
     const threadTs = stringOrUndefined(args.thread_ts);
+    this.drawn.set(`${channel}:${ts}`, lines);
     if (threadTs && threadTs !== ts) {
+      this.botReplies.set(`${channel}:${ts}`, threadTs);
       this.say(indented(`  ↳ ${this.threadName(channel, threadTs)} ${this.bot}: `, lines, '      '));
       return;
     }
-    this.messages.push({ channel, ts });
-    const n = this.messages.length;
-    this.numbers.set(`${channel}:${ts}`, n);
-    this.drawn.set(`${channel}:${ts}`, lines);
-    const where = this.names.channels[channel] ? `#${this.names.channels[channel]}` : channel;
+    const n = this.number(channel, ts);
+    const where = this.placeName(channel, this.names.users[this.names.botUserId] ?? 'docs-agent');
     const header = `${this.terminal.style.bold(`#${n}`)} ${this.bot} in ${where}`;
     this.say([header, ...lines.map((line) => `  ${line}`)].join('\n'));
+  }
+
+  private number(channel: string, ts: string): number {
+    this.messages.push({ channel, ts });
+    this.numbers.set(`${channel}:${ts}`, this.messages.length);
+    return this.messages.length;
+  }
+
+  /** `#docs`, or, in a DM, who the author is there with: `DM with @docs-agent` for you. */
+  private placeName(channel: string, author: string): string {
+    const channelName = this.names.channels[channel];
+    if (channelName) return `#${channelName}`;
+    const person = this.names.dms[channel];
+    if (person === undefined) return channel;
+    const other = author === this.names.users[person] ? this.bot : `@${this.names.users[person] ?? person}`;
+    return `DM with ${other}`;
   }
 
   private edited(channel: string, ts: string, args: Record<string, unknown>): void {
@@ -141,7 +205,9 @@ export class ChannelView {
     this.drawn.set(key, lines);
     const changed = lines.filter((line) => !before.includes(line));
     if (changed.length === 0) return; // redrawn as it was: nothing to see
-    const header = `✎ ${this.terminal.style.bold(this.numberName(channel, ts))} edited by ${this.bot}:`;
+    const threadTs = this.botReplies.get(key);
+    const name = threadTs ? `↳ ${this.threadName(channel, threadTs)}` : this.numberName(channel, ts);
+    const header = `✎ ${this.terminal.style.bold(name)} edited by ${this.bot}:`;
     this.say([header, ...changed.map((line) => `  ${line}`)].join('\n'));
   }
 
@@ -188,7 +254,11 @@ export class ChannelView {
 
 function indented(first: string, lines: string[], indent: string): string {
   const [head = '', ...rest] = lines;
-  return [`${first}${head}`, ...rest.map((line) => `${indent}${line}`)].join('\n');
+  return [`${first}${head}`, ...rest.map((line) => (line === '' ? '' : `${indent}${line}`))].join('\n');
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function stringOrUndefined(value: unknown): string | undefined {

@@ -3,11 +3,20 @@ import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDocsAgent, type DocsAgent } from '../src/app.js';
 import { type Config, loadConfig, type LogLevel, secretsOf } from '../src/config.js';
+import { SEND_TO_AGENT_SHORTCUT } from '../src/jobs/shortcutModal.js';
 import { createLogger } from '../src/log.js';
+import type { SlackCall, StoredMessage } from '../test/fakes/slackFake.js';
+import type { SlackResponse } from '../test/support/slackRequests.js';
 import { ChannelView } from './channelView.js';
 import { parseSandboxCommand, SANDBOX_HELP, type SandboxCommand } from './sandboxCommands.js';
 import { SANDBOX_MINTLIFY, type SimulatedMintlify, startSimulatedMintlify } from './simulatedMintlify.js';
-import { SANDBOX_SLACK, type SimulatedSlack, startSimulatedSlack } from './simulatedSlack.js';
+import {
+  type OpenedView,
+  SANDBOX_SLACK,
+  type SimulatedSlack,
+  startSimulatedSlack,
+  type ViewValues,
+} from './simulatedSlack.js';
 import { styleFor, Terminal } from './terminal.js';
 
 /**
@@ -35,6 +44,8 @@ export const DEFAULT_JOB_SECONDS = 5;
 const WAIT_FOR_MS = 60_000;
 // The bot's work for one request (a job to start, a digest to gather) is over long before this.
 const SETTLE_MS = 30_000;
+// Slack gives an app 3 s to open a form or answer; the bot publishes the Home tab as soon.
+const SLACK_ANSWER_MS = 10_000;
 
 export async function runSandbox(options: SandboxOptions): Promise<void> {
   const jobSeconds = options.jobSeconds ?? DEFAULT_JOB_SECONDS;
@@ -56,8 +67,12 @@ export async function runSandbox(options: SandboxOptions): Promise<void> {
     closing.push(() => mintlify.close());
 
     const view = new ChannelView(terminal, {
-      users: { [SANDBOX_SLACK.user]: SANDBOX_SLACK.userName, [SANDBOX_SLACK.botUserId]: 'docs-agent' },
+      users: {
+        [SANDBOX_SLACK.user]: SANDBOX_SLACK.userName,
+        [SANDBOX_SLACK.botUserId]: SANDBOX_SLACK.botName,
+      },
       channels: { [SANDBOX_SLACK.channel]: SANDBOX_SLACK.channelName },
+      dms: { [slack.dm]: SANDBOX_SLACK.user },
       botUserId: SANDBOX_SLACK.botUserId,
     });
     const stopWatching = slack.fake.onCall((call) => view.show(call));
@@ -170,19 +185,25 @@ async function perform(session: Session, command: SandboxCommand, quit: AbortSig
   switch (command.kind) {
     case 'slash': {
       const answer = await slack.slashCommand(botUrl, command.text);
-      if (answer.status !== 200) say(`(the bot answered HTTP ${answer.status})`);
+      checkAnswers(session, [answer]);
       view.showAnswer(answer.json);
       return settle(bot);
     }
+    case 'say':
+      return postYourMessage(session, SANDBOX_SLACK.channel, command.text);
+    case 'dm':
+      return postYourMessage(session, slack.dm, command.text);
     case 'reply': {
       const thread = await threadFor(session, command.message);
       if ('problem' in thread) return say(thread.problem);
-      const message = slack.reply(thread.ts, command.text);
-      view.showYourReply(SANDBOX_SLACK.userName, SANDBOX_SLACK.channel, thread.ts, message.ts, command.text);
-      const answer = await slack.deliver(botUrl, message);
-      if (answer.status !== 200) say(`(the bot answered HTTP ${answer.status})`);
-      return settle(bot);
+      const message = slack.post(thread.channel, command.text, thread.ts);
+      view.showYourReply(SANDBOX_SLACK.userName, thread.channel, thread.ts, message.ts, command.text);
+      return deliver(session, thread.channel, message);
     }
+    case 'shortcut':
+      return useShortcut(session, command, quit);
+    case 'home':
+      return openHome(session, quit);
     case 'wait':
       await sleep(command.seconds * 1000, undefined, { signal: quit }).catch(() => {});
       return;
@@ -202,18 +223,154 @@ async function perform(session: Session, command: SandboxCommand, quit: AbortSig
   }
 }
 
-/** The thread of message #n, or of the latest job (the bot's own records know which that is). */
+/** You post a message at the top level of #docs or your DM; Slack delivers it to the bot. */
+async function postYourMessage(session: Session, channel: string, text: string): Promise<void> {
+  const message = session.slack.post(channel, text);
+  session.view.showYourMessage(SANDBOX_SLACK.userName, channel, message.ts, text);
+  return deliver(session, channel, message);
+}
+
+async function deliver(session: Session, channel: string, message: StoredMessage): Promise<void> {
+  checkAnswers(session, await session.slack.deliver(session.botUrl, channel, message));
+  return settle(session.bot);
+}
+
+/** The bot acknowledges every request Slack sends it with HTTP 200; anything else is worth seeing. */
+function checkAnswers(session: Session, answers: SlackResponse[]): void {
+  const { terminal } = session;
+  for (const answer of answers) {
+    if (answer.status !== 200) terminal.print(terminal.style.dim(`(the bot answered HTTP ${answer.status})`));
+  }
+}
+
+/**
+ * “Send to docs agent” on message #n: Slack sends the shortcut, the bot opens its form, and you
+ * fill it in and submit it, which Slack sends as the view you were shown with what you entered.
+ */
+async function useShortcut(
+  session: Session,
+  command: Extract<SandboxCommand, { kind: 'shortcut' }>,
+  quit: AbortSignal,
+): Promise<void> {
+  const { slack, view, terminal, botUrl } = session;
+  const say = (text: string) => terminal.print(terminal.style.dim(text));
+  const chosen = view.message(command.message);
+  const message = chosen && slack.fake.message(chosen.channel, chosen.ts);
+  if (!chosen || !message) return say(`There is no message #${command.message}.`);
+
+  const shortcut = slack.messageShortcut(botUrl, SEND_TO_AGENT_SHORTCUT, chosen.channel, message);
+  // The bot opens its form with the shortcut's trigger_id, or answers at its response URL instead
+  // (watched from before the request leaves: nothing has been awaited yet).
+  const opened = nextCall(
+    slack.fake,
+    (call) =>
+      (call.method === 'views.open' && call.args.trigger_id === shortcut.triggerId) ||
+      (call.method === 'response_url' && call.responseId === shortcut.responseId),
+    quit,
+  );
+  checkAnswers(session, [await shortcut.sent]);
+  const call = await opened;
+  if (!call) return quit.aborted ? undefined : say('(the bot opened no form)');
+  if (call.method !== 'views.open') return settle(session.bot); // its answer is shown as (only you)
+  view.showForm(call);
+  const form = call.response.view;
+  if (call.response.ok !== true || !isOpenedView(form)) return;
+
+  const filled = fillForm(form, command.instruction, command.includeThread);
+  if (command.includeThread && !filled.ticked) {
+    say(`(message #${command.message} is in no thread, so the form has no box to include one)`);
+  }
+  const submit = isObject(form.submit) ? String(form.submit.text) : 'Submit';
+  const ticked = filled.ticked ? `, tick “${filled.ticked}”` : '';
+  const answer = await slack.submitView(botUrl, form, filled.values);
+  checkAnswers(session, [answer]);
+  view.showSubmission(`you write “${command.instruction}”${ticked} and choose ${submit}`, answer.json);
+  return settle(session.bot);
+}
+
+/** What Slack reports for the form's inputs: the instruction typed in its text box, and the box ticked. */
+function fillForm(
+  form: OpenedView,
+  instruction: string,
+  includeThread: boolean,
+): { values: ViewValues; ticked: string | undefined } {
+  const values: ViewValues = {};
+  let ticked: string | undefined;
+  const blocks = Array.isArray(form.blocks) ? form.blocks : [];
+  for (const block of blocks) {
+    if (!isObject(block) || block.type !== 'input' || !isObject(block.element)) continue;
+    const { element } = block;
+    const [blockId, actionId] = [String(block.block_id), String(element.action_id)];
+    if (element.type === 'plain_text_input') {
+      values[blockId] = { [actionId]: { type: 'plain_text_input', value: instruction } };
+    } else if (element.type === 'checkboxes') {
+      const options = includeThread && Array.isArray(element.options) ? element.options.filter(isObject) : [];
+      const labels = options.map((option) => (isObject(option.text) ? String(option.text.text) : ''));
+      if (options.length > 0) ticked = labels.join('”, “');
+      values[blockId] = { [actionId]: { type: 'checkboxes', selected_options: options } };
+    }
+  }
+  return { values, ticked };
+}
+
+/** You open the bot's Home tab; the bot publishes it for you, and it is drawn as you would see it. */
+async function openHome(session: Session, quit: AbortSignal): Promise<void> {
+  const { slack, view, terminal, botUrl } = session;
+  const openedAt = Date.now();
+  const published = nextCall(
+    slack.fake,
+    (call) =>
+      call.method === 'views.publish' && call.args.user_id === SANDBOX_SLACK.user && call.at >= openedAt,
+    quit,
+  );
+  checkAnswers(session, [await slack.openHome(botUrl)]);
+  const call = await published;
+  if (call) view.showHome(SANDBOX_SLACK.userName, call);
+  else if (!quit.aborted) terminal.print(terminal.style.dim('(the bot published no Home tab)'));
+}
+
+/** The first call the bot makes from now on that `matches`; undefined after a while, or on quitting. */
+function nextCall(
+  fake: SimulatedSlack['fake'],
+  matches: (call: SlackCall) => boolean,
+  quit: AbortSignal,
+): Promise<SlackCall | undefined> {
+  return new Promise((resolve) => {
+    const done = (call: SlackCall | undefined) => {
+      clearTimeout(timer);
+      stopListening();
+      quit.removeEventListener('abort', giveUp);
+      resolve(call);
+    };
+    const giveUp = () => done(undefined);
+    const timer = setTimeout(giveUp, SLACK_ANSWER_MS);
+    const stopListening = fake.onCall((call) => {
+      if (matches(call)) done(call);
+    });
+    quit.addEventListener('abort', giveUp, { once: true });
+  });
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isOpenedView(value: unknown): value is OpenedView {
+  return isObject(value) && typeof value.id === 'string';
+}
+
+/** The thread of message #n, or of your latest job (the bot's own records know which that is). */
 async function threadFor(
   session: Session,
   n: number | undefined,
-): Promise<{ ts: string } | { problem: string }> {
+): Promise<{ channel: string; ts: string } | { problem: string }> {
   if (n !== undefined) {
     const message = session.view.message(n);
-    return message ? { ts: message.ts } : { problem: `There is no message #${n}.` };
+    return message ? { channel: message.channel, ts: message.ts } : { problem: `There is no message #${n}.` };
   }
-  const [latest] = await session.bot.context.jobs.records.recentInChannel(SANDBOX_SLACK.channel, 1);
+  const [latest] = await session.bot.context.jobs.records.recentForUser(SANDBOX_SLACK.user, 1);
   return latest?.threadTs
-    ? { ts: latest.threadTs }
+    ? { channel: latest.channel, ts: latest.threadTs }
     : { problem: 'There is no job thread yet: start a job with /docs-agent <instruction>.' };
 }
 

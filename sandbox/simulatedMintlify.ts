@@ -5,8 +5,9 @@ import { visitorsWeek } from './visitorsDataset.js';
 /**
  * Mintlify, simulated on loopback: the test fake (which answers only what the real API answers)
  * plus a driver that plays the docs agent. A job works for `jobSeconds`, then completes with a pull
- * request, or fails when its instruction mentions "fail". A follow-up reopens the job (the fake
- * does that) and starts another round of the same length; the pull request stays the same.
+ * request, or fails when its instruction mentions "fail" (the instruction alone: not the Slack
+ * message or thread the bot adds as context). A follow-up reopens the job (the fake does that) and
+ * starts another round of the same length; the pull request stays the same.
  */
 
 export const SANDBOX_MINTLIFY = {
@@ -47,7 +48,7 @@ export async function startSimulatedMintlify(options: {
     rounds.delete(jobId);
     const job = fake.jobs.get(jobId);
     if (!job || job.status !== 'active') return;
-    if (/fail/i.test(instruction)) {
+    if (/fail/i.test(instructionOf(instruction))) {
       fake.setJob(jobId, { status: 'failed' });
       return;
     }
@@ -86,4 +87,10 @@ export async function startSimulatedMintlify(options: {
       await fake.close();
     },
   };
+}
+
+/** The person's own words: the bot adds context (a message, a thread) after them as `--- … ---` sections. */
+function instructionOf(prompt: string): string {
+  const context = prompt.indexOf('\n\n--- ');
+  return context === -1 ? prompt : prompt.slice(0, context);
 }

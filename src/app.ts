@@ -18,18 +18,21 @@ import { publishHome } from './home/publishHome.js';
 import { InFlight } from './inFlight.js';
 import { createJobFollower, type JobFollower } from './jobs/followJobs.js';
 import { JobRecords } from './jobs/jobRecord.js';
+import { JobStarts } from './jobs/jobStarts.js';
 import type { JobsContext } from './jobs/jobsContext.js';
 import type { Clock } from './jobs/pollSchedule.js';
 import * as actions from './listeners/actions/index.js';
 import * as commands from './listeners/commands/index.js';
 import type { ListenerContext } from './listeners/context.js';
 import * as events from './listeners/events/index.js';
+import * as replayedRequests from './listeners/replayedRequests.js';
+import { requestSignature } from './listeners/replayedRequests.js';
 import * as shortcuts from './listeners/shortcuts/index.js';
 import * as views from './listeners/views/index.js';
 import { MintlifyClient, type MintlifyClientOptions } from './mintlify/index.js';
 import { cachedUserNames } from './slack/userNames.js';
 import { RateLedger } from './store/rateLedger.js';
-import { openMemoryStore, openRedisStore, type Store } from './store/store.js';
+import { openStore, type Store } from './store/store.js';
 import { USER_AGENT } from './version.js';
 
 /** Slack's own default retries for ~30 minutes; a person waiting on a card should not. */
@@ -64,9 +67,7 @@ export interface DocsAgent {
 export async function createDocsAgent(config: Config, options: DocsAgentOptions): Promise<DocsAgent> {
   const { logger } = options;
   const now = options.now ?? (() => new Date());
-  const store = config.store.redisUrl
-    ? await openRedisStore({ url: config.store.redisUrl, namespace: config.store.namespace, logger })
-    : openMemoryStore(config.store.namespace);
+  const store = await openStore(config.store, logger);
   if (store.kind === 'memory') {
     logger.warn('REDIS_URL is not set: state is kept in memory and every job thread is forgotten on restart');
   }
@@ -85,6 +86,8 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
     logger,
     // Without it Bolt resets the logger to INFO, and LOG_LEVEL would be ignored.
     logLevel: config.logLevel as LogLevel,
+    // Bolt's conversation store keeps per-conversation state we never read; it costs every request.
+    convoStore: false,
     clientOptions: {
       ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl } : {}),
       retryConfig: options.slackRetries ?? SLACK_RETRIES,
@@ -97,6 +100,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
     mintlify,
     store,
     records: new JobRecords(store),
+    starts: new JobStarts(store),
     ledger: new RateLedger(store.atomic, () => now().getTime()),
     slack: app.client,
     logger,
@@ -130,6 +134,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
     digest,
     home,
   };
+  replayedRequests.register(app, context); // first: a replay reaches no door
   commands.register(app, context);
   events.register(app, context);
   shortcuts.register(app, context);
@@ -167,6 +172,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
       await schedule?.stop();
       if (!(await inFlight.drain(DRAIN_MS)))
         logger.warn(`stopped with ${inFlight.size} request(s) still running`);
+      await follower.letGo(); // other instances check this one's jobs at once, not when its leases lapse
       await Promise.allSettled([mintlify.close(), store.close()]);
     },
   };
@@ -197,6 +203,7 @@ function createReceiver(config: Config, logger: Logger): Receiver {
     signingSecret: config.slack.signingSecret ?? '',
     endpoints: '/slack/events',
     customRoutes: [healthz],
+    customPropertiesExtractor: requestSignature,
     logger,
   });
 }

@@ -209,7 +209,17 @@ export function secretsOf(config: Config): string[] {
     config.slack.signingSecret,
     config.slack.appToken,
     config.mintlify.apiKey,
+    redisPassword(config.store.redisUrl),
   ].filter((value): value is string => typeof value === 'string' && value.length > 0);
+}
+
+function redisPassword(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    return decodeURIComponent(new URL(url).password) || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export class ConfigError extends Error {

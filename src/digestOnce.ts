@@ -1,12 +1,12 @@
-import { existsSync } from 'node:fs';
 import { webApi } from '@slack/bolt';
-import { ConfigError, loadConfig, secretsOf } from './config.js';
+import { secretsOf } from './config.js';
 import { createDigestContext } from './digest/digestContext.js';
 import { periodKey, periodOfRun } from './digest/period.js';
 import { postScheduledDigest } from './digest/postDigest.js';
+import { readConfiguration } from './environment.js';
 import { createLogger } from './log.js';
 import { MintlifyClient } from './mintlify/index.js';
-import { openMemoryStore, openRedisStore, type Store } from './store/store.js';
+import { openStore, type Store } from './store/store.js';
 import { USER_AGENT } from './version.js';
 
 /**
@@ -17,20 +17,8 @@ import { USER_AGENT } from './version.js';
  * 1 when it could not be posted.
  */
 async function digestOnce(): Promise<number> {
-  if (existsSync('.env')) process.loadEnvFile('.env');
-
-  let config: ReturnType<typeof loadConfig>;
-  try {
-    config = loadConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(
-        `${error.message.replace('docs-agent cannot start', 'npm run digest cannot run')}\n`,
-      );
-      return 1;
-    }
-    throw error;
-  }
+  const config = readConfiguration('npm run digest cannot run');
+  if (!config) return 1;
   const logger = createLogger({
     level: config.logLevel,
     secrets: secretsOf(config),
@@ -46,9 +34,7 @@ async function digestOnce(): Promise<number> {
 
   let store: Store;
   try {
-    store = config.store.redisUrl
-      ? await openRedisStore({ url: config.store.redisUrl, namespace: config.store.namespace, logger })
-      : openMemoryStore(config.store.namespace);
+    store = await openStore(config.store, logger);
   } catch (error) {
     logger.error(`npm run digest cannot run: ${error instanceof Error ? error.message : String(error)}`);
     return 1;

@@ -1,22 +1,12 @@
-import { existsSync } from 'node:fs';
 import { createDocsAgent } from './app.js';
-import { ConfigError, loadConfig, secretsOf } from './config.js';
+import { secretsOf } from './config.js';
+import { readConfiguration } from './environment.js';
 import { createLogger } from './log.js';
 
 /** Entry point: config -> app -> start; stops cleanly on SIGTERM and SIGINT. */
 async function main(): Promise<void> {
-  if (existsSync('.env')) process.loadEnvFile('.env');
-
-  let config: ReturnType<typeof loadConfig>;
-  try {
-    config = loadConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(1);
-    }
-    throw error;
-  }
+  const config = readConfiguration();
+  if (!config) process.exit(1);
 
   const logger = createLogger({ level: config.logLevel, secrets: secretsOf(config) });
   const bot = await createDocsAgent(config, { logger }).catch((error: unknown) => {

@@ -8,11 +8,12 @@ import {
   ServiceError,
   TimeoutError,
 } from '../mintlify/index.js';
-import { tryLease } from '../store/lease.js';
+import { keepRenewed, type Lease, RENEWED_LEASE_MS, tryLease } from '../store/lease.js';
 import { type JobNewsKind, jobNewsText } from './jobNews.js';
 import { announceOnce, editJobCard, type Notice, noticeKey } from './jobNotifications.js';
 import { applyAgentJob, FINISHED, type JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
+import { recoverJobCard } from './recoverJobCard.js';
 
 /** What the follower remembers about one job between checks (in this instance only). */
 export interface JobMemory {
@@ -27,6 +28,8 @@ export interface JobMemory {
   schemaLogged: boolean;
   /** Active for longer than JOB_SLOW_AFTER_MS: checked rarely from now on. */
   slow: boolean;
+  /** The poll lease kept after the last check (see `checkJob`), given back when the bot stops. */
+  keptLease: Lease | undefined;
 }
 
 export const newJobMemory = (projectId: string): JobMemory => ({
@@ -37,7 +40,15 @@ export const newJobMemory = (projectId: string): JobMemory => ({
   slackGone: false,
   schemaLogged: false,
   slow: false,
+  keptLease: undefined,
 });
+
+/** Gives back the poll lease kept after the job's last check, so another instance may check it at once. */
+export async function releaseKeptLease(memory: JobMemory): Promise<void> {
+  const lease = memory.keptLease;
+  memory.keptLease = undefined;
+  await lease?.release().catch(() => {}); // it expires on its own if the store is away now
+}
 
 export type CheckResult =
   | { kind: 'following' }
@@ -48,10 +59,9 @@ export type CheckResult =
   /** Another check of this job (another instance's) holds the poll lease. */
   | { kind: 'busy' };
 
-// Long enough for one normal check (a GET and a Slack call or two: well under a second). A check
-// caught in Mintlify's retries can outlive it, and then another instance may check the job too:
-// that costs at worst a repeated card edit, which is harmless; thread replies have their own lease.
-const POLL_LEASE_MS = 30_000;
+// Renewed while a check runs, however long Mintlify's retries take; a check that crashed holds the
+// job back a few seconds.
+const POLL_LEASE_MS = RENEWED_LEASE_MS;
 
 /**
  * One check of one job: read it from Mintlify, redraw its card when its status or pull request
@@ -64,27 +74,53 @@ export async function checkJob(
   memory: JobMemory,
   now: number,
 ): Promise<CheckResult> {
-  const lease = await tryLease(ctx.store.atomic, `poll:${jobId}`, POLL_LEASE_MS);
+  const lease = (await reclaim(memory)) ?? (await tryLease(ctx.store.atomic, `poll:${jobId}`, POLL_LEASE_MS));
   if (!lease) return { kind: 'busy' };
+  memory.keptLease = undefined;
+  const stopRenewing = keepRenewed(lease, POLL_LEASE_MS);
   let result: CheckResult | undefined;
   try {
     result = await checkHeld(ctx, jobId, memory, now);
     return result;
   } finally {
+    stopRenewing();
     // Other instances follow the same jobs: holding the lease for most of a poll interval after a
     // check makes them skip a job that was just read, so N instances do not read it N times as often.
     // (This instance checks it again no sooner than 0.8 interval, when the lease has expired.)
-    const settle =
-      result?.kind === 'done'
-        ? lease.release()
-        : lease.keepFor(Math.max(1, Math.floor(ctx.config.poll.intervalMs * 0.7)));
-    await settle.catch(() => {}); // it expires on its own if the store is away now
+    if (result?.kind === 'done')
+      await lease.release().catch(() => {}); // it expires on its own if the store is away now
+    else {
+      memory.keptLease = lease;
+      await lease.keepFor(Math.max(1, Math.floor(ctx.config.poll.intervalMs * 0.7))).catch(() => false);
+    }
   }
 }
 
-async function checkHeld(ctx: JobsContext, jobId: string, memory: JobMemory, now: number) {
-  const record = await ctx.records.get(jobId);
+/**
+ * The lease this instance kept after its last check, if it still holds it: a check cut short by a
+ * store outage could not shorten it, and this instance need not wait for it to lapse.
+ */
+async function reclaim(memory: JobMemory): Promise<Lease | undefined> {
+  const kept = memory.keptLease;
+  if (!kept) return undefined;
+  return (await kept.keepFor(POLL_LEASE_MS)) ? kept : undefined;
+}
+
+async function checkHeld(
+  ctx: JobsContext,
+  jobId: string,
+  memory: JobMemory,
+  now: number,
+): Promise<CheckResult> {
+  let record = await ctx.records.get(jobId);
   if (!record) return { kind: 'done', why: 'no_record' } as const;
+  if (record.pendingCard && record.cardTs === null) {
+    // Its start was cut short, or Slack was busy: the card comes first, so the news has a thread.
+    const card = await recoverJobCard(ctx, record);
+    if (card !== 'done') return { kind: card } as const;
+    record = await ctx.records.get(jobId);
+    if (!record) return { kind: 'done', why: 'no_record' } as const;
+  }
   memory.projectId = record.projectId;
   // A resumed job's first round began when it was created; a later round's start is unknown, so from now.
   memory.activeSince ??= record.round === 0 ? Date.parse(record.createdAt) || now : now;

@@ -1,7 +1,7 @@
 import { followedHereText } from './doorAnswers.js';
-import { jobCard } from './jobCard.js';
 import type { JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
+import { postJobCard } from './postJobCard.js';
 
 /**
  * A job whose card could not be posted where it was asked for (the bot is not in that channel)
@@ -12,17 +12,10 @@ import type { JobsContext } from './jobsContext.js';
 export async function followInDm(ctx: JobsContext, record: JobRecord): Promise<JobRecord | undefined> {
   const wanted = record.channel;
   try {
-    const card = jobCard(record, ctx.now());
     // Posting to a user id lands in the app's DM with that person (chat:write is enough).
-    const posted = await ctx.slack.chat.postMessage({
-      channel: record.requestedBy,
-      text: card.text,
-      blocks: card.blocks,
-      unfurl_links: false,
-      unfurl_media: false,
-    });
-    if (!posted.channel || !posted.ts) throw new Error('Slack answered without the DM channel or ts');
-    const place = { channel: posted.channel, threadTs: posted.ts, cardTs: posted.ts };
+    const posted = await postJobCard(ctx, record, { channel: record.requestedBy });
+    if (posted.kind !== 'posted') throw posted.error;
+    const place = { channel: posted.channel, threadTs: posted.ts, cardTs: posted.ts, pendingCard: undefined };
     // Read again: the follower may have saved news of the job since it was created.
     const moved = (await ctx.records.update(record.jobId, (current) => ({ ...current, ...place }))) ?? {
       ...record,

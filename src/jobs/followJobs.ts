@@ -1,7 +1,8 @@
 import type { Logger } from '@slack/bolt';
-import { type CheckResult, checkJob, type JobMemory, newJobMemory } from './checkJob.js';
+import { type CheckResult, checkJob, type JobMemory, newJobMemory, releaseKeptLease } from './checkJob.js';
 import { DueQueue } from './dueQueue.js';
 import type { JobsContext } from './jobsContext.js';
+import { tellInterruptedStarts } from './jobStarts.js';
 import { PollBudget } from './pollBudget.js';
 import {
   type Clock,
@@ -31,6 +32,10 @@ export interface FollowerOptions {
   check: (jobId: string, memory: JobMemory, now: number) => Promise<CheckResult>;
   /** Every unfinished job in the store (read at start, then now and then for jobs another instance started). */
   unfinishedIds: () => Promise<string[]>;
+  /** Run with each resync: finishes what a crashed instance left behind before its jobs had records. */
+  recoverStarts?: () => Promise<void>;
+  /** Gives back what a check kept for the next one (its poll lease), when the bot stops. */
+  letGo?: (memory: JobMemory) => Promise<void>;
   logger: Logger;
   clock?: Clock;
   random?: () => number;
@@ -63,6 +68,7 @@ export class JobFollower {
   private started = false;
   private stopped = false;
   private problemLogged = false;
+  private resyncFailing = false;
   private failuresInARow = 0;
 
   constructor(private readonly options: FollowerOptions) {
@@ -94,6 +100,13 @@ export class JobFollower {
     if (this.resyncTimer !== undefined) this.clock.clearTimeout(this.resyncTimer);
     this.timer = undefined;
     this.queue.clear();
+  }
+
+  /** After `stop()` and once running checks are done: gives back what checks kept, so other instances need not wait. */
+  async letGo(): Promise<void> {
+    const { letGo } = this.options;
+    if (!letGo) return;
+    await Promise.all([...this.followed.values()].map(({ memory }) => letGo(memory)));
   }
 
   /** A job started, or a follow-up reopened it: check it soon, at the fresh-job cadence. */
@@ -135,8 +148,13 @@ export class JobFollower {
         if (this.followed.has(jobId) || this.dropped.has(jobId)) continue;
         this.schedule(jobId, this.entry(jobId), resumeDelayMs(this.options.timing, this.random));
       }
+      await this.options.recoverStarts?.();
+      this.resyncFailing = false;
     } catch (error) {
-      this.options.logger.error(`could not list the unfinished jobs to follow: ${String(error)}`);
+      // Once per outage: it is tried again every max interval, and the checks report the outage too.
+      if (!this.resyncFailing)
+        this.options.logger.error(`could not read the jobs to follow: ${String(error)}`);
+      this.resyncFailing = true;
     }
     if (this.stopped) return;
     // Every max interval: a job another instance started (or one a lost write left behind) is picked
@@ -281,6 +299,8 @@ export function createJobFollower(
     defaultProjectId: ctx.config.mintlify.projectId,
     check: (jobId, memory, now) => checkJob(ctx, jobId, memory, now),
     unfinishedIds: () => ctx.records.unfinishedIds(),
+    recoverStarts: () => tellInterruptedStarts(ctx),
+    letGo: releaseKeptLease,
     logger: ctx.logger,
     ...extra,
   });

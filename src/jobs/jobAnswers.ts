@@ -1,5 +1,5 @@
 import { isMintlifyError } from '../mintlify/index.js';
-import { slackDate } from '../slack/escape.js';
+import { escapeSlackText, slackDate, truncate } from '../slack/escape.js';
 import type { AgentBudget } from '../store/rateLedger.js';
 
 /**
@@ -11,8 +11,8 @@ const LOW_BUDGET = 10;
 
 export const USAGE = [
   '*How to use the docs agent*',
-  '• `/docs-agent <instruction>`: start a job, for example `/docs-agent Document the new --dry-run flag`. The agent edits the docs and opens a pull request.',
-  '• `@docs-agent <instruction>` in a channel or a thread does the same; in a thread, the agent also reads the thread so far.',
+  '• `/docs-agent &lt;instruction&gt;`: start a job, for example `/docs-agent Document the new --dry-run flag`. The agent edits the docs and opens a pull request.',
+  '• `@docs-agent &lt;instruction&gt;` in a channel or a thread does the same; in a thread, the agent also reads the thread so far.',
   '• *Send to docs agent* in a message’s ⋮ menu: a job about that message (and its thread, if you like).',
   '• A direct message to me starts a job too; my Home tab lists your recent jobs.',
   '• Reply in the job card’s thread to steer the job. Start a reply with `//` to keep it between people.',
@@ -63,7 +63,7 @@ function describe(
       return `Mintlify did not allow the bot’s request (the key lacks the ${'neededScope' in error ? error.neededScope : 'needed'} scope, or this server’s address is not on the key’s allowlist), so I couldn’t ${what}. Please ask the person who installed this app to check the key.`;
     case 'not_found':
       return action === 'send'
-        ? 'Mintlify no longer knows this job, so your reply was not sent. Start a new job with `/docs-agent <instruction>`.'
+        ? 'Mintlify no longer knows this job, so your reply was not sent. Start a new job with `/docs-agent &lt;instruction&gt;`.'
         : 'Mintlify could not find the docs project. Please ask the person who installed this app to check MINTLIFY_PROJECT_ID.';
     case 'invalid_request':
       return `Mintlify did not accept that${error.serviceMessage ? ` (${error.serviceMessage})` : ''}. Please rephrase and try again.`;
@@ -103,4 +103,15 @@ export function notInChannelText(jobId: string): string {
 
 export function cannotPostText(jobId: string): string {
   return `The job started (id \`${jobId}\`), but Slack would not let me post its card here. I’m still following it; its pull request will appear in the docs repository.`;
+}
+
+/** Slack was busy or out of reach when the card was posted: the follower posts it shortly. */
+export function cardLaterText(jobId: string): string {
+  return `The job started (id \`${jobId}\`), but Slack did not take its card just now. I’m following the job, and its card will appear as soon as Slack lets me post it.`;
+}
+
+/** The bot was restarted between "Starting…" and the job's record: the job may or may not exist. */
+export function interruptedStartText(prompt: string): string {
+  const what = escapeSlackText(truncate(prompt.replace(/\s+/g, ' '), 200));
+  return `I was restarted while starting your docs agent job (“${what}”), so I can’t follow it. It may have started anyway: if so, its pull request will appear in the docs repository. Please check there before asking again.`;
 }

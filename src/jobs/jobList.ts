@@ -23,7 +23,7 @@ export function jobLine(record: JobRecord): string {
 /** The answer to `/docs-agent status`: this channel's recent jobs, for the person alone. */
 export function channelJobList(records: JobRecord[]): { text: string; blocks: KnownBlock[] } {
   if (records.length === 0) {
-    const text = 'No docs agent jobs in this channel yet. Start one with `/docs-agent <instruction>`.';
+    const text = 'No docs agent jobs in this channel yet. Start one with `/docs-agent &lt;instruction&gt;`.';
     return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] };
   }
   const blocks: KnownBlock[] = [

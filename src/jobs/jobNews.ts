@@ -9,7 +9,7 @@ import type { JobRecord } from './jobRecord.js';
  */
 export type JobNewsKind = 'completed' | 'failed' | 'archived' | 'gone' | 'slow' | 'pull_request';
 
-const START_AGAIN = 'start a new one with `/docs-agent <instruction>`';
+const START_AGAIN = 'start a new one with `/docs-agent &lt;instruction&gt;`';
 
 export function jobNewsText(
   kind: JobNewsKind,

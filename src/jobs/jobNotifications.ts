@@ -1,5 +1,6 @@
+import { findPostedMessage, type MessageMark } from '../slack/postedMessages.js';
 import { classifySlackError, slackErrorCode } from '../slack/slackErrors.js';
-import { tryLease } from '../store/lease.js';
+import { RENEWED_LEASE_MS, withRenewedLease } from '../store/lease.js';
 import { jobCard } from './jobCard.js';
 import { strayJobNewsText } from './jobNews.js';
 import type { JobRecord } from './jobRecord.js';
@@ -30,24 +31,34 @@ export interface Notice {
 
 export type NoticeOutcome = 'posted' | 'already_told' | 'stale' | 'busy' | 'channel_gone' | 'retry';
 
-// Longer than one Slack post with all of the WebClient's retries (about half a minute), so another
-// instance cannot post the same notice while the holder is still trying; short enough that a
-// holder that crashed mid-post delays the notice by a minute at most.
-const NOTICE_LEASE_MS = 60_000;
+// Renewed while the holder posts (Slack's retries can take half a minute), so another instance
+// never posts the same notice meanwhile; a holder that crashed mid-post delays it a few seconds.
+const NOTICE_LEASE_MS = RENEWED_LEASE_MS;
 
 export const noticeKey = (round: number, what: string) => `${round}:${what}`;
+
+const noticeMark = (jobId: string, key: string): MessageMark => ({
+  event_type: 'docs_agent_job_news',
+  event_payload: { job_id: jobId, notice: key },
+});
 
 /** Redraws the job card from the record. */
 export async function editJobCard(ctx: JobsContext, record: JobRecord): Promise<SlackDelivery> {
   if (!record.cardTs) return 'done';
   const card = jobCard(record, ctx.now());
+  const update = (blocks: typeof card.blocks) =>
+    ctx.slack.chat.update({ channel: record.channel, ts: record.cardTs as string, text: card.text, blocks });
   try {
-    await ctx.slack.chat.update({
-      channel: record.channel,
-      ts: record.cardTs,
-      text: card.text,
-      blocks: card.blocks,
-    });
+    try {
+      await update(card.blocks);
+    } catch (error) {
+      if (slackErrorCode(error) !== 'invalid_blocks') throw error;
+      // Our bug, not the person's: the card still shows where the job stands, as plain text.
+      ctx.logger.error(
+        `Slack refused the blocks of job ${record.jobId}'s card; showing it as text: ${String(error)}`,
+      );
+      await update([]);
+    }
     return 'done';
   } catch (error) {
     return refusal(ctx, record, 'update the card of', error);
@@ -57,30 +68,68 @@ export async function editJobCard(ctx: JobsContext, record: JobRecord): Promise<
 /**
  * Posts `notice` in the job's thread unless it was posted already. The lease keeps two instances
  * (or two checks) from posting at the same moment; the record, re-read inside the lease, says
- * whether anyone posted it before. `announced` is written right after the post, so a duplicate
- * needs a crash between those two lines. A post that fails for a passing reason leaves the
- * notice unannounced: the next check tries again, so a final notice is never dropped.
+ * whether anyone posted it before. The record notes the post before it is made, and the post
+ * carries the notice as message metadata: when the bot crashed (or lost the store) between the
+ * post and the record, the next try finds the notice in the thread instead of posting it twice.
+ * A post that fails for a passing reason leaves the notice unannounced: the next check tries
+ * again, so a final notice is never dropped.
  */
 export async function announceOnce(ctx: JobsContext, jobId: string, notice: Notice): Promise<NoticeOutcome> {
-  const lease = await tryLease(ctx.store.atomic, `notice:${jobId}:${notice.key}`, NOTICE_LEASE_MS);
-  if (!lease) return 'busy';
-  try {
-    const record = await ctx.records.get(jobId);
-    // A follow-up reopened the job meanwhile: news of the earlier round would only confuse.
-    if (!record || record.threadTs === null || record.round !== notice.round) return 'stale';
-    if (record.announced.includes(notice.key)) return 'already_told';
-    const delivery = await postNews(ctx, record, record.threadTs, notice.text);
-    if (delivery === 'channel_gone') return 'channel_gone';
-    if (delivery !== 'done') return 'retry';
-    await ctx.records.update(jobId, (current) =>
-      current.announced.includes(notice.key)
-        ? current
-        : { ...current, announced: [...current.announced, notice.key] },
-    );
-    return 'posted';
-  } finally {
-    await lease.release().catch(() => {}); // it expires on its own if the store is away now
-  }
+  const held = await withRenewedLease(
+    ctx.store.atomic,
+    `notice:${jobId}:${notice.key}`,
+    NOTICE_LEASE_MS,
+    async (): Promise<NoticeOutcome> => {
+      const record = await ctx.records.get(jobId);
+      // A follow-up reopened the job meanwhile: news of the earlier round would only confuse.
+      if (!record || record.threadTs === null || record.round !== notice.round) return 'stale';
+      if (record.announced.includes(notice.key)) return 'already_told';
+      const mark = noticeMark(jobId, notice.key);
+
+      const begun = record.noticesInFlight?.[notice.key];
+      if (begun !== undefined) {
+        const where = { channel: record.channel, threadTs: record.threadTs, since: new Date(begun) };
+        let found: Awaited<ReturnType<typeof findPostedMessage>>;
+        try {
+          found = await findPostedMessage(ctx.slack, where, mark);
+        } catch (error) {
+          const outcome = refusal(ctx, record, `look for notice ${notice.key} of`, error);
+          return outcome === 'channel_gone' ? 'channel_gone' : 'retry';
+        }
+        if (found) {
+          ctx.logger.info(
+            `job ${jobId}: notice ${notice.key} was posted before a restart; not posting it again`,
+          );
+          await markAnnounced(ctx, jobId, notice.key);
+          return 'posted';
+        }
+      } else {
+        const since = ctx.now().toISOString();
+        await ctx.records.update(jobId, (current) => ({
+          ...current,
+          noticesInFlight: { ...current.noticesInFlight, [notice.key]: since },
+        }));
+      }
+
+      const delivery = await postNews(ctx, record, record.threadTs, notice.text, mark);
+      if (delivery === 'channel_gone') return 'channel_gone';
+      if (delivery !== 'done') return 'retry';
+      await markAnnounced(ctx, jobId, notice.key);
+      return 'posted';
+    },
+  );
+  return held.ran ? held.value : 'busy';
+}
+
+async function markAnnounced(ctx: JobsContext, jobId: string, key: string): Promise<void> {
+  await ctx.records.update(jobId, (current) => {
+    const { [key]: _done, ...inFlight } = current.noticesInFlight ?? {};
+    return {
+      ...current,
+      announced: current.announced.includes(key) ? current.announced : [...current.announced, key],
+      noticesInFlight: Object.keys(inFlight).length > 0 ? inFlight : undefined,
+    };
+  });
 }
 
 /** In the thread; as a message of its own when the thread is gone. */
@@ -89,9 +138,11 @@ async function postNews(
   record: JobRecord,
   threadTs: string,
   text: string,
+  metadata: MessageMark,
 ): Promise<SlackDelivery> {
   const message = {
     channel: record.channel,
+    metadata,
     unfurl_links: false,
     unfurl_media: false,
   } as const;

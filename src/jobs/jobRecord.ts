@@ -36,6 +36,15 @@ export interface JobRecord {
   round: number;
   /** Notifications already posted in the thread, as `round:status` keys. */
   announced: string[];
+  /** The start that created the job: its lease guards the first post of the card. */
+  startId?: string;
+  /**
+   * Set while the card is not known to be posted: the thread it goes in (null: a message of its
+   * own) and when its post began. The follower posts it, or finds it posted, after a crash.
+   */
+  pendingCard?: { threadTs: string | null; since: string };
+  /** Notifications whose post began but is not known to have landed (key -> when): looked for before posting again. */
+  noticesInFlight?: Record<string, string>;
 }
 
 export const DISPLAY_PROMPT_MAX = 600;

@@ -4,6 +4,7 @@ import type { MintlifyClient } from '../mintlify/index.js';
 import type { RateLedger } from '../store/rateLedger.js';
 import type { Store } from '../store/store.js';
 import type { JobRecord, JobRecords } from './jobRecord.js';
+import type { JobStarts } from './jobStarts.js';
 
 /** What the job use cases need, built once in app.ts and passed in. */
 export interface JobsContext {
@@ -11,6 +12,8 @@ export interface JobsContext {
   mintlify: Pick<MintlifyClient, 'createJob' | 'getJob' | 'sendMessage'>;
   store: Store;
   records: JobRecords;
+  /** Starts under way, so one cut short by a crash is told to the person. */
+  starts: JobStarts;
   ledger: RateLedger;
   slack: webApi.WebClient;
   logger: Logger;

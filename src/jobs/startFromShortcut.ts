@@ -71,6 +71,8 @@ export async function startFromShortcut(
     case 'started':
       return { kind: 'started', record: outcome.record, budget: outcome.budget, where: 'thread' };
     case 'unposted': {
+      // Slack was only busy: the follower posts the card where it was asked for, shortly.
+      if (outcome.reason === 'later') return { kind: 'unposted', record: outcome.record, text: outcome.text };
       const moved = await followInDm(ctx, outcome.record);
       return moved
         ? { kind: 'started', record: moved, budget: outcome.budget, where: 'dm' }

@@ -1,10 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import { truncate } from '../slack/escape.js';
 import { classifySlackError } from '../slack/slackErrors.js';
+import { withRenewedLease } from '../store/lease.js';
 import type { AgentBudget } from '../store/rateLedger.js';
-import { cannotPostText, notInChannelText, startFailureText } from './jobAnswers.js';
-import { jobCard } from './jobCard.js';
+import { cannotPostText, cardLaterText, notInChannelText, startFailureText } from './jobAnswers.js';
 import { applyAgentJob, DISPLAY_PROMPT_MAX, type JobDoor, type JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
+import { START_LEASE_MS, startLeaseName } from './jobStarts.js';
+import { placeCard, postJobCard } from './postJobCard.js';
 
 export interface StartJobInput {
   /** The instruction exactly as the job receives it (plain text). */
@@ -20,37 +23,69 @@ export interface StartJobInput {
 
 export type StartJobOutcome =
   | { kind: 'started'; record: JobRecord; budget: AgentBudget }
-  /** The job exists but its card could not be posted: the record is kept and followed. */
+  /**
+   * The job exists but its card is not posted: the record is kept and followed. `later`: Slack was
+   * busy, and the follower posts the card shortly; otherwise Slack refused it here.
+   */
   | {
       kind: 'unposted';
       record: JobRecord;
       budget: AgentBudget;
       text: string;
-      reason: 'not_in_channel' | 'other';
+      reason: 'not_in_channel' | 'later' | 'other';
     }
   | { kind: 'failed'; text: string; error: unknown };
 
 /**
  * Creates the agent job, records it, then posts its card; the card's thread belongs to the job.
- * The record is written before the card so that a job Mintlify accepted is never lost,
- * even when the card cannot be posted.
+ * Each step is written down before the next, so a crash at any point leaves something to finish:
+ * the start before Mintlify is asked (a crash before the record: the person is told), the record
+ * with its card pending before the card is posted (a crash before the card is recorded: the
+ * follower finds the card or posts it). The start's lease keeps that recovery from racing us.
  */
 export async function startJob(ctx: JobsContext, input: StartJobInput): Promise<StartJobOutcome> {
+  const startId = randomUUID();
+  const held = await withRenewedLease(ctx.store.atomic, startLeaseName(startId), START_LEASE_MS, () =>
+    startHeld(ctx, input, startId),
+  );
+  if (!held.ran) throw new Error(`the lease of a new start (${startId}) was taken`); // a fresh UUID: cannot happen
+  return held.value;
+}
+
+async function startHeld(ctx: JobsContext, input: StartJobInput, startId: string): Promise<StartJobOutcome> {
   const { config, logger } = ctx;
   const projectId = config.mintlify.projectId;
+  const prompt = truncate(input.displayPrompt ?? input.prompt, DISPLAY_PROMPT_MAX);
+  const threadTs = input.threadTs ?? null;
 
   // Read the budget first: it tells the person how many uses are left, and if the store is
   // away this fails here, before Mintlify starts a job we could not keep track of.
   const before = await ctx.ledger.current(projectId);
+  const startedAt = ctx.now();
+  await ctx.starts.begin({
+    id: startId,
+    channel: input.channel,
+    threadTs,
+    requestedBy: input.requestedBy,
+    door: input.door,
+    prompt,
+    at: startedAt.toISOString(),
+  });
+  const forgetStart = () =>
+    ctx.starts.end(startId).catch((error: unknown) => {
+      logger.warn(`could not clear the pending start ${startId}: ${String(error)}`);
+    });
 
   let job: Awaited<ReturnType<JobsContext['mintlify']['createJob']>>;
   try {
     job = await ctx.mintlify.createJob(projectId, input.prompt);
   } catch (error) {
+    await forgetStart(); // answered below, in the door
     logger.warn(`could not start a job for ${input.requestedBy} in ${input.channel}: ${String(error)}`);
     return { kind: 'failed', text: startFailureText(error, before, ctx.now()), error };
   }
   if (!job.id) {
+    await forgetStart();
     // The spec marks no field required; a job without an id cannot be followed or steered.
     logger.error('Mintlify answered a created job without an id');
     return { kind: 'failed', text: startFailureText(undefined, undefined, ctx.now()), error: undefined };
@@ -66,7 +101,7 @@ export async function startJob(ctx: JobsContext, input: StartJobInput): Promise<
       threadTs: null,
       cardTs: null,
       requestedBy: input.requestedBy,
-      prompt: truncate(input.displayPrompt ?? input.prompt, DISPLAY_PROMPT_MAX),
+      prompt,
       door: input.door,
       status: 'unknown',
       prLink: null,
@@ -78,40 +113,43 @@ export async function startJob(ctx: JobsContext, input: StartJobInput): Promise<
       finishedAt: null,
       round: 0,
       announced: [],
+      startId,
+      pendingCard: { threadTs, since: now.toISOString() },
     },
     job,
     now,
   );
+  // Written before the card, so that a job Mintlify accepted is never lost, even when the card
+  // cannot be posted. From here on the record stands for the start.
   await ctx.records.save(record);
+  await forgetStart();
   ctx.onJobActive(record.jobId);
 
-  try {
-    const card = jobCard(record, now);
-    const posted = await ctx.slack.chat.postMessage({
-      channel: input.channel,
-      ...(input.threadTs ? { thread_ts: input.threadTs } : {}),
-      text: card.text,
-      blocks: card.blocks,
-      unfurl_links: false,
-      unfurl_media: false,
+  const posted = await postJobCard(ctx, record, { channel: input.channel, threadTs });
+  if (posted.kind === 'posted') {
+    record = await placeCard(ctx, record, posted, threadTs).catch((error: unknown) => {
+      // The card carries the job's id: the follower finds it and records it once the store answers.
+      logger.error(
+        `job ${record.jobId}: its card is posted, but the record could not say so: ${String(error)}`,
+      );
+      return { ...record, cardTs: posted.ts, threadTs: threadTs ?? posted.ts };
     });
-    const cardTs = posted.ts ?? null;
-    const threadTs = input.threadTs ?? cardTs;
-    // Merged into the stored record: the follower may have saved a newer status meanwhile.
-    record = (await ctx.records.update(record.jobId, (current) => ({ ...current, cardTs, threadTs }))) ?? {
-      ...record,
-      cardTs,
-      threadTs,
-    };
     logger.info(`job ${record.jobId} started by ${input.requestedBy} in ${input.channel} (${input.door})`);
-    ctx.onJobChanged?.(record); // the requester's Home tab lists it
     return { kind: 'started', record, budget };
-  } catch (error) {
-    const reason = classifySlackError(error) === 'not_in_channel' ? 'not_in_channel' : 'other';
-    logger.warn(
-      `job ${record.jobId} started, but its card could not be posted in ${input.channel}: ${String(error)}`,
-    );
-    const text = reason === 'not_in_channel' ? notInChannelText(record.jobId) : cannotPostText(record.jobId);
-    return { kind: 'unposted', record, budget, text, reason };
   }
+
+  logger.warn(
+    `job ${record.jobId} started, but its card could not be posted in ${input.channel}: ${String(posted.error)}`,
+  );
+  if (posted.kind === 'later') {
+    return { kind: 'unposted', record, budget, text: cardLaterText(record.jobId), reason: 'later' };
+  }
+  // Refused for good here: the door tells the person (or moves the job to their DM).
+  record =
+    (await ctx.records
+      .update(record.jobId, (current) => ({ ...current, pendingCard: undefined }))
+      .catch(() => undefined)) ?? record;
+  const reason = classifySlackError(posted.error) === 'not_in_channel' ? 'not_in_channel' : 'other';
+  const text = reason === 'not_in_channel' ? notInChannelText(record.jobId) : cannotPostText(record.jobId);
+  return { kind: 'unposted', record, budget, text, reason };
 }

@@ -4,6 +4,7 @@ import { firstSighting } from '../store/dedupe.js';
 import type { AgentBudget } from '../store/rateLedger.js';
 import { accessRefusal } from './access.js';
 import { followUpFailureText } from './jobAnswers.js';
+import { editJobCard } from './jobNotifications.js';
 import { applyAgentJob, type JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
 
@@ -60,6 +61,11 @@ export async function steerJob(
         );
         return undefined;
       });
+    if (updated && updated.status !== record.status) {
+      // The job reopened: its card should say so now, not at the follower's next check.
+      await editJobCard(ctx, updated);
+      ctx.onJobChanged?.(updated);
+    }
     ctx.onJobActive(record.jobId);
     ctx.logger.info(`follow-up from ${input.user} sent to job ${record.jobId}`);
     return { kind: 'sent', record: updated ?? record, budget };

@@ -36,3 +36,21 @@ export function classifySlackError(error: unknown): SlackRefusal {
       return 'other';
   }
 }
+
+// Slack's words for trouble on its side. Failures that are no answer from Slack at all (an HTTP
+// 5xx, a cut connection, a rate limit outlasting the WebClient's retries) pass as well.
+const PASSING_CODES = new Set([
+  'ratelimited',
+  'rate_limited',
+  'internal_error',
+  'fatal_error',
+  'service_unavailable',
+  'request_timeout',
+]);
+
+/** True when the same call may well succeed later: Slack was busy or out of reach rather than refusing. */
+export function isPassingSlackFailure(error: unknown): boolean {
+  const kind = (error as { code?: unknown } | undefined)?.code;
+  if (kind !== 'slack_webapi_platform_error') return true;
+  return PASSING_CODES.has(slackErrorCode(error) ?? '');
+}

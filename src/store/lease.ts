@@ -4,8 +4,8 @@ import type { AtomicOps } from './atomic.js';
 export interface Lease {
   readonly key: string;
   release(): Promise<void>;
-  /** Keeps the lease (still ours) for `ttlMs` from now instead of releasing it. */
-  keepFor(ttlMs: number): Promise<void>;
+  /** Keeps the lease for `ttlMs` from now instead of releasing it; false when it is no longer ours. */
+  keepFor(ttlMs: number): Promise<boolean>;
 }
 
 /**
@@ -22,9 +22,7 @@ export async function tryLease(atomic: AtomicOps, name: string, ttlMs: number): 
     release: async () => {
       await atomic.deleteIfValue(key, token);
     },
-    keepFor: async (keepMs) => {
-      await atomic.extendIfValue(key, token, keepMs);
-    },
+    keepFor: (keepMs) => atomic.extendIfValue(key, token, keepMs),
   };
 }
 
@@ -40,6 +38,41 @@ export async function withLease<T>(
   try {
     return { ran: true, value: await work() };
   } finally {
+    await lease.release().catch(() => {}); // it expires on its own if Redis is away now
+  }
+}
+
+/**
+ * The TTL of a lease renewed while its work runs (`keepRenewed`, `withRenewedLease`): a live holder
+ * keeps it however long Slack or Mintlify take, renewing every 2 s, and a holder that crashed holds
+ * the work back 6 s at most, which is how soon a restarted bot finishes what the crash cut short.
+ */
+export const RENEWED_LEASE_MS = 6_000;
+
+/**
+ * Renews the lease every third of `ttlMs` until the returned function is called, so a live holder
+ * keeps it however long its work takes, and a holder that crashed blocks the work for `ttlMs` at most.
+ */
+export function keepRenewed(lease: Lease, ttlMs: number): () => void {
+  const renew = setInterval(() => void lease.keepFor(ttlMs).catch(() => {}), Math.max(1, ttlMs / 3));
+  renew.unref();
+  return () => clearInterval(renew);
+}
+
+/** `withLease`, renewing the lease while `work` runs (see `keepRenewed`). */
+export async function withRenewedLease<T>(
+  atomic: AtomicOps,
+  name: string,
+  ttlMs: number,
+  work: () => Promise<T>,
+): Promise<{ ran: true; value: T } | { ran: false }> {
+  const lease = await tryLease(atomic, name, ttlMs);
+  if (!lease) return { ran: false };
+  const stopRenewing = keepRenewed(lease, ttlMs);
+  try {
+    return { ran: true, value: await work() };
+  } finally {
+    stopRenewing();
     await lease.release().catch(() => {}); // it expires on its own if Redis is away now
   }
 }

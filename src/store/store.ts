@@ -18,9 +18,24 @@ export interface Store {
 }
 
 export class StoreUnavailableError extends Error {
-  constructor(cause: unknown) {
-    super('the state store (Redis) did not answer', { cause });
+  constructor(url: string, cause: unknown) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    super(
+      `Redis at ${withoutCredentials(url)} did not answer (${reason}). Check REDIS_URL and that Redis is running; ` +
+        'the bot does not fall back to memory when REDIS_URL is set (leave it unset only to try the bot, which then forgets every job on restart)',
+      { cause },
+    );
     this.name = 'StoreUnavailableError';
+  }
+}
+
+/** The URL without its user and password, fit for a log line. */
+function withoutCredentials(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`;
+  } catch {
+    return 'REDIS_URL';
   }
 }
 
@@ -55,7 +70,8 @@ export async function openRedisStore(options: {
     },
   }) as RedisClientType;
   client.on('error', (error: Error) => {
-    if (down) return;
+    // Before the first connection the failure is the start's, reported once by the caller.
+    if (down || !everConnected) return;
     down = true;
     logger.error(`Redis is unreachable (${error.message}); retrying in the background`);
   });
@@ -69,7 +85,7 @@ export async function openRedisStore(options: {
     await client.connect();
   } catch (error) {
     if (client.isOpen) client.destroy();
-    throw new StoreUnavailableError(error);
+    throw new StoreUnavailableError(options.url, error);
   }
 
   const kv = new Keyv({
@@ -86,4 +102,14 @@ export async function openRedisStore(options: {
       if (client.isOpen) await client.quit().catch(() => client.destroy());
     },
   };
+}
+
+/** The store the configuration asks for: Redis when REDIS_URL is set, else memory. */
+export function openStore(
+  settings: { redisUrl: string | undefined; namespace: string },
+  logger: Logger,
+): Promise<Store> {
+  return settings.redisUrl
+    ? openRedisStore({ url: settings.redisUrl, namespace: settings.namespace, logger })
+    : Promise.resolve(openMemoryStore(settings.namespace));
 }

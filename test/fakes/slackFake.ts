@@ -33,6 +33,8 @@ export interface SlackFakeOptions {
   scopes?: string[];
   /** An app-level token (xapp-...): enables Socket Mode (`apps.connections.open` and a WebSocket). */
   appToken?: string;
+  /** Added before every Web API answer, as the real API's round trip, for benchmarks. */
+  latencyMs?: number;
 }
 
 /**
@@ -70,6 +72,8 @@ export interface SlackFake {
   /** Puts a message a person wrote into a channel's history (a thread reply when thread_ts is set). */
   seedMessage(channel: string, message: SeededMessage): StoredMessage;
   seedUser(user: SlackUser): void;
+  /** The bot's DM with `user`, where posts to the user id land: for seeding what they send the bot. */
+  dmWith(user: string): string;
   /** A copy of a channel's history in ts order, thread replies included. */
   history(channel: string): StoredMessage[];
   message(channel: string, ts: string): StoredMessage | undefined;
@@ -93,7 +97,7 @@ const methods: Record<string, SlackMethod> = { ...messageMethods, ...workspaceMe
 const responseUrlUses = 5;
 
 export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFake> {
-  const { botToken, appToken, scopes = manifestBotScopes(), ...identity } = options;
+  const { botToken, appToken, latencyMs = 0, scopes = manifestBotScopes(), ...identity } = options;
   const workspace = new Workspace({ ...testWorkspace, ...definedOnly(identity) });
   const log = new CallLog();
   const faults = new Map<string, SlackFault[]>();
@@ -111,7 +115,7 @@ export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFa
     const { args, token } = parseApiRequest(request.headers, query, body);
     const { status, response, headers, fault } = decide(method, args, token);
     log.record({ method, args, token, at: Date.now(), status, response });
-    if (fault?.delayMs) await sleep(fault.delayMs);
+    if (fault?.delayMs || latencyMs) await sleep((fault?.delayMs ?? 0) + latencyMs);
     return { status, response, headers };
   }
 
@@ -224,6 +228,7 @@ export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFa
     },
     seedMessage: (channel, message) => structuredClone(workspace.seedMessage(channel, message)),
     seedUser: (user) => workspace.seedUser(user),
+    dmWith: (user) => workspace.openDm(user).id,
     history: (channel) => structuredClone(workspace.history(channel)),
     message: (channel, ts) => structuredClone(workspace.find(channel, ts)),
     responseUrl(id) {

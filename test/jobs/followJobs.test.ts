@@ -105,6 +105,8 @@ describe('following a job to its end', () => {
     const job = await startFollowedJob(h, 'Document rate limits');
     h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
     await waitForReply(h, job, PR);
+    // The record is saved just after the reply is posted.
+    await expect.poll(async () => (await record(h, job.jobId))?.status).toBe('completed');
 
     const reply = h.slack.seedMessage(job.channel, {
       user: REQUESTER,

@@ -90,6 +90,8 @@ describe('/docs-agent <instruction>', () => {
       response_type: 'ephemeral',
       text: expect.stringContaining('How to use'),
     });
+    // Every < in the text opens a Slack token (@user, #channel, !special, a link): none is a stray bracket.
+    expect(String((help.json as { text: string }).text)).not.toMatch(/<(?![@#!]|https?:)/);
     expect(h.mintlify.requests).toHaveLength(0);
 
     await h.command('help me document the export flag');

@@ -115,10 +115,20 @@ describe('replies in a job’s thread', () => {
   it('are sent even when the job looks finished: the service decides', async () => {
     const h = await bot();
     const thread = await startJob(h);
-    h.mintlify.setJob('job-1', { status: 'completed', prLink: 'https://github.com/acme/docs/pull/7' });
+    const prLink = 'https://github.com/acme/docs/pull/7';
+    h.mintlify.setJob('job-1', { status: 'completed', prLink });
+    // As the follower would have recorded it once the job completed.
+    await h.bot.context.jobs.records.update('job-1', (record) => ({
+      ...record,
+      status: 'completed',
+      prLink,
+    }));
     await h.event(reply(thread, 'One more thing: fix the typo in the title'));
     await h.slack.waitForCall('reactions.add');
     expect(followUps(h)).toHaveLength(1);
+    // The service reopened it: the card says so at once.
+    const redrawn = await h.slack.waitForCall('chat.update', (call) => call.args.ts === thread);
+    expect(JSON.stringify(redrawn.args.blocks)).toContain('Working on it');
   });
 
   it('answer a failure to the author alone, in the thread', async () => {

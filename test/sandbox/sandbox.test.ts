@@ -88,6 +88,10 @@ describe('npm run sandbox', () => {
       '/docs-agent Please fail on purpose',
       'reply 7 hello',
       'reply',
+      'shortcut 7 Document this',
+      'shortcut Document this',
+      'dm',
+      '@bob hello',
       'frobnicate',
       '/docs-agent status',
     ]);
@@ -97,6 +101,10 @@ describe('npm run sandbox', () => {
       '#1 @docs-agent in #docs',
       'There is no message #7.',
       'What should the reply say?',
+      'There is no message #7.',
+      'On which message? For example: shortcut 2',
+      'What should the message say? For example: dm',
+      'Only @docs-agent is a bot here.',
       '“frobnicate” is not something the sandbox knows. Type help for what you can do.',
       '(only you) @docs-agent: Recent docs agent jobs in this channel (1)',
       'thread (#1)',
@@ -104,6 +112,85 @@ describe('npm run sandbox', () => {
       '✎ #1 edited by @docs-agent:\n  ❌ Failed',
       '↳ #1 @docs-agent: @ada ❌ The docs agent job failed.',
     ]);
+  });
+
+  it('goes through each door: a mention, the message shortcut, a DM, and the Home tab listing the jobs', async () => {
+    const done = (n: string, pr: number) =>
+      new RegExp(
+        `↳ ${n} @docs-agent: @ada ✅ The docs agent is done: .*/pull/${pr}\\).* is ready for review`,
+      );
+    const printed = await runScript([
+      // A mention at the top of #docs: your message, and the card as the reply under it.
+      'say Does the CLI retry failed uploads?',
+      'reply 1 Yes, 3 times, with backoff',
+      '@docs-agent Document the --dry-run flag',
+      'wait-for ready for review',
+      // A mention in the job's thread is a follow-up (Slack delivers it twice; it counts once).
+      'reply 2 @docs-agent Also add an example',
+      'wait-for ready for review',
+      // A mention in a thread that is no job's starts a job there (its "failed" is context, not the instruction).
+      'reply 1 @docs-agent document the retry behaviour',
+      'wait-for ready for review',
+      // The message shortcut on a message with a thread: the bot's form, submitted; the card in that thread.
+      'say Export now writes CSV by default',
+      'reply 3 and JSON with --json',
+      'shortcut 3 Document the CSV default and the --json flag --thread',
+      'wait-for ready for review',
+      // A DM: its own conversation, the card under your message, and a reply there steers the job.
+      'dm Document the --json flag',
+      'wait-for ready for review',
+      'reply 4 Also the CSV one',
+      'wait-for ready for review',
+      'home',
+      'quit',
+    ]);
+
+    expectInOrder(printed, [
+      '› say Does the CLI retry failed uploads?',
+      '#1 @ada in #docs\n  Does the CLI retry failed uploads?',
+      '  ↳ #1 @ada: Yes, 3 times, with backoff',
+      '› @docs-agent Document the --dry-run flag',
+      '#2 @ada in #docs\n  @docs-agent Document the --dry-run flag',
+      '  ↳ #2 @docs-agent: Docs agent job for @ada\n      │ Document the --dry-run flag',
+      '✎ ↳ #2 edited by @docs-agent:\n  ✅ Pull request ready',
+      done('#2', 101),
+      '  ↳ #2 @ada: @docs-agent Also add an example',
+      '  ↳ #2 @docs-agent reacted ✅ to your reply',
+      done('#2', 101),
+      '  ↳ #1 @ada: @docs-agent document the retry behaviour',
+      '  ↳ #1 @docs-agent: Docs agent job for @ada\n      │ document the retry behaviour',
+      done('#1', 102),
+      '#3 @ada in #docs\n  Export now writes CSV by default',
+      [
+        '› shortcut 3 Document the CSV default and the --json flag --thread',
+        '(modal) Send to docs agent',
+        '    What should the agent change in the docs?',
+      ].join('\n'),
+      '    The message from @ada\n    │ Export now writes CSV by default',
+      '    ☐ Include the whole thread',
+      '    [Cancel] [Start job]',
+      '(modal) you write “Document the CSV default and the --json flag”, tick “Include the whole thread” and choose Start job',
+      '  ↳ #3 @docs-agent: Docs agent job for @ada\n      │ Document the CSV default and the --json flag',
+      done('#3', 103),
+      '#4 @ada in DM with @docs-agent\n  Document the --json flag',
+      '  ↳ #4 @docs-agent: Docs agent job for @ada\n      │ Document the --json flag',
+      done('#4', 104),
+      '  ↳ #4 @ada: Also the CSV one',
+      '  ↳ #4 @docs-agent reacted ✅ to your reply',
+      done('#4', 104),
+      '› home',
+      '@docs-agent’s Home tab, as @ada sees it\n  Docs agent\n  Your recent jobs',
+      // Newest first, each with its thread, read as the number of the message it is under.
+      /✅ Pull request ready {2}Document the --json flag\n {2}started just now {2}· {2}thread \(#4\)/,
+      /Document the CSV default and the --json flag\n.*thread \(#3\)/,
+      /document the retry behaviour\n.*thread \(#1\)/,
+      /Document the --dry-run flag\n.*thread \(#2\)/,
+      /\d+ of 100 agent uses/,
+      '› quit',
+    ]);
+    expect(printed).not.toContain('❌');
+    // Each reply was delivered once, although a mention in a thread reaches the bot twice.
+    expect(printed.match(/reacted ✅/g)).toHaveLength(2);
   });
 
   it('starts from the npm script with no configuration, reads piped input, and exits cleanly at its end', async () => {

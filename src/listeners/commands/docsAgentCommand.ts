@@ -1,7 +1,8 @@
-import type { App, RespondFn } from '@slack/bolt';
+import type { App, Logger, RespondArguments, RespondFn } from '@slack/bolt';
 import { digestRequestAnswer, rateLimitWaitText } from '../../digest/digestAnswers.js';
 import { postDigestNow } from '../../digest/postDigest.js';
 import { accessRefusal } from '../../jobs/access.js';
+import { SOMETHING_WRONG } from '../../jobs/doorAnswers.js';
 import { budgetNote, USAGE } from '../../jobs/jobAnswers.js';
 import { channelJobList } from '../../jobs/jobList.js';
 import { startJob } from '../../jobs/startJob.js';
@@ -10,8 +11,6 @@ import type { ListenerContext } from '../context.js';
 import { parseDocsAgentCommand } from './parseDocsAgentCommand.js';
 
 const EMPTY = `Tell me what to change in the docs, for example \`/docs-agent Document the new --dry-run flag\`.\n\n${USAGE}`;
-const SOMETHING_WRONG =
-  'Sorry, something went wrong on my side (my storage may be unavailable). Please try again shortly.';
 
 export function registerDocsAgentCommand(app: App, ctx: ListenerContext): void {
   app.command('/docs-agent', async ({ command, ack, respond, logger }) => {
@@ -28,7 +27,7 @@ export function registerDocsAgentCommand(app: App, ctx: ListenerContext): void {
         await ack();
         return answer(ctx, respond, logger, async () => {
           const records = await ctx.jobs.records.recentInChannel(command.channel_id, 10);
-          await respond({ response_type: 'ephemeral', ...channelJobList(records) });
+          return { response_type: 'ephemeral', ...channelJobList(records) };
         });
       }
       case 'digest': {
@@ -45,11 +44,9 @@ export function registerDocsAgentCommand(app: App, ctx: ListenerContext): void {
             },
           });
           const text = digestRequestAnswer(outcome);
-          await respond(
-            text === undefined
-              ? { delete_original: true }
-              : { response_type: 'ephemeral', replace_original: true, text },
-          );
+          return text === undefined
+            ? { delete_original: true }
+            : { response_type: 'ephemeral', replace_original: true, text };
         });
       }
       case 'instruction': {
@@ -65,37 +62,41 @@ export function registerDocsAgentCommand(app: App, ctx: ListenerContext): void {
             channel: command.channel_id,
             door: 'command',
           });
-          if (outcome.kind === 'started') {
-            const note = budgetNote(outcome.budget);
-            await respond(
-              note
-                ? { response_type: 'ephemeral', replace_original: true, text: `Job started. ${note}` }
-                : { delete_original: true },
-            );
-          } else {
-            await respond({ response_type: 'ephemeral', replace_original: true, text: outcome.text });
+          if (outcome.kind !== 'started') {
+            return { response_type: 'ephemeral', replace_original: true, text: outcome.text };
           }
+          const note = budgetNote(outcome.budget);
+          return note
+            ? { response_type: 'ephemeral', replace_original: true, text: `Job started. ${note}` }
+            : { delete_original: true };
         });
       }
     }
   });
 }
 
-/** Runs the work after ack(), tracked for shutdown; an unexpected failure still gets a plain answer. */
+/**
+ * Runs the work after ack(), tracked for shutdown, then answers the person with what it returns.
+ * A failure of the work gets a plain answer instead. A failed answer (the response URL refused it)
+ * is only logged: the work went through, and "something went wrong" would send the person to do
+ * it again.
+ */
 async function answer(
   ctx: ListenerContext,
   respond: RespondFn,
-  logger: { error: (...args: unknown[]) => void },
-  work: () => Promise<void>,
+  logger: Pick<Logger, 'error' | 'warn'>,
+  work: () => Promise<RespondArguments>,
 ): Promise<void> {
   await ctx.inFlight.run(async () => {
+    let reply: RespondArguments;
     try {
-      await work();
+      reply = await work();
     } catch (error) {
       logger.error(`/docs-agent failed: ${String(error)}`);
-      await respond({ response_type: 'ephemeral', replace_original: true, text: SOMETHING_WRONG }).catch(
-        () => {},
-      );
+      reply = { response_type: 'ephemeral', replace_original: true, text: SOMETHING_WRONG };
     }
+    await respond(reply).catch((error: unknown) => {
+      logger.warn(`/docs-agent: could not answer the person through the response URL: ${String(error)}`);
+    });
   });
 }

@@ -1,7 +1,8 @@
 import type { Logger, webApi } from '@slack/bolt';
-import { DM_HELP, MENTION_HELP } from '../../jobs/doorAnswers.js';
+import { DM_HELP, MENTION_HELP, SOMETHING_WRONG } from '../../jobs/doorAnswers.js';
 import { budgetNote } from '../../jobs/jobAnswers.js';
-import type { MessageToBot, MessageToBotOutcome } from '../../jobs/messageToBot.js';
+import { handleMessageToBot, type MessageToBot, type MessageToBotOutcome } from '../../jobs/messageToBot.js';
+import type { ListenerContext } from '../context.js';
 import { answerFollowUp } from './answerFollowUp.js';
 
 /**
@@ -42,4 +43,39 @@ export async function answerMessageToBot(
       await toPerson(outcome.text);
       return;
   }
+}
+
+/**
+ * Both doors that receive a message to the bot (a mention, a DM) run it the same way: after Slack's
+ * ack, tracked for shutdown, and with a plain answer to the person if anything unexpected breaks.
+ */
+export async function handleAndAnswerMessageToBot(
+  ctx: ListenerContext,
+  client: webApi.WebClient,
+  logger: Logger,
+  message: MessageToBot,
+): Promise<void> {
+  const what = message.door === 'dm' ? 'direct message' : 'mention';
+  await ctx.inFlight.run(async () => {
+    let outcome: MessageToBotOutcome;
+    try {
+      outcome = await handleMessageToBot(ctx.jobs, ctx.userNames, message);
+    } catch (error) {
+      logger.error(`a ${what} could not be handled: ${String(error)}`);
+      await client.chat
+        .postEphemeral({
+          channel: message.channel,
+          user: message.user,
+          thread_ts: message.threadTs ?? message.ts,
+          text: SOMETHING_WRONG,
+        })
+        .catch(() => {});
+      return;
+    }
+    // It was handled (a job may have started): a failed answer is logged, never turned into
+    // "something went wrong", which would send the person to do it again.
+    await answerMessageToBot(client, logger, message, outcome).catch((error: unknown) => {
+      logger.warn(`could not answer a ${what} in ${message.channel}: ${String(error)}`);
+    });
+  });
 }

@@ -1,9 +1,8 @@
 import type { AllMiddlewareArgs, App, SlackEventMiddlewareArgs } from '@slack/bolt';
-import { SOMETHING_WRONG } from '../../jobs/doorAnswers.js';
-import { handleMessageToBot, type MessageToBot } from '../../jobs/messageToBot.js';
+import type { MessageToBot } from '../../jobs/messageToBot.js';
 import { withoutBotMention } from '../../slack/botMention.js';
 import type { ListenerContext } from '../context.js';
-import { answerMessageToBot } from './answerMessageToBot.js';
+import { handleAndAnswerMessageToBot } from './answerMessageToBot.js';
 
 type MentionArgs = SlackEventMiddlewareArgs<'app_mention'> & AllMiddlewareArgs;
 
@@ -27,21 +26,6 @@ export function registerAppMention(app: App, ctx: ListenerContext): void {
       bot: { userId: context.botUserId, botId: context.botId },
     };
 
-    await ctx.inFlight.run(async () => {
-      try {
-        const outcome = await handleMessageToBot(ctx.jobs, ctx.userNames, message);
-        await answerMessageToBot(client, logger, message, outcome);
-      } catch (error) {
-        logger.error(`a mention could not be handled: ${String(error)}`);
-        await client.chat
-          .postEphemeral({
-            channel: message.channel,
-            user: message.user,
-            thread_ts: message.threadTs ?? message.ts,
-            text: SOMETHING_WRONG,
-          })
-          .catch(() => {});
-      }
-    });
+    await handleAndAnswerMessageToBot(ctx, client, logger, message);
   });
 }

@@ -1,5 +1,5 @@
 import type { AllMiddlewareArgs, App, SlackEventMiddlewareArgs } from '@slack/bolt';
-import { steerJob } from '../../jobs/steerJob.js';
+import { type SteerJobOutcome, steerJob } from '../../jobs/steerJob.js';
 import { withoutBotMention } from '../../slack/botMention.js';
 import type { ListenerContext } from '../context.js';
 import { answerFollowUp } from './answerFollowUp.js';
@@ -18,20 +18,20 @@ export function registerThreadReply(app: App, ctx: ListenerContext): void {
     const text = withoutBotMention(event.text, context.botUserId);
 
     await ctx.inFlight.run(async () => {
+      let outcome: SteerJobOutcome;
       try {
-        const outcome = await steerJob(ctx.jobs, ctx.userNames, {
-          channel,
-          threadTs,
-          messageTs: ts,
-          user,
-          text,
-        });
-        await answerFollowUp(client, logger, { channel, threadTs, ts, user }, outcome);
+        outcome = await steerJob(ctx.jobs, ctx.userNames, { channel, threadTs, messageTs: ts, user, text });
       } catch (error) {
         // Most likely the store is away. We cannot tell whether this thread is a job's, so we
         // stay quiet in the channel rather than answer every thread reply with an error.
         logger.error(`a thread reply could not be handled: ${String(error)}`);
+        return;
       }
+      await answerFollowUp(client, logger, { channel, threadTs, ts, user }, outcome).catch(
+        (error: unknown) => {
+          logger.warn(`could not answer a thread reply in ${channel}: ${String(error)}`);
+        },
+      );
     });
   });
 }

@@ -1,4 +1,4 @@
-/** The Web API methods that post, change and read messages: chat.*, reactions.add, conversations.replies. */
+/** The Web API methods that post, change and read messages: chat.*, reactions.add, conversations.replies and .history. */
 
 import {
   type Answer,
@@ -114,6 +114,36 @@ const replies: SlackMethod = {
   },
 };
 
+const history: SlackMethod = {
+  scopes: (args) =>
+    String(args.channel ?? '').startsWith('D') ? ['im:history'] : ['channels:history', 'groups:history'],
+  answer(args, ws) {
+    const channel = stringArg(args, 'channel');
+    if (!channel) return fail('channel_not_found');
+    // The channel's own timeline, newest first: thread replies stay in their threads.
+    const timeline = ws
+      .history(channel)
+      .filter((message) => !message.thread_ts || message.thread_ts === message.ts)
+      .reverse();
+    return page(inTimeWindow(timeline, args), args);
+  },
+};
+
+/** `oldest`/`latest` bound a history read, as in `conversations.replies` but with no parent kept. */
+function inTimeWindow(messages: StoredMessage[], args: Json): StoredMessage[] {
+  const inclusive = isTrue(args.inclusive);
+  const oldest = stringArg(args, 'oldest');
+  const latest = stringArg(args, 'latest');
+  return messages.filter((message) => {
+    const at = parseTs(message.ts);
+    if (oldest && (inclusive ? at < parseTs(oldest) : at <= parseTs(oldest))) return false;
+    if (latest && (inclusive ? at > parseTs(latest) : at >= parseTs(latest))) return false;
+    return true;
+  });
+}
+
+const isTrue = (value: unknown) => value === true || value === 'true' || value === '1';
+
 /** `oldest`/`latest` narrow the replies; the parent message always comes back first, as in Slack. */
 function inWindow(thread: StoredMessage[], args: Json): StoredMessage[] {
   const inclusive = args.inclusive === true || args.inclusive === 'true' || args.inclusive === '1';
@@ -129,15 +159,20 @@ function inWindow(thread: StoredMessage[], args: Json): StoredMessage[] {
   return parent ? [parent, ...kept] : kept;
 }
 
+/** Message metadata comes back only when asked for with `include_all_metadata`. */
 function page(messages: StoredMessage[], args: Json): Answer {
   const limit = Math.max(1, Number(args.limit ?? 1000) || 1000);
   const cursor = stringArg(args, 'cursor');
   const start = cursor ? Number(Buffer.from(cursor, 'base64').toString('utf8').replace('offset:', '')) : 0;
   const end = start + limit;
   const hasMore = end < messages.length;
+  const withMetadata = isTrue(args.include_all_metadata);
   return {
     ok: true,
-    messages: messages.slice(start, end).map(copy),
+    messages: messages
+      .slice(start, end)
+      .map(copy)
+      .map(({ metadata, ...message }) => (withMetadata && metadata ? { ...message, metadata } : message)),
     has_more: hasMore,
     response_metadata: { next_cursor: hasMore ? Buffer.from(`offset:${end}`).toString('base64') : '' },
   };
@@ -150,4 +185,5 @@ export const messageMethods: Record<string, SlackMethod> = {
   'chat.getPermalink': getPermalink,
   'reactions.add': addReaction,
   'conversations.replies': replies,
+  'conversations.history': history,
 };

@@ -45,7 +45,8 @@ export interface SlackUser {
   deleted?: boolean;
 }
 
-// Slack timestamps are "seconds.micros" strings; the fake counts in micros so they sort and stay unique.
+// Slack timestamps are "seconds.micros" strings of the time of posting; the fake counts in micros
+// from the clock (or just past the last ts, when that is ahead), so they sort and stay unique.
 const firstTsMicros = 1_700_000_000_000_000;
 
 export class Workspace {
@@ -60,7 +61,7 @@ export class Workspace {
   }
 
   nextTs(): string {
-    this.lastTsMicros += 100;
+    this.lastTsMicros = Math.max(this.lastTsMicros + 100, Date.now() * 1_000);
     return formatTs(this.lastTsMicros);
   }
 

@@ -1,0 +1,284 @@
+/**
+ * Acknowledgement latency under load: signed slash commands and thread-reply events at rising
+ * concurrency against the bot in HTTP mode, side by side in the same run with a bare Bolt app that
+ * only calls ack() (the floor). Slack gives an app 3 s to acknowledge.
+ *
+ *   npx tsx bench/ackLatency.bench.ts [--requests 2000] [--concurrency 10,50,200] [--latency 80]
+ *   npm run bench:ack
+ *
+ * Three processes: the Slack and Mintlify fakes (answering after `--latency` ms, like the real
+ * services over the internet), the app under test (the real bot on Redis, or the bare app), and this
+ * one, which sends the requests and times each until its HTTP answer (the ack).
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { once } from 'node:events';
+import { cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { App, HTTPReceiver, LogLevel } from '@slack/bolt';
+import { Agent, request } from 'undici';
+import { createDocsAgent } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/log.js';
+import { startMintlifyFake } from '../test/fakes/mintlifyFake.js';
+import { startSlackFake } from '../test/fakes/slackFake.js';
+import { signRequest } from '../test/support/slackRequests.js';
+
+const BOT_TOKEN = 'xoxb-bench-ack-0000';
+const SIGNING_SECRET = 'bench-signing-secret';
+const API_KEY = 'mint_bench_ack_key';
+const PROJECT_ID = 'proj_bench';
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+function argument(name: string, fallback: string): string {
+  const at = process.argv.indexOf(`--${name}`);
+  return at >= 0 ? (process.argv[at + 1] ?? fallback) : fallback;
+}
+
+interface FakeUrls {
+  slackApiUrl: string;
+  responseUrl: string;
+  mintlifyUrl: string;
+}
+
+/** Child: both fakes, answering after a realistic delay. */
+async function serveFakes(latencyMs: number): Promise<void> {
+  const mintlify = await startMintlifyFake({ apiKey: API_KEY, projectId: PROJECT_ID, latencyMs });
+  const slack = await startSlackFake({ botToken: BOT_TOKEN, latencyMs });
+  const urls: FakeUrls = {
+    slackApiUrl: slack.apiUrl,
+    responseUrl: slack.responseUrl('bench'),
+    mintlifyUrl: mintlify.url,
+  };
+  // The main process asks for the ts of the next job card, to send thread replies into its thread.
+  process.on('message', (message: { type: string; since: number }) => {
+    if (message.type !== 'nextCard') return;
+    void slack
+      .waitForCall(
+        'chat.postMessage',
+        (call) => call.at >= message.since && call.response.ok === true,
+        10_000,
+      )
+      .then((call) => process.send?.({ type: 'card', ts: call.response.ts }));
+  });
+  process.send?.({ type: 'ready', urls });
+}
+
+/** Child: the app under test, on a free port. */
+async function serveTarget(kind: 'bot' | 'bare', urls: FakeUrls): Promise<void> {
+  const silent = createLogger({ level: 'error', secrets: [], sink: () => {} });
+  let port: number | undefined;
+  if (kind === 'bot') {
+    const config = loadConfig({
+      SLACK_BOT_TOKEN: BOT_TOKEN,
+      SLACK_SIGNING_SECRET: SIGNING_SECRET,
+      SLACK_API_URL: urls.slackApiUrl,
+      MINTLIFY_API_KEY: API_KEY,
+      MINTLIFY_PROJECT_ID: PROJECT_ID,
+      MINTLIFY_API_URL: urls.mintlifyUrl,
+      REDIS_URL,
+      STORE_NAMESPACE: `docs-agent-bench:ack:${process.pid}`,
+      PORT: '0',
+    });
+    const bot = await createDocsAgent(config, { logger: silent });
+    ({ port } = await bot.start());
+    process.once('SIGTERM', () => void bot.stop().finally(() => process.exit(0)));
+  } else {
+    const receiver = new HTTPReceiver({
+      signingSecret: SIGNING_SECRET,
+      endpoints: '/slack/events',
+      logger: silent,
+    });
+    const app = new App({
+      token: BOT_TOKEN,
+      receiver,
+      logger: silent,
+      logLevel: LogLevel.ERROR,
+      clientOptions: { slackApiUrl: urls.slackApiUrl },
+    });
+    app.command('/docs-agent', async ({ ack }) => ack());
+    app.event('message', async () => {});
+    const server = (await app.start(0)) as unknown as { address(): { port: number } };
+    port = server.address().port;
+  }
+  process.send?.({ type: 'ready', port });
+}
+
+interface RunResult {
+  target: string;
+  concurrency: number;
+  requests: number;
+  p50: number;
+  p99: number;
+  max: number;
+  perSecond: number;
+  errors: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? Number.NaN;
+}
+
+/** Sends `count` signed requests (slash commands and thread replies, alternating), `concurrency` at a time. */
+async function load(
+  url: string,
+  urls: FakeUrls,
+  threadTs: string,
+  count: number,
+  concurrency: number,
+): Promise<Omit<RunResult, 'target'>> {
+  const dispatcher = new Agent({ connections: concurrency, pipelining: 1 });
+  const latencies: number[] = [];
+  let next = 0;
+  let errors = 0;
+  const startedAt = performance.now();
+  const worker = async () => {
+    while (next < count) {
+      const n = next++;
+      const { body, contentType } = n % 2 === 0 ? slashCommand(n, urls) : threadReply(n, threadTs);
+      const started = performance.now();
+      const response = await request(`${url}/slack/events`, {
+        method: 'POST',
+        dispatcher,
+        headers: { 'content-type': contentType, ...signRequest(SIGNING_SECRET, body) },
+        body,
+      });
+      await response.body.dump();
+      latencies.push(performance.now() - started);
+      if (response.statusCode !== 200) errors += 1;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const seconds = (performance.now() - startedAt) / 1000;
+  await dispatcher.close();
+  latencies.sort((a, b) => a - b);
+  return {
+    concurrency,
+    requests: count,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    max: latencies.at(-1) ?? Number.NaN,
+    perSecond: count / seconds,
+    errors,
+  };
+}
+
+function slashCommand(n: number, urls: FakeUrls) {
+  const body = new URLSearchParams({
+    command: '/docs-agent',
+    text: `Document flag number ${n}`,
+    user_id: `U${n % 50}`,
+    channel_id: 'C0BENCH',
+    team_id: 'T0TEAM',
+    api_app_id: 'A0APP',
+    response_url: urls.responseUrl,
+    trigger_id: `${n}.1.bench`,
+  }).toString();
+  return { body, contentType: 'application/x-www-form-urlencoded' };
+}
+
+function threadReply(n: number, threadTs: string) {
+  const ts = `${1_800_000_000 + n}.000100`;
+  const body = JSON.stringify({
+    type: 'event_callback',
+    team_id: 'T0TEAM',
+    api_app_id: 'A0APP',
+    event_id: `Ev${n}`,
+    event_time: Math.floor(Date.now() / 1000),
+    event: {
+      type: 'message',
+      channel: 'C0BENCH',
+      user: `U${n % 50}`,
+      text: `Also cover case ${n}`,
+      ts,
+      thread_ts: threadTs,
+    },
+  });
+  return { body, contentType: 'application/json' };
+}
+
+function child(
+  role: string,
+  args: string[],
+): Promise<{ process: ChildProcess; message: Record<string, unknown> }> {
+  // BENCH_CPU_PROFILE=dir writes a CPU profile of the bot's process there, to see where its time goes.
+  const profile =
+    role === 'bot' && process.env.BENCH_CPU_PROFILE
+      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`]
+      : [];
+  const process_ = fork(fileURLToPath(import.meta.url), [role, ...args], {
+    execArgv: ['--import', 'tsx', ...profile],
+  });
+  return once(process_, 'message').then(([message]) => ({
+    process: process_,
+    message: message as Record<string, unknown>,
+  }));
+}
+
+async function main(): Promise<void> {
+  const count = Number(argument('requests', '2000'));
+  const levels = argument('concurrency', '10,50,200').split(',').map(Number);
+  const latencyMs = argument('latency', '80');
+  const fakes = await child('fakes', [latencyMs]);
+  const urls = fakes.message.urls as FakeUrls;
+  const results: RunResult[] = [];
+
+  for (const level of levels) {
+    // Side by side in the same run: the floor, then the bot, at each concurrency.
+    for (const target of ['bare', 'bot'] as const) {
+      const app = await child(target, [JSON.stringify(urls)]);
+      const url = `http://127.0.0.1:${app.message.port}`;
+      // One job first, so thread replies land in a job's thread (the bot sends them as follow-ups).
+      const threadTs = target === 'bot' ? await firstCardTs(url, urls, fakes.process) : '1700000000.000100';
+      await load(url, urls, threadTs, Math.min(200, count), level); // warm-up
+      results.push({
+        target: target === 'bare' ? 'bare Bolt (ack only)' : 'docs-agent',
+        ...(await load(url, urls, threadTs, count, level)),
+      });
+      app.process.kill('SIGTERM');
+      await once(app.process, 'exit');
+    }
+  }
+  fakes.process.kill('SIGKILL');
+  report(results, latencyMs, count);
+}
+
+/** Starts one job through the bot and returns its card's ts, as the Slack fake saw it posted. */
+async function firstCardTs(url: string, urls: FakeUrls, fakes: ChildProcess): Promise<string> {
+  const card = once(fakes, 'message');
+  fakes.send({ type: 'nextCard', since: Date.now() });
+  const { body, contentType } = slashCommand(0, urls);
+  await request(`${url}/slack/events`, {
+    method: 'POST',
+    headers: { 'content-type': contentType, ...signRequest(SIGNING_SECRET, body) },
+    body,
+  }).then((response) => response.body.dump());
+  const [message] = (await card) as [{ ts: string }];
+  return message.ts;
+}
+
+function report(results: RunResult[], latencyMs: string, count: number): void {
+  const ms = (value: number) => `${value.toFixed(1)} ms`;
+  console.log(
+    `\nack latency, ${count} requests per run (half /docs-agent, half thread replies), services answering after ${latencyMs} ms`,
+  );
+  console.log(
+    `machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}\n`,
+  );
+  console.log('| concurrency | app | p50 | p99 | max | req/s | non-200 |');
+  console.log('|---:|---|---:|---:|---:|---:|---:|');
+  for (const r of results) {
+    console.log(
+      `| ${r.concurrency} | ${r.target} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${r.perSecond.toFixed(0)} | ${r.errors} |`,
+    );
+  }
+  for (const level of new Set(results.map((r) => r.concurrency))) {
+    const floor = results.find((r) => r.concurrency === level && r.target.startsWith('bare'));
+    const bot = results.find((r) => r.concurrency === level && r.target === 'docs-agent');
+    if (floor && bot) console.log(`concurrency ${level}: p99 ${(bot.p99 / floor.p99).toFixed(2)}x the floor`);
+  }
+}
+
+const [role, arg] = process.argv.slice(2);
+if (role === 'fakes') await serveFakes(Number(arg));
+else if (role === 'bot' || role === 'bare') await serveTarget(role, JSON.parse(arg ?? '{}') as FakeUrls);
+else await main();

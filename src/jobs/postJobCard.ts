@@ -1,0 +1,76 @@
+import type { MessageMark } from '../slack/postedMessages.js';
+import { isPassingSlackFailure, slackErrorCode } from '../slack/slackErrors.js';
+import { jobCard } from './jobCard.js';
+import type { JobRecord } from './jobRecord.js';
+import type { JobsContext } from './jobsContext.js';
+
+/**
+ * Posting a job's card. The card carries the job's id as message metadata, so a card whose post
+ * landed but was never recorded (the bot crashed, the store was away) can be found again
+ * (`recoverJobCard`) rather than posted twice.
+ */
+
+export type CardPost =
+  | { kind: 'posted'; channel: string; ts: string }
+  /** Slack was busy or out of reach: ask again later (the card is looked for first). */
+  | { kind: 'later'; error: unknown }
+  /** Slack refused for good: the bot is not in the channel, the channel is gone, a scope is missing. */
+  | { kind: 'refused'; error: unknown };
+
+export const cardMark = (jobId: string): MessageMark => ({
+  event_type: 'docs_agent_job',
+  event_payload: { job_id: jobId },
+});
+
+/** Posts the card in `channel` (under `threadTs` when given). */
+export async function postJobCard(
+  ctx: JobsContext,
+  record: JobRecord,
+  where: { channel: string; threadTs?: string | null | undefined },
+): Promise<CardPost> {
+  const card = jobCard(record, ctx.now());
+  const post = (blocks: typeof card.blocks | undefined) =>
+    ctx.slack.chat.postMessage({
+      channel: where.channel,
+      ...(where.threadTs ? { thread_ts: where.threadTs } : {}),
+      text: card.text,
+      ...(blocks ? { blocks } : {}),
+      metadata: cardMark(record.jobId),
+      unfurl_links: false,
+      unfurl_media: false,
+    });
+  try {
+    let posted: Awaited<ReturnType<typeof post>>;
+    try {
+      posted = await post(card.blocks);
+    } catch (error) {
+      if (slackErrorCode(error) !== 'invalid_blocks') throw error;
+      // Our bug, not the person's: the card still goes out, as its plain-text fallback.
+      ctx.logger.error(
+        `Slack refused the blocks of job ${record.jobId}'s card; posting it as text: ${String(error)}`,
+      );
+      posted = await post(undefined);
+    }
+    if (!posted.ts) throw new Error('Slack answered a posted card without its ts');
+    return { kind: 'posted', channel: posted.channel ?? where.channel, ts: posted.ts };
+  } catch (error) {
+    return isPassingSlackFailure(error) ? { kind: 'later', error } : { kind: 'refused', error };
+  }
+}
+
+/** Records where the card is; its thread now belongs to the job. */
+export async function placeCard(
+  ctx: JobsContext,
+  record: JobRecord,
+  card: { channel: string; ts: string },
+  threadTs: string | null | undefined,
+): Promise<JobRecord> {
+  const place = { cardTs: card.ts, threadTs: threadTs ?? card.ts, pendingCard: undefined };
+  // Merged into the stored record: the follower may have saved a newer status meanwhile.
+  const placed = (await ctx.records.update(record.jobId, (current) => ({ ...current, ...place }))) ?? {
+    ...record,
+    ...place,
+  };
+  ctx.onJobChanged?.(placed); // the requester's Home tab lists it
+  return placed;
+}

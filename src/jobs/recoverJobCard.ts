@@ -1,0 +1,68 @@
+import { findPostedMessage } from '../slack/postedMessages.js';
+import { isPassingSlackFailure } from '../slack/slackErrors.js';
+import { withRenewedLease } from '../store/lease.js';
+import { followInDm } from './followInDm.js';
+import type { JobRecord } from './jobRecord.js';
+import type { JobsContext } from './jobsContext.js';
+import { START_LEASE_MS, startLeaseName } from './jobStarts.js';
+import { cardMark, placeCard, postJobCard } from './postJobCard.js';
+
+export type CardRecovery = 'done' | 'busy' | 'retry';
+
+/**
+ * For a job whose card is pending (its start was cut short, or Slack was busy): finds the card if
+ * it was posted after all, else posts it, and records it. Under the start's lease, so it never
+ * races the start itself. When the channel will not take it, the job moves to the person's DM.
+ */
+export async function recoverJobCard(ctx: JobsContext, record: JobRecord): Promise<CardRecovery> {
+  const held = await withRenewedLease(
+    ctx.store.atomic,
+    startLeaseName(record.startId ?? record.jobId),
+    START_LEASE_MS,
+    async (): Promise<CardRecovery> => {
+      const current = await ctx.records.get(record.jobId);
+      const pending = current?.pendingCard;
+      if (!current || !pending || current.cardTs !== null) return 'done';
+      const where = { channel: current.channel, threadTs: pending.threadTs };
+
+      let found: { ts: string } | undefined;
+      try {
+        found = await findPostedMessage(
+          ctx.slack,
+          { ...where, since: new Date(pending.since) },
+          cardMark(current.jobId),
+        );
+      } catch (error) {
+        if (isPassingSlackFailure(error)) return 'retry';
+        return cardRefused(ctx, current, error);
+      }
+      if (found) {
+        ctx.logger.info(
+          `job ${current.jobId}: found its card, posted before a restart; not posting it again`,
+        );
+        await placeCard(ctx, current, { channel: current.channel, ts: found.ts }, pending.threadTs);
+        return 'done';
+      }
+
+      const posted = await postJobCard(ctx, current, where);
+      if (posted.kind === 'later') return 'retry';
+      if (posted.kind === 'refused') return cardRefused(ctx, current, posted.error);
+      ctx.logger.info(`job ${current.jobId}: posted its card, which a restart or a busy Slack had held up`);
+      await placeCard(ctx, current, posted, pending.threadTs);
+      return 'done';
+    },
+  );
+  return held.ran ? held.value : 'busy';
+}
+
+/** The channel will not take the card: the job is followed in the person's DM instead, or without a thread. */
+async function cardRefused(ctx: JobsContext, record: JobRecord, error: unknown): Promise<CardRecovery> {
+  ctx.logger.warn(`job ${record.jobId}: Slack refused its card in ${record.channel}: ${String(error)}`);
+  const unposted = await ctx.records.update(record.jobId, (current) => ({
+    ...current,
+    pendingCard: undefined,
+  }));
+  // The door's own answer (an ephemeral, the form) is long gone: the DM is where the person will see it.
+  if (unposted) await followInDm(ctx, unposted);
+  return 'done';
+}

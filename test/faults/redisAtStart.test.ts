@@ -1,0 +1,57 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
+import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
+import { PROJECT_ID, SECRETS } from '../support/botHarness.js';
+import { type BotProcess, botEnv, runBot } from '../support/botProcess.js';
+import { startPrivateRedis } from '../support/privateRedis.js';
+
+const bots: BotProcess[] = [];
+const fakes: Array<SlackFake | MintlifyFake> = [];
+afterEach(async () => {
+  for (const bot of bots.splice(0)) bot.child.kill('SIGKILL');
+  await Promise.all(fakes.splice(0).map((fake) => fake.close()));
+});
+
+async function startFakes() {
+  const slack = await startSlackFake({ botToken: SECRETS.botToken });
+  const mintlify = await startMintlifyFake({ apiKey: SECRETS.mintlifyKey, projectId: PROJECT_ID });
+  fakes.push(slack, mintlify);
+  return { slack, mintlify };
+}
+
+describe('Redis at start', () => {
+  it('when REDIS_URL is set but Redis does not answer, the bot says so clearly and exits non-zero, never falling back to memory', async () => {
+    const { slack, mintlify } = await startFakes();
+    const redis = await startPrivateRedis();
+    await redis.close(); // a port where nothing listens any more
+    const password = 'redis-password-value-42';
+    const bot = runBot(
+      botEnv(slack, mintlify, { REDIS_URL: `redis://:${password}@127.0.0.1:${redis.port}` }),
+    );
+    bots.push(bot);
+
+    const started = Date.now();
+    expect(await bot.exited).toBe(1);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const output = bot.output();
+    expect(output).toContain(
+      `docs-agent cannot start: Redis at redis://127.0.0.1:${redis.port} did not answer`,
+    );
+    expect(output).toContain('Check REDIS_URL');
+    expect(output).not.toContain('state is kept in memory'); // no silent fallback
+    expect(output).not.toContain('listening on port');
+    expect(output).not.toContain(password);
+    expect(output.match(/ERROR/g)).toHaveLength(1); // one line, not a retry log per attempt
+    expect(slack.callsTo('chat.postMessage')).toHaveLength(0);
+  });
+
+  it('without REDIS_URL, the bot runs in memory only because it was asked to, and says so', async () => {
+    const { slack, mintlify } = await startFakes();
+    const bot = runBot(botEnv(slack, mintlify));
+    bots.push(bot);
+    await bot.listening();
+    expect(bot.output()).toContain(
+      'REDIS_URL is not set: state is kept in memory and every job thread is forgotten on restart',
+    );
+  });
+});

@@ -1,0 +1,90 @@
+import { createClient } from '@keyv/redis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { STOPPED_TEXT } from '../../src/digest/digestAnswers.js';
+import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
+import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
+import { PROJECT_ID, SECRETS } from '../support/botHarness.js';
+import { type BotProcess, botEnv, runBot } from '../support/botProcess.js';
+import { TEST_REDIS_URL, uniqueNamespace } from '../support/redis.js';
+import { sendSlashCommand } from '../support/slackRequests.js';
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function leaseKeys(namespace: string): Promise<string[]> {
+  const redis = createClient({ url: TEST_REDIS_URL });
+  await redis.connect();
+  try {
+    return await redis.keys(`${namespace}:lease:*`);
+  } finally {
+    await redis.quit();
+  }
+}
+
+describe('SIGTERM while jobs are followed and a digest is being gathered', () => {
+  it('stops within 10 s with exit code 0, posts nothing by halves, and leaves no lease behind', async () => {
+    const slack: SlackFake = await startSlackFake({ botToken: SECRETS.botToken });
+    const mintlify: MintlifyFake = await startMintlifyFake({
+      apiKey: SECRETS.mintlifyKey,
+      projectId: PROJECT_ID,
+    });
+    cleanups.push(
+      () => slack.close(),
+      () => mintlify.close(),
+    );
+    const namespace = uniqueNamespace('shutdown');
+    // Checks every second: each keeps its job's poll lease for 0.7 s after it.
+    const bot: BotProcess = runBot(
+      botEnv(slack, mintlify, {
+        REDIS_URL: TEST_REDIS_URL,
+        STORE_NAMESPACE: namespace,
+        POLL_INTERVAL_MS: '1000',
+      }),
+    );
+    cleanups.push(async () => bot.child.kill('SIGKILL'));
+    const url = await bot.listening();
+    const command = (text: string, channel: string, responseId: string) =>
+      sendSlashCommand(url, SECRETS.signingSecret, {
+        text,
+        channel_id: channel,
+        response_url: slack.responseUrl(responseId),
+      });
+
+    // Two jobs, followed.
+    await command('Document the export command', 'C0JOBS', 'job-a');
+    await command('Document the import command', 'C0JOBS', 'job-b');
+    await expect
+      .poll(() => mintlify.requestsFor('getJob').length, { timeout: 10_000 })
+      .toBeGreaterThanOrEqual(2);
+    // A digest waiting out Mintlify's analytics rate limit.
+    mintlify.setVisitors([{ path: '/quickstart', human: 10, ai: 2, total: 12 }]);
+    mintlify.injectFault('visitors', { status: 429, retryAfter: '600' }, 100);
+    await command('digest', 'C0DIGEST', 'digest');
+    await expect.poll(() => mintlify.requestsFor('visitors').length).toBeGreaterThanOrEqual(1);
+    // And a job check under way, its answer slow.
+    mintlify.injectFault('getJob', { delayMs: 1_500 });
+    const checking = new Promise<void>((resolve) => {
+      mintlify.onAnswer((request) => request.operation === 'getJob' && resolve());
+    });
+    await checking;
+    expect(await leaseKeys(namespace)).not.toEqual([]);
+
+    const stoppedAt = Date.now();
+    bot.child.kill('SIGTERM');
+    expect(await bot.exited).toBe(0);
+    expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+
+    expect(await leaseKeys(namespace)).toEqual([]);
+    expect(bot.output()).toContain('SIGTERM received');
+    // The digest was not posted half-gathered; the person who asked was told.
+    expect(slack.callsTo('chat.postMessage').filter((call) => call.args.channel === 'C0DIGEST')).toEqual([]);
+    const told = slack.callsTo('response_url').filter((call) => call.responseId === 'digest');
+    expect(told.at(-1)?.args).toMatchObject({ text: STOPPED_TEXT });
+    // The two cards, and nothing else.
+    const posted = slack.callsTo('chat.postMessage');
+    expect(posted.map((call) => call.args.channel)).toEqual(['C0JOBS', 'C0JOBS']);
+    expect(posted.every((call) => call.response.ok)).toBe(true);
+  }, 30_000);
+});

@@ -1,0 +1,80 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import type { MintlifyFake } from '../fakes/mintlifyFake.js';
+import type { SlackFake } from '../fakes/slackFake.js';
+import { PROJECT_ID, SECRETS } from './botHarness.js';
+
+/** The bot as an operator runs it: its own process (`node --import tsx src/main.ts`), configured by the environment. */
+export interface BotProcess {
+  child: ChildProcess;
+  /** Resolves with the exit code (null when killed by a signal). */
+  exited: Promise<number | null>;
+  output(): string;
+  /** Resolves with the bot's URL once it listens. */
+  listening(timeoutMs?: number): Promise<string>;
+}
+
+export function runBot(env: Record<string, string>): BotProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    output += chunk;
+  });
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  return {
+    child,
+    exited,
+    output: () => output,
+    listening: (timeoutMs = 15_000) =>
+      new Promise<string>((resolve, reject) => {
+        const check = () => {
+          const port = /listening on port (\d+)/.exec(output)?.[1];
+          if (port) done(() => resolve(`http://127.0.0.1:${port}`));
+        };
+        const done = (settle: () => void) => {
+          clearTimeout(timer);
+          child.stdout?.off('data', check);
+          child.stderr?.off('data', check);
+          child.off('exit', exitedEarly);
+          settle();
+        };
+        const exitedEarly = () =>
+          done(() => reject(new Error(`the bot exited before listening:\n${output}`)));
+        const timer = setTimeout(
+          () => done(() => reject(new Error(`the bot did not listen within ${timeoutMs} ms:\n${output}`))),
+          timeoutMs,
+        );
+        child.stdout?.on('data', check);
+        child.stderr?.on('data', check);
+        child.once('exit', exitedEarly);
+        check();
+      }),
+  };
+}
+
+/** The environment of a bot talking to these fakes (and to Redis at `redisUrl`, when given). */
+export function botEnv(
+  slack: SlackFake,
+  mintlify: MintlifyFake,
+  extra: Record<string, string | undefined> = {},
+): Record<string, string> {
+  const env: Record<string, string | undefined> = {
+    SLACK_BOT_TOKEN: SECRETS.botToken,
+    SLACK_SIGNING_SECRET: SECRETS.signingSecret,
+    SLACK_API_URL: slack.apiUrl,
+    MINTLIFY_API_KEY: SECRETS.mintlifyKey,
+    MINTLIFY_PROJECT_ID: PROJECT_ID,
+    MINTLIFY_API_URL: mintlify.url,
+    PORT: '0',
+    ...extra,
+  };
+  return Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
+}

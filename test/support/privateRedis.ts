@@ -1,0 +1,99 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * A redis-server of a test's own, on a free port, so a test can take Redis away and bring it
+ * back without touching the Redis every other test shares. It keeps nothing on disk by itself
+ * (`--save ''`, no AOF); `stop({ keepData: true })` snapshots first, as a Redis with persistence
+ * would have, so what the bot wrote is there again after `start()`.
+ */
+export interface PrivateRedis {
+  url: string;
+  port: number;
+  /** Gone at once: SIGKILL, connections cut. */
+  stop(options?: { keepData?: boolean }): Promise<void>;
+  /** Back on the same port (with the data of the last `stop({ keepData: true })`). */
+  start(): Promise<void>;
+  /** Sends one command (inline protocol) and resolves with the raw reply. */
+  command(line: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startPrivateRedis(): Promise<PrivateRedis> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'docs-agent-redis-'));
+  let server: ChildProcess | undefined;
+
+  const start = async () => {
+    const child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+      { stdio: 'ignore' },
+    );
+    server = child;
+    await waitUntil(async () => (await send(port, 'PING').catch(() => '')).startsWith('+PONG'), 5_000);
+  };
+  const stop = async (options: { keepData?: boolean } = {}) => {
+    const child = server;
+    if (!child || child.exitCode !== null) return;
+    if (options.keepData) await send(port, 'SAVE');
+    const exited = once(child, 'exit');
+    child.kill('SIGKILL');
+    await exited;
+    server = undefined;
+  };
+
+  await start();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    stop,
+    start,
+    command: (line) => send(port, line),
+    close: async () => {
+      await stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+function send(port: number, line: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = new Socket();
+    let reply = '';
+    socket.setTimeout(2_000, () => socket.destroy(new Error(`Redis on ${port} did not answer ${line}`)));
+    socket.once('error', reject);
+    socket.on('data', (chunk) => {
+      reply += chunk.toString('utf8');
+      if (reply.endsWith('\r\n')) {
+        socket.end();
+        resolve(reply);
+      }
+    });
+    socket.connect(port, '127.0.0.1', () => socket.write(`${line}\r\n`));
+  });
+}
+
+async function waitUntil(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`redis-server did not start within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
