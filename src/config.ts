@@ -293,3 +293,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logLevel: e.LOG_LEVEL,
   };
 }
+
+/** Every environment variable the bot reads (the README and .env.example document each one). */
+export const ENVIRONMENT_VARIABLES: readonly string[] = Object.keys(envSchema.shape);
