@@ -1,27 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type MintlifyFake, startMintlifyFake } from './fakes/mintlifyFake.js';
 import { type SlackFake, startSlackFake } from './fakes/slackFake.js';
 import { PROJECT_ID, SECRETS } from './support/botHarness.js';
+import { botEnv, runBot } from './support/botProcess.js';
 import { sendSlashCommand } from './support/slackRequests.js';
-
-/** The bot as an operator runs it: its own process, configured by the environment. */
-function runBot(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
-  const exited = once(child, 'exit').then(([code]) => code as number | null);
-  return { child, exited, output: () => output };
-}
 
 const children: ChildProcess[] = [];
 const fakes: Array<SlackFake | MintlifyFake> = [];
@@ -48,19 +31,9 @@ describe('npm start', () => {
     const slack = await startSlackFake({ botToken: SECRETS.botToken });
     const mintlify = await startMintlifyFake({ apiKey: SECRETS.mintlifyKey, projectId: PROJECT_ID });
     fakes.push(slack, mintlify);
-    const bot = runBot({
-      SLACK_BOT_TOKEN: SECRETS.botToken,
-      SLACK_SIGNING_SECRET: SECRETS.signingSecret,
-      SLACK_API_URL: slack.apiUrl,
-      MINTLIFY_API_KEY: SECRETS.mintlifyKey,
-      MINTLIFY_PROJECT_ID: PROJECT_ID,
-      MINTLIFY_API_URL: mintlify.url,
-      PORT: '0',
-    });
+    const bot = runBot(botEnv(slack, mintlify));
     children.push(bot.child);
-    await expect.poll(() => bot.output(), { timeout: 15_000 }).toMatch(/listening on port \d+/);
-    const port = /listening on port (\d+)/.exec(bot.output())?.[1];
-    const url = `http://127.0.0.1:${port}`;
+    const url = await bot.listening();
 
     const health = await fetch(`${url}/healthz`);
     expect(health.status).toBe(200);

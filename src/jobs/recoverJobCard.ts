@@ -33,8 +33,11 @@ export async function recoverJobCard(ctx: JobsContext, record: JobRecord): Promi
           cardMark(current.jobId),
         );
       } catch (error) {
-        if (isPassingSlackFailure(error)) return 'retry';
-        return cardRefused(ctx, current, error);
+        if (!isPassingSlackFailure(error)) return cardRefused(ctx, current, error);
+        ctx.logger.warn(
+          `job ${current.jobId}: could not look for its card in Slack (${String(error)}); trying again`,
+        );
+        return 'retry';
       }
       if (found) {
         ctx.logger.info(
@@ -45,7 +48,12 @@ export async function recoverJobCard(ctx: JobsContext, record: JobRecord): Promi
       }
 
       const posted = await postJobCard(ctx, current, where);
-      if (posted.kind === 'later') return 'retry';
+      if (posted.kind === 'later') {
+        ctx.logger.warn(
+          `job ${current.jobId}: Slack did not take its card yet (${String(posted.error)}); trying again`,
+        );
+        return 'retry';
+      }
       if (posted.kind === 'refused') return cardRefused(ctx, current, posted.error);
       ctx.logger.info(`job ${current.jobId}: posted its card, which a restart or a busy Slack had held up`);
       await placeCard(ctx, current, posted, pending.threadTs);

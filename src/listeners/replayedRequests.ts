@@ -12,6 +12,8 @@ import type { ListenerContext } from './context.js';
 
 // Longer than the 5 minutes during which Bolt accepts a signature.
 const REPLAY_WINDOW_MS = 10 * 60_000;
+// The check runs before the doors acknowledge, within Slack's 3 s: a store that hangs is not waited on.
+const CHECK_WITHIN_MS = 500;
 
 /** For the HTTP receiver's `customPropertiesExtractor`: the signature, for the middleware below. */
 export function requestSignature(request: IncomingMessage): { requestSignature?: string } {
@@ -23,14 +25,14 @@ export function register(app: App, ctx: ListenerContext): void {
   app.use(async ({ context, next, logger, ...args }) => {
     const signature = context.requestSignature;
     if (typeof signature === 'string') {
-      const first = await firstSighting(
-        ctx.jobs.store.atomic,
-        `request:${signature}`,
-        REPLAY_WINDOW_MS,
-      ).catch(
-        // The store is away: the doors answer "try again shortly" on their own.
-        () => true,
-      );
+      // The store away or slow: let the request through; the doors answer "try again shortly" on their own.
+      let timer: NodeJS.Timeout | undefined;
+      const first = await Promise.race([
+        firstSighting(ctx.jobs.store.atomic, `request:${signature}`, REPLAY_WINDOW_MS).catch(() => true),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(resolve, CHECK_WITHIN_MS, true);
+        }),
+      ]).finally(() => clearTimeout(timer));
       if (!first) {
         logger.warn('dropped a replayed Slack request (same signature as one already handled)');
         const ack = (args as { ack?: () => Promise<void> }).ack;

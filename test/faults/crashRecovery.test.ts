@@ -192,7 +192,7 @@ describe.concurrent(
       const [jobId] = [...w.mintlify.jobs.keys()];
       await expect.poll(async () => (await w.records.get(jobId as string))?.cardTs).toBeTruthy();
       // A check is under way when the bot dies: Mintlify's answer is held back.
-      w.mintlify.injectFault('getJob', { delayMs: HELD_BACK_MS });
+      w.mintlify.injectFault('getJob', { delayMs: HELD_BACK_MS, phase: 'body' });
       const checking = new Promise<void>((resolve) => {
         w.mintlify.onAnswer((request) => request.operation === 'getJob' && resolve());
       });
