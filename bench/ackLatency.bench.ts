@@ -3,7 +3,7 @@
  * concurrency against the bot in HTTP mode, side by side in the same run with a bare Bolt app that
  * only calls ack() (the floor). Slack gives an app 3 s to acknowledge.
  *
- *   npx tsx bench/ackLatency.bench.ts [--requests 2000] [--concurrency 10,50,200] [--latency 80]
+ *   npx tsx bench/ackLatency.bench.ts [--requests 2000] [--rates 20,100] [--concurrency 10,50,200] [--latency 80]
  *   npm run bench:ack
  *
  * Three processes: the Slack and Mintlify fakes (answering after `--latency` ms, like the real
@@ -105,7 +105,8 @@ async function serveTarget(kind: 'bot' | 'bare', urls: FakeUrls): Promise<void> 
 
 interface RunResult {
   target: string;
-  concurrency: number;
+  /** "10 in flight" (closed loop) or "100 req/s offered" (open loop). */
+  mode: string;
   requests: number;
   p50: number;
   p99: number;
@@ -119,13 +120,46 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** Sends `count` signed requests (slash commands and thread replies, alternating), `concurrency` at a time. */
-async function load(
+/** One signed request; resolves with its latency until the ack, in ms, and whether it was a 200. */
+async function send(url: string, urls: FakeUrls, threadTs: string, n: number, dispatcher: Agent) {
+  const { body, contentType } = n % 2 === 0 ? slashCommand(n, urls) : threadReply(n, threadTs);
+  const started = performance.now();
+  const response = await request(`${url}/slack/events`, {
+    method: 'POST',
+    dispatcher,
+    headers: { 'content-type': contentType, ...signRequest(SIGNING_SECRET, body) },
+    body,
+  });
+  await response.body.dump();
+  return { ms: performance.now() - started, ok: response.statusCode === 200 };
+}
+
+function summary(
+  mode: string,
+  latencies: number[],
+  errors: number,
+  seconds: number,
+): Omit<RunResult, 'target'> {
+  latencies.sort((a, b) => a - b);
+  return {
+    mode,
+    requests: latencies.length,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    max: latencies.at(-1) ?? Number.NaN,
+    perSecond: latencies.length / seconds,
+    errors,
+  };
+}
+
+/** Closed loop: `concurrency` requests in flight at all times, `count` in all (the app's saturation). */
+async function loadAtConcurrency(
   url: string,
   urls: FakeUrls,
   threadTs: string,
   count: number,
   concurrency: number,
-): Promise<Omit<RunResult, 'target'>> {
+) {
   const dispatcher = new Agent({ connections: concurrency, pipelining: 1 });
   const latencies: number[] = [];
   let next = 0;
@@ -133,33 +167,39 @@ async function load(
   const startedAt = performance.now();
   const worker = async () => {
     while (next < count) {
-      const n = next++;
-      const { body, contentType } = n % 2 === 0 ? slashCommand(n, urls) : threadReply(n, threadTs);
-      const started = performance.now();
-      const response = await request(`${url}/slack/events`, {
-        method: 'POST',
-        dispatcher,
-        headers: { 'content-type': contentType, ...signRequest(SIGNING_SECRET, body) },
-        body,
-      });
-      await response.body.dump();
-      latencies.push(performance.now() - started);
-      if (response.statusCode !== 200) errors += 1;
+      const { ms, ok } = await send(url, urls, threadTs, next++, dispatcher);
+      latencies.push(ms);
+      if (!ok) errors += 1;
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
   const seconds = (performance.now() - startedAt) / 1000;
   await dispatcher.close();
-  latencies.sort((a, b) => a - b);
-  return {
-    concurrency,
-    requests: count,
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-    max: latencies.at(-1) ?? Number.NaN,
-    perSecond: count / seconds,
-    errors,
-  };
+  return summary(`${concurrency} in flight`, latencies, errors, seconds);
+}
+
+/** Open loop: requests start at a fixed rate whatever the answers do, as Slack's traffic does. */
+async function loadAtRate(url: string, urls: FakeUrls, threadTs: string, count: number, perSecond: number) {
+  const dispatcher = new Agent({ connections: 256, pipelining: 1 });
+  const latencies: number[] = [];
+  let errors = 0;
+  const startedAt = performance.now();
+  const sends: Array<Promise<void>> = [];
+  for (let n = 0; n < count; n += 1) {
+    const due = startedAt + (n * 1000) / perSecond;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    sends.push(
+      send(url, urls, threadTs, n, dispatcher).then(({ ms, ok }) => {
+        latencies.push(ms);
+        if (!ok) errors += 1;
+      }),
+    );
+  }
+  await Promise.all(sends);
+  const seconds = (performance.now() - startedAt) / 1000;
+  await dispatcher.close();
+  return summary(`${perSecond} req/s offered`, latencies, errors, seconds);
 }
 
 function slashCommand(n: number, urls: FakeUrls) {
@@ -216,30 +256,33 @@ function child(
 
 async function main(): Promise<void> {
   const count = Number(argument('requests', '2000'));
-  const levels = argument('concurrency', '10,50,200').split(',').map(Number);
+  const levels = argument('concurrency', '10,50,200').split(',').filter(Boolean).map(Number);
+  const rates = argument('rates', '20,100').split(',').filter(Boolean).map(Number);
   const latencyMs = argument('latency', '80');
   const fakes = await child('fakes', [latencyMs]);
   const urls = fakes.message.urls as FakeUrls;
   const results: RunResult[] = [];
+  const runs = [
+    ...rates.map((rate) => ({ run: loadAtRate, level: rate, count: Math.min(count, rate * 10) })),
+    ...levels.map((level) => ({ run: loadAtConcurrency, level, count })),
+  ];
 
-  for (const level of levels) {
-    // Side by side in the same run: the floor, then the bot, at each concurrency.
+  for (const { run, level, count: requests } of runs) {
+    // Side by side in the same run: the floor, then the bot, under the same load, each in a fresh process.
     for (const target of ['bare', 'bot'] as const) {
       const app = await child(target, [JSON.stringify(urls)]);
       const url = `http://127.0.0.1:${app.message.port}`;
       // One job first, so thread replies land in a job's thread (the bot sends them as follow-ups).
       const threadTs = target === 'bot' ? await firstCardTs(url, urls, fakes.process) : '1700000000.000100';
-      await load(url, urls, threadTs, Math.min(200, count), level); // warm-up
-      results.push({
-        target: target === 'bare' ? 'bare Bolt (ack only)' : 'docs-agent',
-        ...(await load(url, urls, threadTs, count, level)),
-      });
+      await loadAtConcurrency(url, urls, threadTs, 100, 10); // warm-up
+      const name = target === 'bare' ? 'bare Bolt (ack only)' : 'docs-agent';
+      results.push({ target: name, ...(await run(url, urls, threadTs, requests, level)) });
       app.process.kill('SIGTERM');
       await once(app.process, 'exit');
     }
   }
   fakes.process.kill('SIGKILL');
-  report(results, latencyMs, count);
+  report(results, latencyMs);
 }
 
 /** Starts one job through the bot and returns its card's ts, as the Slack fake saw it posted. */
@@ -256,25 +299,22 @@ async function firstCardTs(url: string, urls: FakeUrls, fakes: ChildProcess): Pr
   return message.ts;
 }
 
-function report(results: RunResult[], latencyMs: string, count: number): void {
+function report(results: RunResult[], latencyMs: string): void {
   const ms = (value: number) => `${value.toFixed(1)} ms`;
   console.log(
-    `\nack latency, ${count} requests per run (half /docs-agent, half thread replies), services answering after ${latencyMs} ms`,
+    `\nack latency (half /docs-agent, half thread replies); Slack and Mintlify fakes answer after ${latencyMs} ms`,
   );
   console.log(
     `machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}\n`,
   );
-  console.log('| concurrency | app | p50 | p99 | max | req/s | non-200 |');
-  console.log('|---:|---|---:|---:|---:|---:|---:|');
+  console.log('| load | app | requests | p50 | p99 | max | req/s done | non-200 | p99 vs floor |');
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of results) {
+    const floor = results.find((other) => other.mode === r.mode && other.target.startsWith('bare'));
+    const ratio = floor && r !== floor ? `${(r.p99 / floor.p99).toFixed(2)}x` : '';
     console.log(
-      `| ${r.concurrency} | ${r.target} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${r.perSecond.toFixed(0)} | ${r.errors} |`,
+      `| ${r.mode} | ${r.target} | ${r.requests} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${r.perSecond.toFixed(0)} | ${r.errors} | ${ratio} |`,
     );
-  }
-  for (const level of new Set(results.map((r) => r.concurrency))) {
-    const floor = results.find((r) => r.concurrency === level && r.target.startsWith('bare'));
-    const bot = results.find((r) => r.concurrency === level && r.target === 'docs-agent');
-    if (floor && bot) console.log(`concurrency ${level}: p99 ${(bot.p99 / floor.p99).toFixed(2)}x the floor`);
   }
 }
 

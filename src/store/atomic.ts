@@ -18,8 +18,14 @@ export interface AtomicOps {
   indexNewest(key: string, limit: number): Promise<string[]>;
   /** Every member, lowest score first. */
   indexAll(key: string): Promise<string[]>;
-  /** Records one hit at `nowMs` and drops hits older than the window; returns the hits left, oldest first. */
-  windowHit(key: string, nowMs: number, windowMs: number, id: string): Promise<number[]>;
-  /** The hits inside the window, oldest first, without recording one. */
-  windowHits(key: string, nowMs: number, windowMs: number): Promise<number[]>;
+  /** Records one hit at `nowMs` and drops hits older than the window; returns how many are left and the oldest. */
+  windowHit(key: string, nowMs: number, windowMs: number, id: string): Promise<WindowCount>;
+  /** How many hits are inside the window, and the oldest, without recording one. */
+  windowHits(key: string, nowMs: number, windowMs: number): Promise<WindowCount>;
+}
+
+/** A rolling window's hits: only the count and the oldest travel, however many hits there are. */
+export interface WindowCount {
+  count: number;
+  oldestMs: number | undefined;
 }

@@ -1,4 +1,4 @@
-import type { AtomicOps } from './atomic.js';
+import type { AtomicOps, WindowCount } from './atomic.js';
 
 /** In-process AtomicOps: correct for one process, which is all the in-memory store serves. */
 export class MemoryAtomicOps implements AtomicOps {
@@ -76,9 +76,13 @@ export class MemoryAtomicOps implements AtomicOps {
     return this.windowHits(key, nowMs, windowMs);
   }
 
-  async windowHits(key: string, nowMs: number, windowMs: number) {
+  async windowHits(key: string, nowMs: number, windowMs: number): Promise<WindowCount> {
     const index = this.index(key);
-    for (const [member, at] of index) if (at <= nowMs - windowMs) index.delete(member);
-    return [...index.values()].sort((a, b) => a - b);
+    let oldestMs: number | undefined;
+    for (const [member, at] of index) {
+      if (at <= nowMs - windowMs) index.delete(member);
+      else if (oldestMs === undefined || at < oldestMs) oldestMs = at;
+    }
+    return { count: index.size, oldestMs };
   }
 }

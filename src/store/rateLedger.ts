@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AtomicOps } from './atomic.js';
+import type { AtomicOps, WindowCount } from './atomic.js';
 
 /** Mintlify allows 100 agent uses (creates and follow-ups) per project per hour. */
 export const AGENT_USES_PER_HOUR = 100;
@@ -34,11 +34,10 @@ export class RateLedger {
 
 const key = (projectId: string) => `agent-uses:${projectId}`;
 
-function budget(hits: number[]): AgentBudget {
-  const oldest = hits[0];
+function budget({ count, oldestMs }: WindowCount): AgentBudget {
   return {
-    used: hits.length,
-    remaining: Math.max(0, AGENT_USES_PER_HOUR - hits.length),
-    nextFreeAt: oldest === undefined ? undefined : new Date(oldest + HOUR_MS),
+    used: count,
+    remaining: Math.max(0, AGENT_USES_PER_HOUR - count),
+    nextFreeAt: oldestMs === undefined ? undefined : new Date(oldestMs + HOUR_MS),
   };
 }

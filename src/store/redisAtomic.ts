@@ -1,5 +1,5 @@
 import type { RedisClientType } from '@keyv/redis';
-import type { AtomicOps } from './atomic.js';
+import type { AtomicOps, WindowCount } from './atomic.js';
 
 // Compare-and-delete / compare-and-extend must be one Lua call: a GET then DEL could delete a
 // lease another instance took over in between.
@@ -53,29 +53,33 @@ export class RedisAtomicOps implements AtomicOps {
     return this.client.zRange(this.key(key), 0, -1);
   }
 
-  async windowHit(key: string, nowMs: number, windowMs: number, id: string) {
+  async windowHit(key: string, nowMs: number, windowMs: number, id: string): Promise<WindowCount> {
     const full = this.key(key);
-    const [, , scores] = await this.client
+    const [, , count, oldest] = await this.client
       .multi()
       .zRemRangeByScore(full, '-inf', nowMs - windowMs)
       .zAdd(full, { score: nowMs, value: id })
-      .zRangeWithScores(full, 0, -1)
+      .zCard(full)
+      .zRangeWithScores(full, 0, 0)
       .pExpire(full, windowMs)
       .exec();
-    return toScores(scores);
+    return windowCount(count, oldest);
   }
 
-  async windowHits(key: string, nowMs: number, windowMs: number) {
+  async windowHits(key: string, nowMs: number, windowMs: number): Promise<WindowCount> {
     const full = this.key(key);
-    const [, scores] = await this.client
+    const [, count, oldest] = await this.client
       .multi()
       .zRemRangeByScore(full, '-inf', nowMs - windowMs)
-      .zRangeWithScores(full, 0, -1)
+      .zCard(full)
+      .zRangeWithScores(full, 0, 0)
       .exec();
-    return toScores(scores);
+    return windowCount(count, oldest);
   }
 }
 
-function toScores(reply: unknown): number[] {
-  return Array.isArray(reply) ? reply.map((entry) => Number((entry as { score: number }).score)) : [];
+// Only the count and the oldest hit cross the wire: a busy hour has thousands of hits.
+function windowCount(count: unknown, oldest: unknown): WindowCount {
+  const first = Array.isArray(oldest) ? (oldest[0] as { score: number } | undefined) : undefined;
+  return { count: Number(count), oldestMs: first === undefined ? undefined : Number(first.score) };
 }
