@@ -26,22 +26,6 @@ export async function tryLease(atomic: AtomicOps, name: string, ttlMs: number): 
   };
 }
 
-/** Runs `work` while holding the lease; returns undefined (and runs nothing) when another holder has it. */
-export async function withLease<T>(
-  atomic: AtomicOps,
-  name: string,
-  ttlMs: number,
-  work: () => Promise<T>,
-): Promise<{ ran: true; value: T } | { ran: false }> {
-  const lease = await tryLease(atomic, name, ttlMs);
-  if (!lease) return { ran: false };
-  try {
-    return { ran: true, value: await work() };
-  } finally {
-    await lease.release().catch(() => {}); // it expires on its own if Redis is away now
-  }
-}
-
 /**
  * The TTL of a lease renewed while its work runs (`keepRenewed`, `withRenewedLease`): a live holder
  * keeps it however long Slack or Mintlify take, renewing every 2 s, and a holder that crashed holds
@@ -59,20 +43,34 @@ export function keepRenewed(lease: Lease, ttlMs: number): () => void {
   return () => clearInterval(renew);
 }
 
-/** `withLease`, renewing the lease while `work` runs (see `keepRenewed`). */
-export async function withRenewedLease<T>(
+/**
+ * Runs `work` while holding the lease, or runs nothing when another holder has it. With `renew`,
+ * the lease is renewed while `work` runs (see `keepRenewed`).
+ */
+export async function withLease<T>(
   atomic: AtomicOps,
   name: string,
   ttlMs: number,
   work: () => Promise<T>,
+  options: { renew?: boolean } = {},
 ): Promise<{ ran: true; value: T } | { ran: false }> {
   const lease = await tryLease(atomic, name, ttlMs);
   if (!lease) return { ran: false };
-  const stopRenewing = keepRenewed(lease, ttlMs);
+  const stopRenewing = options.renew ? keepRenewed(lease, ttlMs) : () => {};
   try {
     return { ran: true, value: await work() };
   } finally {
     stopRenewing();
     await lease.release().catch(() => {}); // it expires on its own if Redis is away now
   }
+}
+
+/** `withLease`, renewing the lease while `work` runs (see `keepRenewed`). */
+export function withRenewedLease<T>(
+  atomic: AtomicOps,
+  name: string,
+  ttlMs: number,
+  work: () => Promise<T>,
+): Promise<{ ran: true; value: T } | { ran: false }> {
+  return withLease(atomic, name, ttlMs, work, { renew: true });
 }
