@@ -263,7 +263,7 @@ async function main(): Promise<void> {
   const urls = fakes.message.urls as FakeUrls;
   const results: RunResult[] = [];
   const runs = [
-    ...rates.map((rate) => ({ run: loadAtRate, level: rate, count: Math.min(count, rate * 10) })),
+    ...rates.map((rate) => ({ run: loadAtRate, level: rate, count: rate * 20 })),
     ...levels.map((level) => ({ run: loadAtConcurrency, level, count })),
   ];
 

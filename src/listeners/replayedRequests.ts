@@ -28,7 +28,9 @@ export function register(app: App, ctx: ListenerContext): void {
       // The store away or slow: let the request through; the doors answer "try again shortly" on their own.
       let timer: NodeJS.Timeout | undefined;
       const first = await Promise.race([
-        firstSighting(ctx.jobs.store.atomic, `request:${signature}`, REPLAY_WINDOW_MS).catch(() => true),
+        firstSighting(ctx.jobs.store.ackPathAtomic, `request:${signature}`, REPLAY_WINDOW_MS).catch(
+          () => true,
+        ),
         new Promise<boolean>((resolve) => {
           timer = setTimeout(resolve, CHECK_WITHIN_MS, true);
         }),

@@ -14,6 +14,12 @@ export interface Store {
   readonly kind: 'redis' | 'memory';
   readonly kv: Keyv;
   readonly atomic: AtomicOps;
+  /**
+   * The same operations on a connection of their own, for the few checks made before Slack's ack:
+   * Redis answers one connection's commands in order, so on the shared one they would wait behind
+   * the background work of every request acknowledged before.
+   */
+  readonly ackPathAtomic: AtomicOps;
   close(): Promise<void>;
 }
 
@@ -40,10 +46,12 @@ function withoutCredentials(url: string): string {
 }
 
 export function openMemoryStore(namespace: string, now: () => number = Date.now): Store {
+  const atomic = new MemoryAtomicOps(now);
   return {
     kind: 'memory',
     kv: new Keyv({ namespace, throwOnErrors: true }),
-    atomic: new MemoryAtomicOps(now),
+    atomic,
+    ackPathAtomic: atomic,
     close: async () => {},
   };
 }
@@ -81,10 +89,15 @@ export async function openRedisStore(options: {
     down = false;
   });
 
+  // Same settings, its own socket; its errors are the main client's too, reported there.
+  const ackPathClient = client.duplicate();
+  ackPathClient.on('error', () => {});
   try {
     await client.connect();
+    await ackPathClient.connect();
   } catch (error) {
     if (client.isOpen) client.destroy();
+    if (ackPathClient.isOpen) ackPathClient.destroy();
     throw new StoreUnavailableError(options.url, error);
   }
 
@@ -98,8 +111,13 @@ export async function openRedisStore(options: {
     kind: 'redis',
     kv,
     atomic: new RedisAtomicOps(client, namespace),
+    ackPathAtomic: new RedisAtomicOps(ackPathClient as RedisClientType, namespace),
     close: async () => {
-      if (client.isOpen) await client.quit().catch(() => client.destroy());
+      await Promise.all(
+        [client, ackPathClient].map(async (connection) => {
+          if (connection.isOpen) await connection.quit().catch(() => connection.destroy());
+        }),
+      );
     },
   };
 }
