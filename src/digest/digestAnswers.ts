@@ -1,5 +1,5 @@
 import { isMintlifyError } from '../mintlify/index.js';
-import { slackDate } from '../slack/escape.js';
+import { escapeSlackText, slackDate } from '../slack/escape.js';
 import { classifySlackError } from '../slack/slackErrors.js';
 import { DigestGaveUpError } from './collectVisitors.js';
 import type { DigestOutcome } from './postDigest.js';
@@ -27,7 +27,7 @@ export function digestFailureText(error: unknown, now: Date): string {
       case 'not_found':
         return 'Mintlify could not find the docs project. Please ask the person who installed this app to check MINTLIFY_PROJECT_ID.';
       case 'invalid_request':
-        return `Mintlify did not accept the request for visitor numbers${error.serviceMessage ? ` (${error.serviceMessage})` : ''}. Please let the person who installed this app know.`;
+        return `Mintlify did not accept the request for visitor numbers${error.serviceMessage ? ` (${escapeSlackText(error.serviceMessage)})` : ''}. Please let the person who installed this app know.`;
       default:
         return 'Mintlify’s analytics did not answer properly, so there is no digest this time. Please try again in a few minutes.';
     }

@@ -118,7 +118,7 @@ function fallbackText(view: DigestView, range: string): string {
   const first = top[0];
   return [
     `Docs digest, ${range} (${view.timeZone}): ${n(totals.total)} visitors (${n(totals.human)} human, ${n(totals.ai)} AI)${change ? `, ${change} from last week` : ''}.`,
-    first ? ` Top page: ${shortPath(first.path)} (${n(first.total)}).` : '',
+    first ? ` Top page: ${escapeSlackText(shortPath(first.path))} (${n(first.total)}).` : '',
   ].join('');
 }
 
@@ -159,7 +159,7 @@ export function changeText(value: number, previous: number | undefined): string 
   if (previous === undefined) return '';
   if (previous === 0) return value === 0 ? 'no change' : 'up from 0';
   const percent = Math.round(((value - previous) / previous) * 100);
-  if (percent === 0) return value === previous ? 'no change' : value > previous ? '↑ <1%' : '↓ <1%';
+  if (percent === 0) return value === previous ? 'no change' : value > previous ? '↑ &lt;1%' : '↓ &lt;1%';
   return percent > 0 ? `↑ ${percent}%` : `↓ ${-percent}%`;
 }
 

@@ -1,6 +1,7 @@
 import type { types } from '@slack/bolt';
 import { statusLabel } from '../jobs/jobCard.js';
 import { threadLink } from '../jobs/jobList.js';
+import { pullRequestLink } from '../jobs/jobNews.js';
 import { USAGE } from '../jobs/jobAnswers.js';
 import type { JobRecord } from '../jobs/jobRecord.js';
 import { escapeSlackText, slackDate, truncate } from '../slack/escape.js';
@@ -52,7 +53,7 @@ export function homeJobLine(record: JobRecord): string {
   const details = [
     `started ${slackDate(new Date(record.createdAt), '{ago}')}`,
     record.threadTs ? `<${threadLink(record.channel, record.threadTs)}|thread>` : undefined,
-    record.prLink ? `<${record.prLink}|pull request>` : undefined,
+    record.prLink ? pullRequestLink(record.prLink) : undefined,
   ].filter(Boolean);
   return `${statusLabel(record)}  ${prompt}\n${details.join('  ·  ')}`;
 }

@@ -66,7 +66,7 @@ function describe(
         ? 'Mintlify no longer knows this job, so your reply was not sent. Start a new job with `/docs-agent &lt;instruction&gt;`.'
         : 'Mintlify could not find the docs project. Please ask the person who installed this app to check MINTLIFY_PROJECT_ID.';
     case 'invalid_request':
-      return `Mintlify did not accept that${error.serviceMessage ? ` (${error.serviceMessage})` : ''}. Please rephrase and try again.`;
+      return `Mintlify did not accept that${error.serviceMessage ? ` (${escapeSlackText(error.serviceMessage)})` : ''}. Please rephrase and try again.`;
     case 'service':
     case 'timeout':
     case 'connection':
@@ -96,18 +96,18 @@ export const followUpFailureText = (error: unknown, budget: AgentBudget | undefi
 
 export function notInChannelText(jobId: string): string {
   return [
-    `The job started (id \`${jobId}\`), but I can’t post in this channel because I’m not a member.`,
+    `The job started (id \`${escapeSlackText(jobId)}\`), but I can’t post in this channel because I’m not a member.`,
     'Invite me with `/invite @docs-agent` and I will keep following the job; its pull request will appear in the docs repository either way.',
   ].join(' ');
 }
 
 export function cannotPostText(jobId: string): string {
-  return `The job started (id \`${jobId}\`), but Slack would not let me post its card here. I’m still following it; its pull request will appear in the docs repository.`;
+  return `The job started (id \`${escapeSlackText(jobId)}\`), but Slack would not let me post its card here. I’m still following it; its pull request will appear in the docs repository.`;
 }
 
 /** Slack was busy or out of reach when the card was posted: the follower posts it shortly. */
 export function cardLaterText(jobId: string): string {
-  return `The job started (id \`${jobId}\`), but Slack did not take its card just now. I’m following the job, and its card will appear as soon as Slack lets me post it.`;
+  return `The job started (id \`${escapeSlackText(jobId)}\`), but Slack did not take its card just now. I’m following the job, and its card will appear as soon as Slack lets me post it.`;
 }
 
 /** The bot was restarted between "Starting…" and the job's record: the job may or may not exist. */

@@ -82,6 +82,6 @@ export function jobCard(record: JobRecord, now: Date): { text: string; blocks: K
       ],
     });
   }
-  const text = `Docs agent job for <@${record.requestedBy}>: ${statusLabel(record).replace(/^:[a-z_]+: /, '')}. ${truncate(prompt, 200)}`;
+  const text = `Docs agent job for <@${record.requestedBy}>: ${statusLabel(record).replace(/^:[a-z_]+: /, '')}. ${escapeSlackText(truncate(record.prompt, 200))}`; // cut before escaping: never half an &amp;
   return { text, blocks };
 }

@@ -1,6 +1,7 @@
 import type { types } from '@slack/bolt';
 import { escapeSlackText, slackDate, truncate } from '../slack/escape.js';
 import { statusLabel } from './jobCard.js';
+import { pullRequestLink } from './jobNews.js';
 import type { JobRecord } from './jobRecord.js';
 
 type KnownBlock = types.KnownBlock;
@@ -14,7 +15,7 @@ export function threadLink(channel: string, ts: string): string {
 export function jobLine(record: JobRecord): string {
   const links = [
     record.threadTs ? `<${threadLink(record.channel, record.threadTs)}|thread>` : undefined,
-    record.prLink ? `<${record.prLink}|pull request>` : undefined,
+    record.prLink ? pullRequestLink(record.prLink) : undefined,
   ].filter(Boolean);
   const prompt = escapeSlackText(truncate(record.prompt.replace(/\s+/g, ' '), 120));
   return `${statusLabel(record)}  ${prompt}\n      ${slackDate(new Date(record.createdAt), '{ago}')} by <@${record.requestedBy}>${links.length ? `  ·  ${links.join('  ·  ')}` : ''}`;

@@ -50,7 +50,7 @@ export function strayJobNewsText(record: JobRecord, news: string): string {
  * A link Slack cannot misread (the characters that end a `<url|label>` are percent-encoded),
  * labelled `owner/repo#42` for a GitHub pull request and shown as it is otherwise.
  */
-function pullRequestLink(url: string): string {
+export function pullRequestLink(url: string): string {
   const safe = url.replace(/[<>|\s]/g, (character) => encodeURIComponent(character));
   const github = /^https:\/\/github\.com\/([\w.-]+\/[\w.-]+)\/pull\/(\d+)/.exec(url);
   return github ? `<${safe}|${github[1]}#${github[2]}>` : `<${safe}>`;

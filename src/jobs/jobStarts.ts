@@ -1,5 +1,5 @@
 import { isPassingSlackFailure } from '../slack/slackErrors.js';
-import { RENEWED_LEASE_MS, withLease } from '../store/lease.js';
+import { RENEWED_LEASE_MS, withRenewedLease } from '../store/lease.js';
 import type { Store } from '../store/store.js';
 import { interruptedStartText } from './jobAnswers.js';
 import type { JobDoor } from './jobRecord.js';
@@ -65,11 +65,16 @@ export class JobStarts {
  */
 export async function tellInterruptedStarts(ctx: JobsContext): Promise<void> {
   for (const id of await ctx.starts.pendingIds()) {
-    await withLease(ctx.store.atomic, startLeaseName(id), START_LEASE_MS, async () => {
-      const start = await ctx.starts.get(id);
-      if (start && !(await madeAJob(ctx, start)) && !(await tellPerson(ctx, start))) return; // next time
-      await ctx.starts.end(id);
-    });
+    try {
+      // Renewed while Slack is slow to take the message, so no other instance tells the person too.
+      await withRenewedLease(ctx.store.atomic, startLeaseName(id), START_LEASE_MS, async () => {
+        const start = await ctx.starts.get(id);
+        if (start && !(await madeAJob(ctx, start)) && !(await tellPerson(ctx, start))) return; // next time
+        await ctx.starts.end(id);
+      });
+    } catch (error) {
+      ctx.logger.warn(`could not settle the interrupted start ${id} yet: ${String(error)}`); // tried again later
+    }
   }
 }
 

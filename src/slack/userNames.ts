@@ -19,7 +19,9 @@ export function cachedUserNames(client: webApi.WebClient, logger: Logger): UserN
     } catch (error) {
       if (!warned) logger.warn(`could not read user names (users.info): ${String(error)}`);
       warned = true;
+      return undefined; // not cached: the next message asks again
     }
+    warned = false;
     if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
     cache.set(userId, { name, at: Date.now() });
     return name;

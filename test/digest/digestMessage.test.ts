@@ -121,7 +121,8 @@ describe('pieces of the digest message', () => {
     expect(changeText(110, 100)).toBe('↑ 10%');
     expect(changeText(90, 100)).toBe('↓ 10%');
     expect(changeText(100, 100)).toBe('no change');
-    expect(changeText(1001, 1000)).toBe('↑ <1%');
+    // mrkdwn: a bare < would open a link that runs to the next >, garbling the line after it.
+    expect(changeText(1001, 1000)).toBe('↑ &lt;1%');
     expect(changeText(5, 0)).toBe('up from 0');
     expect(changeText(5, undefined)).toBe('');
   });

@@ -101,6 +101,20 @@ describe('replies in a job’s thread', () => {
     expect(first.slack.callsTo('reactions.add')).toHaveLength(1);
   });
 
+  it('with a file, or also sent to the channel, still steer the job', async () => {
+    const h = await bot();
+    const thread = await startJob(h);
+    await h.event(reply(thread, 'See the screenshot: the flag is missing', { subtype: 'file_share' }));
+    await h.event(reply(thread, 'Everyone: this one matters', { subtype: 'thread_broadcast' }));
+    await h.slack.waitForCalls('reactions.add', 2);
+    expect(followUps(h).map((request) => request.body)).toEqual(
+      expect.arrayContaining([
+        { prompt: 'See the screenshot: the flag is missing' },
+        { prompt: 'Everyone: this one matters' },
+      ]),
+    );
+  });
+
   it('tell the author when few agent uses are left this hour', async () => {
     const h = await bot();
     const thread = await startJob(h);

@@ -40,7 +40,9 @@ export function registerDocsAgentCommand(app: App, ctx: ListenerContext): void {
             channel: command.channel_id,
             onLongWait: (waitMs) => {
               const text = rateLimitWaitText(waitMs, ctx.digest.now());
-              void respond({ response_type: 'ephemeral', replace_original: true, text }).catch(() => {});
+              void respond({ response_type: 'ephemeral', replace_original: true, text }).catch(
+                (error: unknown) => logger.warn(`could not answer /docs-agent digest: ${String(error)}`),
+              );
             },
           });
           const text = digestRequestAnswer(outcome);

@@ -69,7 +69,7 @@ export async function handleAndAnswerMessageToBot(
           thread_ts: message.threadTs ?? message.ts,
           text: SOMETHING_WRONG,
         })
-        .catch(() => {});
+        .catch((error: unknown) => logger.warn(`could not answer a message to the bot: ${String(error)}`));
       return;
     }
     // It was handled (a job may have started): a failed answer is logged, never turned into

@@ -9,7 +9,9 @@ type MessageArgs = SlackEventMiddlewareArgs<'message'> & AllMiddlewareArgs;
 /** A reply in a job's thread steers the job. Everything else in channels is none of our business. */
 export function registerThreadReply(app: App, ctx: ListenerContext): void {
   app.event('message', async ({ event, client, context, logger }: MessageArgs) => {
-    if (event.subtype !== undefined) return; // edits, deletions, joins, bot posts...
+    // A reply with a file, or also sent to the channel, is still a reply; edits, deletions, joins are not.
+    if (event.subtype !== undefined && event.subtype !== 'file_share' && event.subtype !== 'thread_broadcast')
+      return;
     if ('bot_id' in event && event.bot_id) return;
     if (!event.thread_ts || event.thread_ts === event.ts) return; // top-level message
     if (!event.user || typeof event.text !== 'string') return;

@@ -17,7 +17,9 @@ export function registerSendToDocsAgent(app: App, ctx: ListenerContext): void {
       await ack();
       const refusal = accessRefusal(ctx.jobs.config.access, shortcut.user.id, shortcut.channel.id);
       if (refusal) {
-        await respond({ response_type: 'ephemeral', text: refusal }).catch(() => {});
+        await respond({ response_type: 'ephemeral', text: refusal }).catch((error: unknown) =>
+          logger.warn(`could not answer the shortcut: ${String(error)}`),
+        );
         return;
       }
       try {
@@ -25,7 +27,9 @@ export function registerSendToDocsAgent(app: App, ctx: ListenerContext): void {
         await client.views.open({ trigger_id: shortcut.trigger_id, view });
       } catch (error) {
         logger.error(`could not open the "Send to docs agent" form: ${String(error)}`);
-        await respond({ response_type: 'ephemeral', text: NO_FORM }).catch(() => {});
+        await respond({ response_type: 'ephemeral', text: NO_FORM }).catch((error: unknown) =>
+          logger.warn(`could not answer the shortcut: ${String(error)}`),
+        );
       }
     },
   );
