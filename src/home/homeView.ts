@@ -1,7 +1,6 @@
 import type { types } from '@slack/bolt';
 import { statusLabel } from '../jobs/jobCard.js';
-import { threadLink } from '../jobs/jobList.js';
-import { pullRequestLink } from '../jobs/jobNews.js';
+import { jobLinks } from '../jobs/jobList.js';
 import { USAGE } from '../jobs/jobAnswers.js';
 import type { JobRecord } from '../jobs/jobRecord.js';
 import { escapeSlackText, slackDate, truncate } from '../slack/escape.js';
@@ -50,11 +49,7 @@ export function homeView(facts: HomeFacts): types.HomeView {
 /** One job: status and instruction, then its age and links to its thread and pull request. */
 export function homeJobLine(record: JobRecord): string {
   const prompt = escapeSlackText(truncate(record.prompt.replace(/\s+/g, ' '), 150));
-  const details = [
-    `started ${slackDate(new Date(record.createdAt), '{ago}')}`,
-    record.threadTs ? `<${threadLink(record.channel, record.threadTs)}|thread>` : undefined,
-    record.prLink ? pullRequestLink(record.prLink) : undefined,
-  ].filter(Boolean);
+  const details = [`started ${slackDate(new Date(record.createdAt), '{ago}')}`, ...jobLinks(record)];
   return `${statusLabel(record)}  ${prompt}\n${details.join('  ·  ')}`;
 }
 

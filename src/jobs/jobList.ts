@@ -11,12 +11,17 @@ export function threadLink(channel: string, ts: string): string {
   return `https://slack.com/archives/${channel}/p${ts.replace('.', '')}`;
 }
 
-/** One line per job: status, instruction, when, and links to its thread and pull request. */
-export function jobLine(record: JobRecord): string {
-  const links = [
+/** Links to a job's thread and pull request, those it has. */
+export function jobLinks(record: JobRecord): string[] {
+  return [
     record.threadTs ? `<${threadLink(record.channel, record.threadTs)}|thread>` : undefined,
     record.prLink ? pullRequestLink(record.prLink) : undefined,
-  ].filter(Boolean);
+  ].filter((link): link is string => link !== undefined);
+}
+
+/** One line per job: status, instruction, when, and links to its thread and pull request. */
+export function jobLine(record: JobRecord): string {
+  const links = jobLinks(record);
   const prompt = escapeSlackText(truncate(record.prompt.replace(/\s+/g, ' '), 120));
   return `${statusLabel(record)}  ${prompt}\n      ${slackDate(new Date(record.createdAt), '{ago}')} by <@${record.requestedBy}>${links.length ? `  ·  ${links.join('  ·  ')}` : ''}`;
 }

@@ -87,7 +87,9 @@ export function contextSection(title: string, lines: string[]): string {
 export function threadSection(title: string, transcript: Transcript | undefined): string {
   if (!transcript) return contextSection(title, ['(The thread could not be read, so it is not included.)']);
   const notes = [
-    transcript.partial ? '(The thread is very long: only its beginning was read.)' : undefined,
+    transcript.partial
+      ? '(The thread is very long: only its first message and its latest replies were read.)'
+      : undefined,
     transcript.omitted > 0
       ? `(${transcript.omitted} older message${transcript.omitted === 1 ? ' was' : 's were'} left out to keep this short.)`
       : undefined,

@@ -13,12 +13,15 @@ export interface ThreadMessage {
 }
 
 const PAGE_SIZE = 200;
-/** A thread longer than this is read only this far: enough for any context we would keep. */
-const MAX_PAGES = 5;
+/** The most messages kept (after the parent): the newest, which matter most to the request. */
+const KEEP = 1_000;
+/** A thread longer than this many pages is read only this far. */
+const MAX_PAGES = 25;
 
 /**
- * The messages of the thread rooted at `threadTs`, parent first, oldest to newest.
- * `truncated` is true when the thread was longer than the bot reads.
+ * The messages of the thread rooted at `threadTs`, parent first, then the newest replies, oldest to
+ * newest. `truncated` is true when older replies were left out, or the thread was longer than the
+ * bot reads.
  */
 export async function readThread(
   slack: webApi.WebClient,
@@ -27,6 +30,7 @@ export async function readThread(
 ): Promise<{ messages: ThreadMessage[]; truncated: boolean }> {
   const messages: ThreadMessage[] = [];
   let cursor: string | undefined;
+  let dropped = false;
   for (let page = 0; page < MAX_PAGES; page += 1) {
     const answer = await slack.conversations.replies({
       channel,
@@ -35,8 +39,12 @@ export async function readThread(
       ...(cursor ? { cursor } : {}),
     });
     messages.push(...((answer.messages ?? []) as ThreadMessage[]));
+    if (messages.length > KEEP + 1) {
+      messages.splice(1, messages.length - KEEP - 1); // the parent stays first
+      dropped = true;
+    }
     cursor = answer.response_metadata?.next_cursor || undefined;
-    if (!answer.has_more || !cursor) return { messages, truncated: false };
+    if (!answer.has_more || !cursor) return { messages, truncated: dropped };
   }
   return { messages, truncated: true };
 }
