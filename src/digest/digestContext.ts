@@ -11,7 +11,7 @@ export interface DigestContext {
   mintlify: Pick<MintlifyClient, 'visitorsPage'>;
   store: Store;
   records: DigestRecords;
-  slack: Pick<webApi.WebClient, 'chat'>;
+  slack: Pick<webApi.WebClient, 'chat' | 'conversations'>;
   logger: Logger;
   now: () => Date;
   /** Aborted when the bot stops: a digest waiting out the rate limit stops waiting. */

@@ -1,3 +1,4 @@
+import { findPostedMessage, type MessageMark } from '../slack/postedMessages.js';
 import { classifySlackError, slackErrorCode } from '../slack/slackErrors.js';
 import { withLease } from '../store/lease.js';
 import { collectVisitors, readSiteTotals, type VisitorNumbers } from './collectVisitors.js';
@@ -40,9 +41,13 @@ export async function postScheduledDigest(
     giveUpMs + LEASE_MARGIN_MS,
     async (): Promise<DigestOutcome> => {
       // Read under the lease: an instance that got here after another finished sees its record.
-      const record = await ctx.records.posted(period, channel);
+      const record =
+        (await ctx.records.posted(period, channel)) ?? (await postedEarlier(ctx, period, channel));
       if (record) return { kind: 'already_posted', period, record };
-      const outcome = await gatherAndPost(ctx, period, channel, { giveUpMs });
+      const outcome = await gatherAndPost(ctx, period, channel, {
+        giveUpMs,
+        mark: digestMark(period, channel),
+      });
       if (outcome.kind === 'posted') {
         await ctx.records.markPosted({
           channel,
@@ -95,7 +100,11 @@ async function gatherAndPost(
   ctx: DigestContext,
   period: DigestPeriod,
   channel: string,
-  options: { giveUpMs: number; onRateLimited?: ((waitMs: number) => void) | undefined },
+  options: {
+    giveUpMs: number;
+    onRateLimited?: ((waitMs: number) => void) | undefined;
+    mark?: MessageMark;
+  },
 ): Promise<DigestOutcome> {
   const what = `the digest for ${periodKey(period)} in ${channel}`;
   let message: DigestMessage;
@@ -117,6 +126,7 @@ async function gatherAndPost(
       blocks: message.blocks,
       unfurl_links: false,
       unfurl_media: false,
+      ...(options.mark ? { metadata: options.mark } : {}),
     });
     ctx.logger.info(`posted ${what}`);
     return { kind: 'posted', period, channel, ts: answer.ts ?? '' };
@@ -187,4 +197,40 @@ function slackProblem(error: unknown): string {
     default:
       return code;
   }
+}
+
+/** The scheduled digest carries this mark, so a post whose record was lost can be found again. */
+function digestMark(period: DigestPeriod, channel: string): MessageMark {
+  return { event_type: 'docs_agent_digest', event_payload: { period: periodKey(period), channel } };
+}
+
+/**
+ * The digest posted by a run whose record never got written (it crashed, or Redis was away right
+ * after the post): found in the channel by its mark, recorded now, and not posted twice.
+ */
+async function postedEarlier(
+  ctx: DigestContext,
+  period: DigestPeriod,
+  channel: string,
+): Promise<PostedDigest | undefined> {
+  // A digest is posted on or after its period's last day; a day earlier covers every time zone.
+  const since = new Date(Date.parse(`${period.dateTo}T00:00:00Z`) - 24 * 3_600_000);
+  const found = await findPostedMessage(
+    ctx.slack,
+    { channel, threadTs: null, since },
+    digestMark(period, channel),
+  ).catch((error: unknown) => {
+    ctx.logger.warn(`could not look for an earlier post of the digest in ${channel}: ${String(error)}`);
+    return undefined;
+  });
+  if (!found) return undefined;
+  const record = {
+    channel,
+    dateFrom: period.dateFrom,
+    dateTo: period.dateTo,
+    ts: found.ts,
+    postedAt: ctx.now().toISOString(),
+  };
+  await ctx.records.markPosted(record);
+  return record;
 }

@@ -44,7 +44,7 @@ const MAX_PAGES = 5;
  * channel. Throws what Slack answered when it would not let the bot read.
  */
 export async function findPostedMessage(
-  slack: webApi.WebClient,
+  slack: Pick<webApi.WebClient, 'conversations'>,
   where: Whereabouts,
   mark: MessageMark,
 ): Promise<PostedMessage | undefined> {

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DigestRecords } from '../../src/digest/digestRecords.js';
-import { periodOfRun, previousScheduledRun } from '../../src/digest/period.js';
+import { periodKey, periodOfRun, previousScheduledRun } from '../../src/digest/period.js';
 import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
 import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
 import { type BotHarness, PROJECT_ID, SECRETS, startBot } from '../support/botHarness.js';
@@ -73,6 +73,27 @@ describe('the weekly digest schedule', () => {
     const restarted = await bot({ env: WEEKLY, slack, mintlify, namespace });
     await logged(restarted, /catch-up digest for .*: already posted/);
     expect(slack.callsTo('chat.postMessage')).toHaveLength(1);
+  });
+
+  it('finds a digest posted just before a crash that lost its record, and does not post it again', async () => {
+    const { slack, mintlify, namespace } = await fakes();
+    const first = await bot({ env: WEEKLY, slack, mintlify, namespace });
+    const post = await slack.waitForCall('chat.postMessage', (call) => call.response.ok === true);
+    expect(post.args.metadata).toMatchObject({ event_type: 'docs_agent_digest' });
+    await logged(first, /posted the catch-up digest/);
+    await first.stopBot();
+    // As if the bot had died between Slack's answer and writing the record.
+    const period = missedPeriod();
+    const lost = await startBot({ env: {}, slack, mintlify, namespace }); // no DIGEST_CHANNEL: posts nothing
+    await lost.bot.store.kv.delete(`digest:posted:${CHANNEL}:${periodKey(period)}`);
+    await lost.stopBot();
+
+    const restarted = await bot({ env: WEEKLY, slack, mintlify, namespace });
+    await logged(restarted, /catch-up digest for .*: already posted/);
+    expect(slack.callsTo('chat.postMessage').filter((call) => call.args.channel === CHANNEL)).toHaveLength(1);
+    expect(await new DigestRecords(restarted.bot.store).posted(period, CHANNEL)).toMatchObject({
+      ts: post.response.ts,
+    });
   });
 
   it('two instances on the same Redis post it once', async () => {
