@@ -1,3 +1,4 @@
+import { withoutBotMention } from '../../slack/botMention.js';
 import type { Logger, webApi } from '@slack/bolt';
 import { DM_HELP, MENTION_HELP, SOMETHING_WRONG } from '../../jobs/doorAnswers.js';
 import { budgetNote } from '../../jobs/jobAnswers.js';
@@ -78,4 +79,29 @@ export async function handleAndAnswerMessageToBot(
       logger.warn(`could not answer a ${what} in ${message.channel}: ${String(error)}`);
     });
   });
+}
+
+/** A mention or a DM as the use case reads it: the bot's own mention taken out of the text. */
+export function messageToBotFrom(
+  event: {
+    channel: string;
+    ts: string;
+    thread_ts?: string | undefined;
+    text: string;
+    files?: MessageToBot['files'];
+  },
+  user: string,
+  context: { botUserId?: string | undefined; botId?: string | undefined },
+  door: MessageToBot['door'],
+): MessageToBot {
+  return {
+    channel: event.channel,
+    ts: event.ts,
+    threadTs: event.thread_ts,
+    user,
+    text: withoutBotMention(event.text, context.botUserId),
+    files: event.files,
+    door,
+    bot: { userId: context.botUserId, botId: context.botId },
+  };
 }

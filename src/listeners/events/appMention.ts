@@ -1,8 +1,6 @@
 import type { AllMiddlewareArgs, App, SlackEventMiddlewareArgs } from '@slack/bolt';
-import type { MessageToBot } from '../../jobs/messageToBot.js';
-import { withoutBotMention } from '../../slack/botMention.js';
 import type { ListenerContext } from '../context.js';
-import { handleAndAnswerMessageToBot } from './answerMessageToBot.js';
+import { handleAndAnswerMessageToBot, messageToBotFrom } from './answerMessageToBot.js';
 
 type MentionArgs = SlackEventMiddlewareArgs<'app_mention'> & AllMiddlewareArgs;
 
@@ -15,16 +13,7 @@ export function registerAppMention(app: App, ctx: ListenerContext): void {
     if (event.subtype !== undefined) return; // edits and the like
     if (event.bot_id) return; // other bots (and workflows) do not start jobs: no loops between bots
     if (!event.user) return;
-    const message: MessageToBot = {
-      channel: event.channel,
-      ts: event.ts,
-      threadTs: event.thread_ts,
-      user: event.user,
-      text: withoutBotMention(event.text, context.botUserId),
-      files: event.files,
-      door: 'mention',
-      bot: { userId: context.botUserId, botId: context.botId },
-    };
+    const message = messageToBotFrom(event, event.user, context, 'mention');
 
     await handleAndAnswerMessageToBot(ctx, client, logger, message);
   });

@@ -1,8 +1,6 @@
 import type { AllMiddlewareArgs, App, SlackEventMiddlewareArgs } from '@slack/bolt';
-import type { MessageToBot } from '../../jobs/messageToBot.js';
-import { withoutBotMention } from '../../slack/botMention.js';
 import type { ListenerContext } from '../context.js';
-import { handleAndAnswerMessageToBot } from './answerMessageToBot.js';
+import { handleAndAnswerMessageToBot, messageToBotFrom } from './answerMessageToBot.js';
 
 type MessageArgs = SlackEventMiddlewareArgs<'message'> & AllMiddlewareArgs;
 
@@ -16,16 +14,7 @@ export function registerDirectMessage(app: App, ctx: ListenerContext): void {
     if (event.subtype !== undefined && event.subtype !== 'file_share') return; // edits, deletions...
     if ('bot_id' in event && event.bot_id) return; // our own cards and answers among them
     if (!('user' in event) || !event.user || typeof event.text !== 'string') return;
-    const message: MessageToBot = {
-      channel: event.channel,
-      ts: event.ts,
-      threadTs: event.thread_ts,
-      user: event.user,
-      text: withoutBotMention(event.text, context.botUserId),
-      files: event.files,
-      door: 'dm',
-      bot: { userId: context.botUserId, botId: context.botId },
-    };
+    const message = messageToBotFrom({ ...event, text: event.text }, event.user, context, 'dm');
 
     await handleAndAnswerMessageToBot(ctx, client, logger, message);
   });
