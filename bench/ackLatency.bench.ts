@@ -16,7 +16,7 @@ import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { App, HTTPReceiver, LogLevel } from '@slack/bolt';
 import { Agent, request } from 'undici';
-import { createDocsAgent } from '../src/app.js';
+import { createThreadedDocsAgent } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { startMintlifyFake } from '../test/fakes/mintlifyFake.js';
@@ -78,8 +78,16 @@ async function serveTarget(kind: 'bot' | 'bare', urls: FakeUrls): Promise<void> 
       REDIS_URL,
       STORE_NAMESPACE: `docs-agent-bench:ack:${process.pid}`,
       PORT: '0',
+      LOG_LEVEL: 'error',
     });
-    const bot = await createDocsAgent(config, { logger: silent });
+    // As main.ts runs it: the front door here, the work on its worker thread.
+    const bot = await createThreadedDocsAgent(config, {
+      logger: silent,
+      onFatal: (error) => {
+        console.error(`the bot's work thread failed: ${error.message}`);
+        process.exit(1);
+      },
+    });
     ({ port } = await bot.start());
     process.once('SIGTERM', () => void bot.stop().finally(() => process.exit(0)));
   } else {

@@ -1,4 +1,4 @@
-import { createDocsAgent } from './app.js';
+import { createThreadedDocsAgent } from './app.js';
 import { secretsOf } from './config.js';
 import { readConfiguration } from './environment.js';
 import { createLogger } from './log.js';
@@ -9,7 +9,11 @@ async function main(): Promise<void> {
   if (!config) process.exit(1);
 
   const logger = createLogger({ level: config.logLevel, secrets: secretsOf(config) });
-  const bot = await createDocsAgent(config, { logger }).catch((error: unknown) => {
+  const onFatal = (error: Error) => {
+    logger.error(`docs-agent stops: ${error.message}`);
+    process.exit(1);
+  };
+  const bot = await createThreadedDocsAgent(config, { logger, onFatal }).catch((error: unknown) => {
     logger.error(`docs-agent cannot start: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(1);
   });

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { App } from '@slack/bolt';
+import type { AtomicOps } from '../store/atomic.js';
 import { firstSighting } from '../store/dedupe.js';
-import type { ListenerContext } from './context.js';
 
 /**
  * Bolt refuses a request signed more than 5 minutes ago, but within those minutes an exact copy
@@ -21,16 +21,15 @@ export function requestSignature(request: IncomingMessage): { requestSignature?:
   return typeof signature === 'string' ? { requestSignature: signature } : {};
 }
 
-export function register(app: App, ctx: ListenerContext): void {
+/** `atomic` is the acknowledging thread's own connection to the store (see `openAckPathAtomic`). */
+export function register(app: App, atomic: AtomicOps): void {
   app.use(async ({ context, next, logger, ...args }) => {
     const signature = context.requestSignature;
     if (typeof signature === 'string') {
       // The store away or slow: let the request through; the doors answer "try again shortly" on their own.
       let timer: NodeJS.Timeout | undefined;
       const first = await Promise.race([
-        firstSighting(ctx.jobs.store.ackPathAtomic, `request:${signature}`, REPLAY_WINDOW_MS).catch(
-          () => true,
-        ),
+        firstSighting(atomic, `request:${signature}`, REPLAY_WINDOW_MS).catch(() => true),
         new Promise<boolean>((resolve) => {
           timer = setTimeout(resolve, CHECK_WITHIN_MS, true);
         }),

@@ -14,12 +14,6 @@ export interface Store {
   readonly kind: 'redis' | 'memory';
   readonly kv: Keyv;
   readonly atomic: AtomicOps;
-  /**
-   * The same operations on a connection of their own, for the few checks made before Slack's ack:
-   * Redis answers one connection's commands in order, so on the shared one they would wait behind
-   * the background work of every request acknowledged before.
-   */
-  readonly ackPathAtomic: AtomicOps;
   close(): Promise<void>;
 }
 
@@ -51,9 +45,54 @@ export function openMemoryStore(namespace: string, now: () => number = Date.now)
     kind: 'memory',
     kv: new Keyv({ namespace, throwOnErrors: true }),
     atomic,
-    ackPathAtomic: atomic,
     close: async () => {},
   };
+}
+
+/**
+ * A Redis connection with the bot's settings. `onDown`/`onUp` hear about a connection lost and
+ * found again after the first one; a failure to connect at all is the caller's to report.
+ */
+async function connectRedis(
+  url: string,
+  connectTimeoutMs: number,
+  events: { onDown?: (error: Error) => void; onUp?: () => void } = {},
+): Promise<RedisClientType> {
+  let down = false;
+  let everConnected = false;
+  const client = createClient({
+    url,
+    // Fail commands at once while Redis is away instead of queueing them: a Slack user gets
+    // "try again shortly" rather than a request that hangs until Redis returns.
+    disableOfflineQueue: true,
+    socket: {
+      connectTimeout: connectTimeoutMs,
+      // At start a few quick tries, then a clear failure; once running, keep trying for good.
+      reconnectStrategy: (retries: number, cause: Error) =>
+        everConnected ? Math.min(100 * 2 ** retries, 5_000) : retries < 3 ? 200 : cause,
+    },
+  }) as RedisClientType;
+  client.on('error', (error: Error) => {
+    if (down || !everConnected) return;
+    down = true;
+    events.onDown?.(error);
+  });
+  client.on('ready', () => {
+    everConnected = true;
+    if (down) events.onUp?.();
+    down = false;
+  });
+  try {
+    await client.connect();
+  } catch (error) {
+    if (client.isOpen) client.destroy();
+    throw new StoreUnavailableError(url, error);
+  }
+  return client;
+}
+
+async function quit(client: RedisClientType): Promise<void> {
+  if (client.isOpen) await client.quit().catch(() => client.destroy());
 }
 
 export async function openRedisStore(options: {
@@ -63,44 +102,10 @@ export async function openRedisStore(options: {
   connectTimeoutMs?: number;
 }): Promise<Store> {
   const { logger, namespace } = options;
-  let down = false;
-  let everConnected = false;
-  const client = createClient({
-    url: options.url,
-    // Fail commands at once while Redis is away instead of queueing them: a Slack user gets
-    // "try again shortly" rather than a request that hangs until Redis returns.
-    disableOfflineQueue: true,
-    socket: {
-      connectTimeout: options.connectTimeoutMs ?? 5_000,
-      // At start a few quick tries, then a clear failure; once running, keep trying for good.
-      reconnectStrategy: (retries: number, cause: Error) =>
-        everConnected ? Math.min(100 * 2 ** retries, 5_000) : retries < 3 ? 200 : cause,
-    },
-  }) as RedisClientType;
-  client.on('error', (error: Error) => {
-    // Before the first connection the failure is the start's, reported once by the caller.
-    if (down || !everConnected) return;
-    down = true;
-    logger.error(`Redis is unreachable (${error.message}); retrying in the background`);
+  const client = await connectRedis(options.url, options.connectTimeoutMs ?? 5_000, {
+    onDown: (error) => logger.error(`Redis is unreachable (${error.message}); retrying in the background`),
+    onUp: () => logger.info('Redis is reachable again'),
   });
-  client.on('ready', () => {
-    everConnected = true;
-    if (down) logger.info('Redis is reachable again');
-    down = false;
-  });
-
-  // Same settings, its own socket; its errors are the main client's too, reported there.
-  const ackPathClient = client.duplicate();
-  ackPathClient.on('error', () => {});
-  try {
-    await client.connect();
-    await ackPathClient.connect();
-  } catch (error) {
-    if (client.isOpen) client.destroy();
-    if (ackPathClient.isOpen) ackPathClient.destroy();
-    throw new StoreUnavailableError(options.url, error);
-  }
-
   const kv = new Keyv({
     store: new KeyvRedis(client, { namespace, throwOnErrors: true }),
     namespace,
@@ -111,15 +116,23 @@ export async function openRedisStore(options: {
     kind: 'redis',
     kv,
     atomic: new RedisAtomicOps(client, namespace),
-    ackPathAtomic: new RedisAtomicOps(ackPathClient as RedisClientType, namespace),
-    close: async () => {
-      await Promise.all(
-        [client, ackPathClient].map(async (connection) => {
-          if (connection.isOpen) await connection.quit().catch(() => connection.destroy());
-        }),
-      );
-    },
+    close: () => quit(client),
   };
+}
+
+/**
+ * The atomic operations on a connection of their own, for the one check made before Slack's ack
+ * (is this request a replay?). Redis answers one connection's commands in order: on the store's
+ * connection the check would wait behind the background work of every request acknowledged
+ * before it. Its losses and returns are the store's too, and reported there.
+ */
+export async function openAckPathAtomic(
+  settings: { redisUrl: string | undefined; namespace: string },
+  connectTimeoutMs = 5_000,
+): Promise<{ atomic: AtomicOps; close(): Promise<void> }> {
+  if (!settings.redisUrl) return { atomic: new MemoryAtomicOps(), close: async () => {} };
+  const client = await connectRedis(settings.redisUrl, connectTimeoutMs);
+  return { atomic: new RedisAtomicOps(client, settings.namespace), close: () => quit(client) };
 }
 
 /** The store the configuration asks for: Redis when REDIS_URL is set, else memory. */

@@ -1,4 +1,5 @@
-import type { App, Logger, RespondArguments, RespondFn } from '@slack/bolt';
+import type { App, Logger, RespondArguments, RespondFn, SlashCommand } from '@slack/bolt';
+import type { Config } from '../../config.js';
 import { digestRequestAnswer, rateLimitWaitText } from '../../digest/digestAnswers.js';
 import { postDigestNow } from '../../digest/postDigest.js';
 import { accessRefusal } from '../../jobs/access.js';
@@ -8,33 +9,55 @@ import { channelJobList } from '../../jobs/jobList.js';
 import { startJob } from '../../jobs/startJob.js';
 import { decodeEntities } from '../../slack/plainText.js';
 import type { ListenerContext } from '../context.js';
-import { parseDocsAgentCommand } from './parseDocsAgentCommand.js';
+import { type DocsAgentRequest, parseDocsAgentCommand } from './parseDocsAgentCommand.js';
 
 const EMPTY = `Tell me what to change in the docs, for example \`/docs-agent Document the new --dry-run flag\`.\n\n${USAGE}`;
+const STARTING = ':hourglass_flowing_sand: Starting a docs agent job…';
+const GATHERING = ':hourglass_flowing_sand: Gathering the docs digest of the last 7 days…';
+
+/** The work a `/docs-agent` command asks for once it is acknowledged. */
+type CommandWork = Extract<DocsAgentRequest, { kind: 'status' | 'digest' | 'instruction' }>;
+
+/**
+ * What `/docs-agent` answers within Slack's 3 s, from the payload alone (no I/O), and the work
+ * that follows. The thread that acknowledges requests and the one that does the work both ask it,
+ * so they always agree.
+ */
+export function acknowledgeCommand(
+  access: Config['access'],
+  command: Pick<SlashCommand, 'user_id' | 'channel_id' | 'text'>,
+): { reply: RespondArguments | undefined; work: CommandWork | undefined } {
+  const ephemeral = (text: string) => ({ response_type: 'ephemeral' as const, text });
+  const refusal = accessRefusal(access, command.user_id, command.channel_id);
+  if (refusal) return { reply: ephemeral(refusal), work: undefined };
+  const request = parseDocsAgentCommand(command.text);
+  switch (request.kind) {
+    case 'empty':
+      return { reply: ephemeral(EMPTY), work: undefined };
+    case 'help':
+      return { reply: ephemeral(USAGE), work: undefined };
+    case 'status':
+      return { reply: undefined, work: request };
+    case 'digest':
+      return { reply: ephemeral(GATHERING), work: request };
+    case 'instruction':
+      return { reply: ephemeral(STARTING), work: request };
+  }
+}
 
 export function registerDocsAgentCommand(app: App, ctx: ListenerContext): void {
   app.command('/docs-agent', async ({ command, ack, respond, logger }) => {
-    const refusal = accessRefusal(ctx.jobs.config.access, command.user_id, command.channel_id);
-    if (refusal) return ack({ response_type: 'ephemeral', text: refusal });
-
-    const request = parseDocsAgentCommand(command.text);
-    switch (request.kind) {
-      case 'empty':
-        return ack({ response_type: 'ephemeral', text: EMPTY });
-      case 'help':
-        return ack({ response_type: 'ephemeral', text: USAGE });
-      case 'status': {
-        await ack();
+    const { reply, work } = acknowledgeCommand(ctx.jobs.config.access, command);
+    await ack(reply);
+    switch (work?.kind) {
+      case undefined:
+        return;
+      case 'status':
         return answer(ctx, respond, logger, async () => {
           const records = await ctx.jobs.records.recentInChannel(command.channel_id, 10);
           return { response_type: 'ephemeral', ...channelJobList(records) };
         });
-      }
-      case 'digest': {
-        await ack({
-          response_type: 'ephemeral',
-          text: ':hourglass_flowing_sand: Gathering the docs digest of the last 7 days…',
-        });
+      case 'digest':
         return answer(ctx, respond, logger, async () => {
           const outcome = await postDigestNow(ctx.digest, {
             channel: command.channel_id,
@@ -50,16 +73,11 @@ export function registerDocsAgentCommand(app: App, ctx: ListenerContext): void {
             ? { delete_original: true }
             : { response_type: 'ephemeral', replace_original: true, text };
         });
-      }
-      case 'instruction': {
-        await ack({
-          response_type: 'ephemeral',
-          text: ':hourglass_flowing_sand: Starting a docs agent job…',
-        });
+      case 'instruction':
         return answer(ctx, respond, logger, async () => {
           const outcome = await startJob(ctx.jobs, {
             // Slack escapes &, < and > in command text; the job gets the text as it was typed.
-            prompt: decodeEntities(request.text),
+            prompt: decodeEntities(work.text),
             requestedBy: command.user_id,
             channel: command.channel_id,
             door: 'command',
@@ -72,7 +90,6 @@ export function registerDocsAgentCommand(app: App, ctx: ListenerContext): void {
             ? { response_type: 'ephemeral', replace_original: true, text: `Job started. ${note}` }
             : { delete_original: true };
         });
-      }
     }
   });
 }

@@ -1,8 +1,15 @@
-import type { App, Logger, webApi } from '@slack/bolt';
+import type { App, Logger, ViewOutput, ViewResponseAction, webApi } from '@slack/bolt';
+import type { Config } from '../../config.js';
 import { accessRefusal } from '../../jobs/access.js';
 import { shortcutFailureText, SOMETHING_WRONG } from '../../jobs/doorAnswers.js';
 import { budgetNote } from '../../jobs/jobAnswers.js';
-import { INSTRUCTION_BLOCK, readSubmission, SEND_TO_AGENT_FORM } from '../../jobs/shortcutModal.js';
+import {
+  type ChosenMessage,
+  INSTRUCTION_BLOCK,
+  readSubmission,
+  SEND_TO_AGENT_FORM,
+  type Submission,
+} from '../../jobs/shortcutModal.js';
 import { type ShortcutOutcome, startFromShortcut } from '../../jobs/startFromShortcut.js';
 import type { ListenerContext } from '../context.js';
 
@@ -10,28 +17,45 @@ const EMPTY = 'Tell the agent what to change in the docs.';
 const STALE = 'This form is out of date. Close it and use “Send to docs agent” on the message again.';
 
 /**
- * The submitted form. Only checks that need no I/O answer inside Slack's 3 s, as form errors; the
- * job is created after the form closes, because creating it (a Mintlify POST that is never
- * retried, then the card) cannot be bounded to 3 s, and a timeout there could hide a job that did
- * start. What goes wrong after that is told in the person's DM.
+ * What the submitted form answers within Slack's 3 s: form errors from checks that need no I/O,
+ * or nothing (the form closes) and the submission to act on. The thread that acknowledges
+ * requests and the one that does the work both ask it, so they always agree.
+ */
+export function acknowledgeForm(
+  access: Config['access'],
+  view: ViewOutput,
+  user: string,
+): {
+  reply: ViewResponseAction | undefined;
+  submission: (Submission & { message: ChosenMessage }) | undefined;
+} {
+  const submission = readSubmission(view);
+  const { instruction, message } = submission;
+  const problem =
+    instruction === '' ? EMPTY : !message ? STALE : accessRefusal(access, user, message.channel);
+  if (problem || !message) {
+    return {
+      reply: { response_action: 'errors', errors: { [INSTRUCTION_BLOCK]: problem ?? STALE } },
+      submission: undefined,
+    };
+  }
+  return { reply: undefined, submission: { ...submission, message } };
+}
+
+/**
+ * The submitted form. The job is created after the form closes, because creating it (a Mintlify
+ * POST that is never retried, then the card) cannot be bounded to 3 s, and a timeout there could
+ * hide a job that did start. What goes wrong after that is told in the person's DM.
  */
 export function registerSendToDocsAgentForm(app: App, ctx: ListenerContext): void {
   app.view(
     { callback_id: SEND_TO_AGENT_FORM, type: 'view_submission' },
     async ({ ack, body, view, client, context, logger }) => {
-      const { instruction, includeThread, message } = readSubmission(view);
       const user = body.user.id;
-      const problem =
-        instruction === ''
-          ? EMPTY
-          : !message
-            ? STALE
-            : accessRefusal(ctx.jobs.config.access, user, message.channel);
-      if (problem || !message) {
-        await ack({ response_action: 'errors', errors: { [INSTRUCTION_BLOCK]: problem ?? STALE } });
-        return;
-      }
-      await ack();
+      const { reply, submission } = acknowledgeForm(ctx.jobs.config.access, view, user);
+      await ack(reply);
+      if (!submission) return;
+      const { instruction, includeThread, message } = submission;
 
       await ctx.inFlight.run(async () => {
         try {

@@ -1,0 +1,53 @@
+import { writeSync } from 'node:fs';
+import { parentPort, workerData } from 'node:worker_threads';
+import { type Config, secretsOf } from './config.js';
+import type { ForwardedRequest } from './frontDoor.js';
+import { createLogger } from './log.js';
+import { createWork, type Work } from './work.js';
+
+/** What the main thread (the front door) tells the work thread. */
+export type ToWorkThread = { type: 'request'; request: ForwardedRequest } | { type: 'stop' };
+/** What the work thread tells the main thread. */
+export type FromWorkThread =
+  | { type: 'ready' }
+  | { type: 'failed'; message: string }
+  /** How many more forwarded requests are finished (counted together, one message a turn). */
+  | { type: 'done'; count: number }
+  | { type: 'stopped' };
+
+/** The work thread (see `createThreadedDocsAgent`): the work of every acknowledged request. */
+async function main(): Promise<void> {
+  const port = parentPort;
+  if (!port) throw new Error('workThread runs as the worker thread of the bot, started by main');
+  const tell = (message: FromWorkThread) => port.postMessage(message);
+  const { config } = workerData as { config: Config };
+  // Written from this thread straight to stderr, as the main thread's lines are: nothing to relay.
+  const logger = createLogger({
+    level: config.logLevel,
+    secrets: secretsOf(config),
+    sink: (line) => writeSync(2, `${line}\n`),
+  });
+
+  let finished = 0;
+  const finishedOne = () => {
+    if (finished++ > 0) return;
+    setImmediate(() => {
+      tell({ type: 'done', count: finished });
+      finished = 0;
+    });
+  };
+  let work: Work | undefined;
+  port.on('message', (message: ToWorkThread) => {
+    if (message.type === 'request') void work?.handle(message.request).then(finishedOne);
+    else void (work?.stop() ?? Promise.resolve()).finally(() => tell({ type: 'stopped' }));
+  });
+  try {
+    work = await createWork(config, { logger });
+    await work.start();
+    tell({ type: 'ready' });
+  } catch (error) {
+    tell({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
+  }
+}
+
+await main();
