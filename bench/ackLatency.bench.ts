@@ -3,7 +3,7 @@
  * concurrency against the bot in HTTP mode, side by side in the same run with a bare Bolt app that
  * only calls ack() (the floor). Slack gives an app 3 s to acknowledge.
  *
- *   npx tsx bench/ackLatency.bench.ts [--requests 2000] [--rates 20,100] [--concurrency 10,50,200] [--latency 80]
+ *   npx tsx bench/ackLatency.bench.ts [--requests 2000] [--rates 20,100] [--concurrency 10,50,200] [--latency 80] [--repeats 3]
  *   npm run bench:ack
  *
  * Three processes: the Slack and Mintlify fakes (answering after `--latency` ms, like the real
@@ -49,16 +49,26 @@ async function serveFakes(latencyMs: number): Promise<void> {
     responseUrl: slack.responseUrl('bench'),
     mintlifyUrl: mintlify.url,
   };
+  // Every accepted request ends in one Mintlify call: a job created, or a follow-up sent.
+  let workDone = 0;
+  let lastWorkAt = 0;
+  mintlify.onAnswer((request) => {
+    if (request.operation !== 'createJob' && request.operation !== 'sendMessage') return;
+    workDone += 1;
+    lastWorkAt = Date.now();
+  });
   // The main process asks for the ts of the next job card, to send thread replies into its thread.
   process.on('message', (message: { type: string; since: number }) => {
+    if (message.type === 'work') process.send?.({ type: 'work', done: workDone, lastAt: lastWorkAt });
     if (message.type !== 'nextCard') return;
+    // The card, then the answer to the person, which comes once the job's record knows its thread.
+    const since = (call: { at: number }) => call.at >= message.since;
     void slack
-      .waitForCall(
-        'chat.postMessage',
-        (call) => call.at >= message.since && call.response.ok === true,
-        10_000,
-      )
-      .then((call) => process.send?.({ type: 'card', ts: call.response.ts }));
+      .waitForCall('chat.postMessage', (call) => since(call) && call.response.ok === true, 10_000)
+      .then(async (card) => {
+        await slack.waitForCall('response_url', since, 10_000);
+        process.send?.({ type: 'card', ts: card.response.ts });
+      });
   });
   process.send?.({ type: 'ready', urls });
 }
@@ -78,7 +88,7 @@ async function serveTarget(kind: 'bot' | 'bare', urls: FakeUrls): Promise<void> 
       REDIS_URL,
       STORE_NAMESPACE: `docs-agent-bench:ack:${process.pid}`,
       PORT: '0',
-      LOG_LEVEL: 'error',
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'error',
     });
     // As main.ts runs it: the front door here, the work on its worker thread.
     const bot = await createThreadedDocsAgent(config, {
@@ -111,24 +121,62 @@ async function serveTarget(kind: 'bot' | 'bare', urls: FakeUrls): Promise<void> 
   process.send?.({ type: 'ready', port });
 }
 
+/** One run of one app under one load. */
+interface Sample {
+  /** "10 in flight" (closed loop) or "100 req/s offered" (open loop). */
+  mode: string;
+  latencies: number[];
+  seconds: number;
+  errors: number;
+  /** Commands answered "too busy" (the bot's load shedding), not started. */
+  refused: number;
+}
+
+/** Every run of one app under one load, pooled. */
 interface RunResult {
   target: string;
-  /** "10 in flight" (closed loop) or "100 req/s offered" (open loop). */
   mode: string;
   requests: number;
   p50: number;
   p99: number;
   max: number;
+  /** The p99 of each run on its own, to show how much runs differ. */
+  runP99s: number[];
   perSecond: number;
   errors: number;
+  refused: number;
+  /** Accepted requests whose work (the Mintlify call) was done, per second from the run's start. */
+  workPerSecond?: number;
 }
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? Number.NaN;
 }
 
-/** Sends `count` signed requests (slash commands and thread replies, alternating), `concurrency` at a time. */
-/** One signed request; resolves with its latency until the ack, in ms, and whether it was a 200. */
+const sorted = (values: number[]) => [...values].sort((x, y) => x - y);
+
+function pooled(target: string, samples: Sample[], workPerSecond: number[]): RunResult {
+  const all = sorted(samples.flatMap((sample) => sample.latencies));
+  const sum = (pick: (sample: Sample) => number) =>
+    samples.reduce((total, sample) => total + pick(sample), 0);
+  return {
+    target,
+    mode: samples[0]?.mode ?? '',
+    requests: all.length,
+    p50: percentile(all, 50),
+    p99: percentile(all, 99),
+    max: all.at(-1) ?? Number.NaN,
+    runP99s: samples.map((sample) => percentile(sorted(sample.latencies), 99)),
+    perSecond: all.length / sum((sample) => sample.seconds),
+    errors: sum((sample) => sample.errors),
+    refused: sum((sample) => sample.refused),
+    ...(workPerSecond.length === samples.length
+      ? { workPerSecond: workPerSecond.reduce((x, y) => x + y, 0) / workPerSecond.length }
+      : {}),
+  };
+}
+
+/** One signed request (a slash command or a thread reply): its latency until the ack, in ms, whether it was a 200, and whether the bot refused it as too busy. */
 async function send(url: string, urls: FakeUrls, threadTs: string, n: number, dispatcher: Agent) {
   const { body, contentType } = n % 2 === 0 ? slashCommand(n, urls) : threadReply(n, threadTs);
   const started = performance.now();
@@ -138,25 +186,11 @@ async function send(url: string, urls: FakeUrls, threadTs: string, n: number, di
     headers: { 'content-type': contentType, ...signRequest(SIGNING_SECRET, body) },
     body,
   });
-  await response.body.dump();
-  return { ms: performance.now() - started, ok: response.statusCode === 200 };
-}
-
-function summary(
-  mode: string,
-  latencies: number[],
-  errors: number,
-  seconds: number,
-): Omit<RunResult, 'target'> {
-  latencies.sort((a, b) => a - b);
+  const answer = await response.body.text();
   return {
-    mode,
-    requests: latencies.length,
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-    max: latencies.at(-1) ?? Number.NaN,
-    perSecond: latencies.length / seconds,
-    errors,
+    ms: performance.now() - started,
+    ok: response.statusCode === 200,
+    refused: answer.includes('very busy'),
   };
 }
 
@@ -167,30 +201,39 @@ async function loadAtConcurrency(
   threadTs: string,
   count: number,
   concurrency: number,
-) {
+): Promise<Sample> {
   const dispatcher = new Agent({ connections: concurrency, pipelining: 1 });
   const latencies: number[] = [];
   let next = 0;
   let errors = 0;
+  let refused = 0;
   const startedAt = performance.now();
   const worker = async () => {
     while (next < count) {
-      const { ms, ok } = await send(url, urls, threadTs, next++, dispatcher);
-      latencies.push(ms);
-      if (!ok) errors += 1;
+      const answer = await send(url, urls, threadTs, next++, dispatcher);
+      latencies.push(answer.ms);
+      if (!answer.ok) errors += 1;
+      if (answer.refused) refused += 1;
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
   const seconds = (performance.now() - startedAt) / 1000;
   await dispatcher.close();
-  return summary(`${concurrency} in flight`, latencies, errors, seconds);
+  return { mode: `${concurrency} in flight`, latencies, seconds, errors, refused };
 }
 
 /** Open loop: requests start at a fixed rate whatever the answers do, as Slack's traffic does. */
-async function loadAtRate(url: string, urls: FakeUrls, threadTs: string, count: number, perSecond: number) {
+async function loadAtRate(
+  url: string,
+  urls: FakeUrls,
+  threadTs: string,
+  count: number,
+  perSecond: number,
+): Promise<Sample> {
   const dispatcher = new Agent({ connections: 256, pipelining: 1 });
   const latencies: number[] = [];
   let errors = 0;
+  let refused = 0;
   const startedAt = performance.now();
   const sends: Array<Promise<void>> = [];
   for (let n = 0; n < count; n += 1) {
@@ -198,19 +241,24 @@ async function loadAtRate(url: string, urls: FakeUrls, threadTs: string, count: 
     const wait = due - performance.now();
     if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
     sends.push(
-      send(url, urls, threadTs, n, dispatcher).then(({ ms, ok }) => {
-        latencies.push(ms);
-        if (!ok) errors += 1;
+      send(url, urls, threadTs, n, dispatcher).then((answer) => {
+        latencies.push(answer.ms);
+        if (!answer.ok) errors += 1;
+        if (answer.refused) refused += 1;
       }),
     );
   }
   await Promise.all(sends);
   const seconds = (performance.now() - startedAt) / 1000;
   await dispatcher.close();
-  return summary(`${perSecond} req/s offered`, latencies, errors, seconds);
+  return { mode: `${perSecond} req/s offered`, latencies, seconds, errors, refused };
 }
 
+/** Every command has a response URL of its own, as Slack gives (each takes 5 answers). */
+let commands = 0;
+
 function slashCommand(n: number, urls: FakeUrls) {
+  commands += 1;
   const body = new URLSearchParams({
     command: '/docs-agent',
     text: `Document flag number ${n}`,
@@ -218,19 +266,23 @@ function slashCommand(n: number, urls: FakeUrls) {
     channel_id: 'C0BENCH',
     team_id: 'T0TEAM',
     api_app_id: 'A0APP',
-    response_url: urls.responseUrl,
+    response_url: `${urls.responseUrl}-${commands}`,
     trigger_id: `${n}.1.bench`,
   }).toString();
   return { body, contentType: 'application/x-www-form-urlencoded' };
 }
 
+/** Every thread reply of a bench is a new message (the bot acts once on each message ts). */
+let replies = 0;
+
 function threadReply(n: number, threadTs: string) {
-  const ts = `${1_800_000_000 + n}.000100`;
+  replies += 1;
+  const ts = `${1_800_000_000 + replies}.000100`;
   const body = JSON.stringify({
     type: 'event_callback',
     team_id: 'T0TEAM',
     api_app_id: 'A0APP',
-    event_id: `Ev${n}`,
+    event_id: `Ev${replies}`,
     event_time: Math.floor(Date.now() / 1000),
     event: {
       type: 'message',
@@ -267,30 +319,67 @@ async function main(): Promise<void> {
   const levels = argument('concurrency', '10,50,200').split(',').filter(Boolean).map(Number);
   const rates = argument('rates', '20,100').split(',').filter(Boolean).map(Number);
   const latencyMs = argument('latency', '80');
+  const repeats = Number(argument('repeats', '3'));
   const fakes = await child('fakes', [latencyMs]);
   const urls = fakes.message.urls as FakeUrls;
   const results: RunResult[] = [];
+  let expectedWork = 0; // requests whose Mintlify call the fakes should have seen by now
   const runs = [
     ...rates.map((rate) => ({ run: loadAtRate, level: rate, count: rate * 20 })),
     ...levels.map((level) => ({ run: loadAtConcurrency, level, count })),
   ];
 
   for (const { run, level, count: requests } of runs) {
-    // Side by side in the same run: the floor, then the bot, under the same load, each in a fresh process.
-    for (const target of ['bare', 'bot'] as const) {
-      const app = await child(target, [JSON.stringify(urls)]);
-      const url = `http://127.0.0.1:${app.message.port}`;
-      // One job first, so thread replies land in a job's thread (the bot sends them as follow-ups).
-      const threadTs = target === 'bot' ? await firstCardTs(url, urls, fakes.process) : '1700000000.000100';
-      await loadAtConcurrency(url, urls, threadTs, 100, 10); // warm-up
-      const name = target === 'bare' ? 'bare Bolt (ack only)' : 'docs-agent';
-      results.push({ target: name, ...(await run(url, urls, threadTs, requests, level)) });
-      app.process.kill('SIGTERM');
-      await once(app.process, 'exit');
+    const samples = { bare: [] as Sample[], bot: [] as Sample[] };
+    const workPerSecond: number[] = [];
+    // Side by side: the floor, then the bot, under the same load, each in a fresh process; `repeats`
+    // times over, taking turns, so a slow spell of this shared machine falls on both.
+    for (let repeat = 0; repeat < repeats; repeat += 1) {
+      for (const target of ['bare', 'bot'] as const) {
+        const app = await child(target, [JSON.stringify(urls)]);
+        const url = `http://127.0.0.1:${app.message.port}`;
+        // One job first, so thread replies land in a job's thread (the bot sends them as follow-ups).
+        const threadTs = target === 'bot' ? await firstCardTs(url, urls, fakes.process) : '1700000000.000100';
+        const warmUp = await loadAtConcurrency(url, urls, threadTs, 100, 10);
+        if (target === 'bot') {
+          expectedWork += 1 + warmUp.latencies.length - warmUp.refused; // the first job, and the warm-up's
+          await workSettled(fakes.process, expectedWork);
+        }
+        const startedAt = Date.now();
+        const sample = await run(url, urls, threadTs, requests, level);
+        samples[target].push(sample);
+        if (target === 'bot') {
+          const accepted = sample.latencies.length - sample.refused;
+          expectedWork += accepted;
+          const work = await workSettled(fakes.process, expectedWork);
+          if (work.done >= expectedWork) workPerSecond.push(accepted / ((work.lastAt - startedAt) / 1000));
+        }
+        app.process.kill('SIGTERM');
+        await once(app.process, 'exit');
+      }
     }
+    results.push(
+      pooled('bare Bolt (ack only)', samples.bare, []),
+      pooled('docs-agent', samples.bot, workPerSecond),
+    );
   }
   fakes.process.kill('SIGKILL');
   report(results, latencyMs);
+}
+
+/**
+ * Waits (up to 60 s) until `expected` requests' work has reached Mintlify, then says how much had
+ * and when the last arrived. The bot acknowledges first: its work may finish well after the acks.
+ */
+async function workSettled(fakes: ChildProcess, expected: number): Promise<{ done: number; lastAt: number }> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const reply = once(fakes, 'message');
+    fakes.send({ type: 'work' });
+    const [work] = (await reply) as [{ done: number; lastAt: number }];
+    if (work.done >= expected || Date.now() > deadline) return work;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /** Starts one job through the bot and returns its card's ts, as the Slack fake saw it posted. */
@@ -315,13 +404,16 @@ function report(results: RunResult[], latencyMs: string): void {
   console.log(
     `machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}\n`,
   );
-  console.log('| load | app | requests | p50 | p99 | max | req/s done | non-200 | p99 vs floor |');
-  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|');
+  console.log(
+    '| load | app | requests | p50 | p99 | max | p99 of each run | acks/s | non-200 | refused busy | work done/s | p99 vs floor |',
+  );
+  console.log('|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|');
   for (const r of results) {
     const floor = results.find((other) => other.mode === r.mode && other.target.startsWith('bare'));
     const ratio = floor && r !== floor ? `${(r.p99 / floor.p99).toFixed(2)}x` : '';
+    const bare = r.target.startsWith('bare');
     console.log(
-      `| ${r.mode} | ${r.target} | ${r.requests} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${r.perSecond.toFixed(0)} | ${r.errors} | ${ratio} |`,
+      `| ${r.mode} | ${r.target} | ${r.requests} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${r.runP99s.map((p99) => p99.toFixed(1)).join(' / ')} | ${r.perSecond.toFixed(0)} | ${r.errors} | ${bare ? '' : r.refused} | ${r.workPerSecond?.toFixed(0) ?? ''} | ${ratio} |`,
     );
   }
 }

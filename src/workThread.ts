@@ -1,4 +1,5 @@
-import { writeSync } from 'node:fs';
+import { readlinkSync, writeSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { type Config, secretsOf } from './config.js';
 import type { ForwardedRequest } from './frontDoor.js';
@@ -15,8 +16,25 @@ export type FromWorkThread =
   | { type: 'done'; count: number }
   | { type: 'stopped' };
 
+/** Nice value of the work thread: when both threads want the CPU, the acknowledgements go first. */
+const WORK_THREAD_NICE = 10;
+
+/**
+ * On Linux a thread has a scheduling priority of its own (`/proc/thread-self` names it), and
+ * anyone may lower it. Elsewhere, or if it is refused, the work runs at the process's priority.
+ */
+function yieldToAcknowledgements(): void {
+  try {
+    const threadId = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(threadId) && threadId > 0) setPriority(threadId, WORK_THREAD_NICE);
+  } catch {
+    // not Linux, or not allowed
+  }
+}
+
 /** The work thread (see `createThreadedDocsAgent`): the work of every acknowledged request. */
 async function main(): Promise<void> {
+  yieldToAcknowledgements();
   const port = parentPort;
   if (!port) throw new Error('workThread runs as the worker thread of the bot, started by main');
   const tell = (message: FromWorkThread) => port.postMessage(message);

@@ -1,3 +1,4 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createThreadedDocsAgent, type RunningDocsAgent } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -51,15 +52,12 @@ describe('the work thread', () => {
     const card = await slack.waitForCall('chat.postMessage');
     // "Starting…" is removed once the job is started and recorded: its thread is the job's from then on.
     expect((await slack.waitForCall('response_url')).args).toEqual({ delete_original: true });
-    const reply = await sendEvent(url, SECRETS.signingSecret, {
-      type: 'message',
-      channel: String(card.args.channel),
-      user: 'U0BEA',
-      text: 'Also mention the config file',
-      ts: '1800000000.000200',
-      thread_ts: String(card.response.ts),
-    });
+    const channel = String(card.args.channel);
+    const said = { user: 'U0BEA', text: 'Also mention the config file', thread_ts: String(card.response.ts) };
+    const { ts } = slack.seedMessage(channel, said);
+    const reply = await sendEvent(url, SECRETS.signingSecret, { type: 'message', channel, ts, ...said });
     expect(reply.status).toBe(200);
+    expect((await slack.waitForCall('reactions.add')).args).toMatchObject({ channel, timestamp: ts });
     await expect.poll(() => mintlify.requestsFor('sendMessage').length).toBe(1);
     expect(mintlify.requestsFor('sendMessage')[0]?.body).toMatchObject({
       prompt: expect.stringContaining('Also mention the config file'),
@@ -79,4 +77,19 @@ describe('the work thread', () => {
       .toMatch(/Starting/);
     expect(logs.filter((line) => line.includes('new jobs are refused'))).toHaveLength(1);
   });
+
+  it.runIf(existsSync('/proc/self/task'))(
+    'runs at a lower priority than the acknowledging thread (Linux)',
+    async () => {
+      const niceOf = (stat: string) => Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+      const threads = () =>
+        readdirSync('/proc/self/task').map((id) =>
+          niceOf(readFileSync(`/proc/self/task/${id}/stat`, 'utf8')),
+        );
+      expect(threads()).not.toContain(10);
+      await startThreaded();
+      expect(niceOf(readFileSync('/proc/thread-self/stat', 'utf8'))).toBe(0);
+      expect(threads().filter((nice) => nice === 10)).toHaveLength(1);
+    },
+  );
 });

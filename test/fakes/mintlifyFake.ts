@@ -14,6 +14,7 @@
  * - A `destroySocket` fault lets the request take effect (a job is created) before the socket is
  *   cut, as when an answer is lost on the way back.
  */
+import { setMaxListeners } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -104,6 +105,8 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
   let faults: Array<{ match: FaultMatch; fault: Fault; remaining: number }> = [];
   let jobCounter = 0;
   const shutdown = new AbortController();
+  // Every answer waiting out `latencyMs` listens on it: under load, many more than Node's default 10.
+  setMaxListeners(0, shutdown.signal);
 
   const newJob = (id: string): AgentJob => ({
     id,
