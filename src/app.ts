@@ -28,12 +28,12 @@ export interface DocsAgent extends RunningDocsAgent {
   readonly follower: JobFollower;
 }
 
-/** Longer than the work's own drain (8 s): then the thread is ended anyway. */
+/** From the stop: longer than the work's own drain (8 s), within main.ts's 9.5 s; then the thread is ended anyway. */
 const WORK_THREAD_STOP_MS = 9_000;
 
 /**
  * The front door (acknowledges Slack) and the work (everything after the ack) on this thread.
- * Every request crosses the same boundary as in `startDocsAgentThreaded`, without the thread.
+ * Every request crosses the same boundary as in `createThreadedDocsAgent`, without the thread.
  */
 export async function createDocsAgent(config: Config, options: DocsAgentOptions): Promise<DocsAgent> {
   const work = await createWork(config, options);
@@ -44,6 +44,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
       forward: (request) => void work.handle(request),
       backlog: () => work.backlog,
       ...(options.busyBacklog ? { busyBacklog: options.busyBacklog } : {}),
+      ...(options.slackRetries ? { slackRetries: options.slackRetries } : {}),
     });
   } catch (error) {
     await work.stop();
@@ -124,6 +125,7 @@ export async function createThreadedDocsAgent(
     },
     async stop() {
       stopping = true;
+      const deadline = Date.now() + WORK_THREAD_STOP_MS;
       await front.stop();
       if (!worker) return;
       const stopped = untilWorkThread('stopped').catch(() => {});
@@ -131,7 +133,7 @@ export async function createThreadedDocsAgent(
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
         stopped,
-        new Promise((resolve) => (timer = setTimeout(resolve, WORK_THREAD_STOP_MS))),
+        new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now())))),
       ]);
       clearTimeout(timer);
       await worker.terminate();

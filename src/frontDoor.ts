@@ -12,21 +12,25 @@ import {
   SocketModeReceiver,
   type ViewOutput,
   type ViewResponseAction,
+  type webApi,
 } from '@slack/bolt';
 import type { Config } from './config.js';
 import { TOO_BUSY } from './jobs/doorAnswers.js';
-import { INSTRUCTION_BLOCK, SEND_TO_AGENT_FORM } from './jobs/shortcutModal.js';
+import { INSTRUCTION_BLOCK, SEND_TO_AGENT_FORM, SEND_TO_AGENT_SHORTCUT } from './jobs/shortcutModal.js';
 import { acknowledgeCommand } from './listeners/commands/docsAgentCommand.js';
-import * as replayedRequests from './listeners/replayedRequests.js';
 import { requestSignature } from './listeners/replayedRequests.js';
+import * as shortcuts from './listeners/shortcuts/index.js';
 import { acknowledgeForm } from './listeners/views/sendToDocsAgentForm.js';
-import { openAckPathAtomic } from './store/store.js';
+
+const OPEN_FORM_RETRIES: webApi.RetryOptions = { retries: 2, factor: 1, minTimeout: 300, maxTimeout: 300 };
 
 /** A Slack request, acknowledged, on its way to the work (same thread or the work thread). */
 export interface ForwardedRequest {
   body: Record<string, unknown>;
   retryNum?: number;
   retryReason?: string;
+  /** The request's signature (HTTP mode), for the work's replay check. */
+  signature?: string;
 }
 
 export interface FrontDoor {
@@ -37,10 +41,11 @@ export interface FrontDoor {
 }
 
 /**
- * The part of the bot that answers Slack: it checks the signature (Bolt's receiver) and for a
- * replay, acknowledges at once with what the payload alone decides, and hands the request on.
- * It does nothing else, so a request never waits behind the work that follows earlier ones
- * (jobs, Redis writes, Slack and Mintlify calls, their garbage): that runs in the work thread.
+ * The part of the bot that answers Slack: it checks the signature (Bolt's receiver), acknowledges
+ * at once with what the payload alone decides, and hands the request on. It touches no store.
+ * It does nothing else (but open the shortcut's form, whose trigger expires in 3 s), so a request
+ * never waits behind the work that follows earlier ones (jobs, Redis writes, Slack and Mintlify
+ * calls, their garbage): that runs in the work thread.
  */
 export async function openFrontDoor(
   config: Config,
@@ -51,6 +56,8 @@ export async function openFrontDoor(
     backlog: () => number;
     /** From this backlog on, new commands and forms are refused (see `TOO_BUSY`). */
     busyBacklog?: number;
+    /** Tests shorten the Slack client's retry waits. */
+    slackRetries?: webApi.RetryOptions;
   },
 ): Promise<FrontDoor> {
   const { logger, forward, backlog } = options;
@@ -67,7 +74,6 @@ export async function openFrontDoor(
     }
     return isBusy;
   };
-  const replayChecks = await openAckPathAtomic(config.store);
   const app = new App({
     receiver: createReceiver(config, logger),
     // The token without an auth.test: this side only acknowledges, and the work side checks it.
@@ -76,14 +82,27 @@ export async function openFrontDoor(
     logLevel: config.logLevel as LogLevel,
     convoStore: false,
     ignoreSelf: false, // the work side knows the bot's ids and skips its own messages
+    clientOptions: {
+      ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl } : {}),
+      // For the shortcut's views.open: its trigger is good for 3 s, so a retry must come quickly.
+      retryConfig: options.slackRetries ?? OPEN_FORM_RETRIES,
+    },
   });
-  replayedRequests.register(app, replayChecks.atomic); // first: a replay is not forwarded
-  app.use(async ({ body: payload, ack, context }) => {
+  shortcuts.register(app, config.access);
+  app.use(async ({ body: payload, ack, context, next }) => {
     const body = payload as unknown as Record<string, unknown>;
+    if (body.type === 'message_action' && body.callback_id === SEND_TO_AGENT_SHORTCUT) return next();
     const { reply, refused } = acknowledgement(config, body, busy);
     // Each kind's ack takes its own answer; `acknowledgement` gives each the one it takes.
     if (ack) await (ack as (answer?: unknown) => Promise<void>)(reply);
-    if (!refused) forward({ body, retryNum: context.retryNum, retryReason: context.retryReason });
+    if (refused) return;
+    const signature = typeof context.requestSignature === 'string' ? context.requestSignature : undefined;
+    forward({
+      body,
+      retryNum: context.retryNum,
+      retryReason: context.retryReason,
+      ...(signature ? { signature } : {}),
+    });
   });
   app.error(async (error) => {
     logger.error(`could not acknowledge a Slack request: ${String(error)}`);
@@ -104,15 +123,16 @@ export async function openFrontDoor(
     },
     async stop() {
       if (started) await app.stop().catch((error) => logger.warn(`stopping the receiver: ${String(error)}`));
-      await replayChecks.close();
     },
   };
 }
 
 /**
- * About 1-3 s of the work thread's capacity (see BENCHMARKS.md): a command taken at this backlog
- * still starts its job within seconds. Events are always taken (Slack itself caps them at 30,000
- * an hour per workspace, and a refused one could not be told to anybody).
+ * Requests handed on whose work has not finished: queued, running, or waiting on Mintlify, Slack
+ * or Redis. With the work thread's throughput in BENCHMARKS.md that is a second or two of work
+ * when the CPU is what limits it; when a service is slow, it bounds how much the bot holds at
+ * once. Events are always taken (Slack itself caps them at 30,000 an hour per workspace, and a
+ * refused one could not be told to anybody).
  */
 const BUSY_BACKLOG = 1_000;
 

@@ -15,7 +15,7 @@ import * as actions from './listeners/actions/index.js';
 import * as commands from './listeners/commands/index.js';
 import type { ListenerContext } from './listeners/context.js';
 import * as events from './listeners/events/index.js';
-import * as shortcuts from './listeners/shortcuts/index.js';
+import { isReplay } from './listeners/replayedRequests.js';
 import * as views from './listeners/views/index.js';
 import { MintlifyClient, type MintlifyClientOptions } from './mintlify/index.js';
 import { cachedUserNames } from './slack/userNames.js';
@@ -45,7 +45,10 @@ export interface Work {
   readonly store: Store;
   readonly context: ListenerContext;
   readonly follower: JobFollower;
-  /** Runs the doors for an acknowledged request; tracked, so `stop` waits for it. Never rejects. */
+  /**
+   * Drops a replayed request, else runs the doors for it; tracked, so `stop` waits for it.
+   * Never rejects.
+   */
   handle(request: ForwardedRequest): Promise<void>;
   /** Requests handed to `handle` and not finished yet. */
   readonly backlog: number;
@@ -160,7 +163,6 @@ export async function createWork(config: Config, options: WorkOptions): Promise<
   };
   commands.register(app, context);
   events.register(app, context);
-  shortcuts.register(app, context);
   views.register(app, context);
   actions.register(app);
   app.error(async (error) => {
@@ -178,7 +180,13 @@ export async function createWork(config: Config, options: WorkOptions): Promise<
     handle(request) {
       backlog += 1;
       return inFlight
-        .run(() => requests.process(request))
+        .run(async () => {
+          if (await isReplay(store.atomic, request.signature)) {
+            logger.warn('dropped a replayed Slack request (same signature as one already handled)');
+            return;
+          }
+          await requests.process(request);
+        })
         .catch((error: unknown) => logger.error(`a Slack request could not be handled: ${String(error)}`))
         .finally(() => {
           backlog -= 1;

@@ -32,6 +32,19 @@ function yieldToAcknowledgements(): void {
   }
 }
 
+/**
+ * Written from this thread straight to stderr, so the acknowledging thread has nothing to relay.
+ * A pipe that is full (a slow log reader) refuses a synchronous write with EAGAIN: then the line
+ * goes through the worker's own stderr stream, which queues it, rather than failing the caller.
+ */
+function writeLine(line: string): void {
+  try {
+    writeSync(2, `${line}\n`);
+  } catch {
+    process.stderr.write(`${line}\n`);
+  }
+}
+
 /** The work thread (see `createThreadedDocsAgent`): the work of every acknowledged request. */
 async function main(): Promise<void> {
   yieldToAcknowledgements();
@@ -39,12 +52,7 @@ async function main(): Promise<void> {
   if (!port) throw new Error('workThread runs as the worker thread of the bot, started by main');
   const tell = (message: FromWorkThread) => port.postMessage(message);
   const { config } = workerData as { config: Config };
-  // Written from this thread straight to stderr, as the main thread's lines are: nothing to relay.
-  const logger = createLogger({
-    level: config.logLevel,
-    secrets: secretsOf(config),
-    sink: (line) => writeSync(2, `${line}\n`),
-  });
+  const logger = createLogger({ level: config.logLevel, secrets: secretsOf(config), sink: writeLine });
 
   let finished = 0;
   const finishedOne = () => {

@@ -120,21 +120,6 @@ export async function openRedisStore(options: {
   };
 }
 
-/**
- * The atomic operations on a connection of their own, for the one check made before Slack's ack
- * (is this request a replay?). Redis answers one connection's commands in order: on the store's
- * connection the check would wait behind the background work of every request acknowledged
- * before it. Its losses and returns are the store's too, and reported there.
- */
-export async function openAckPathAtomic(
-  settings: { redisUrl: string | undefined; namespace: string },
-  connectTimeoutMs = 5_000,
-): Promise<{ atomic: AtomicOps; close(): Promise<void> }> {
-  if (!settings.redisUrl) return { atomic: new MemoryAtomicOps(), close: async () => {} };
-  const client = await connectRedis(settings.redisUrl, connectTimeoutMs);
-  return { atomic: new RedisAtomicOps(client, settings.namespace), close: () => quit(client) };
-}
-
 /** The store the configuration asks for: Redis when REDIS_URL is set, else memory. */
 export function openStore(
   settings: { redisUrl: string | undefined; namespace: string },

@@ -1,7 +1,8 @@
 import type { App } from '@slack/bolt';
-import type { ListenerContext } from '../context.js';
+import type { Config } from '../../config.js';
 import { registerSendToDocsAgent } from './sendToDocsAgent.js';
 
-export function register(app: App, ctx: ListenerContext): void {
-  registerSendToDocsAgent(app, ctx);
+/** Registered on the front door's app (see frontDoor.ts): the shortcut's form must open within 3 s. */
+export function register(app: App, access: Config['access']): void {
+  registerSendToDocsAgent(app, access);
 }
