@@ -78,15 +78,18 @@ export async function createThreadedDocsAgent(
   const { logger } = options;
   let worker: Worker | undefined;
   let stopping = false;
-  let backlog = 0;
+  // Requests handed to the work thread, and (shared with it, counted there) those it has finished.
+  let forwarded = 0;
+  const finished = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
   const send = (message: ToWorkThread) => worker?.postMessage(message);
   const front = await openFrontDoor(config, {
     logger,
     forward: (request) => {
-      backlog += 1;
+      forwarded += 1;
       send({ type: 'request', request });
     },
-    backlog: () => backlog,
+    // Both counts wrap alike past 2^31, so their difference stays right.
+    backlog: () => (forwarded - Atomics.load(finished, 0)) | 0,
     ...(options.busyBacklog ? { busyBacklog: options.busyBacklog } : {}),
   });
 
@@ -109,10 +112,7 @@ export async function createThreadedDocsAgent(
 
   return {
     async start() {
-      worker = spawnWorkThread(config);
-      worker.on('message', (message: FromWorkThread) => {
-        if (message.type === 'done') backlog -= message.count;
-      });
+      worker = spawnWorkThread(config, finished.buffer as SharedArrayBuffer);
       worker.on('error', (error) => {
         logger.error(`the work thread failed: ${error.message}`);
         options.onFatal(error);
@@ -146,8 +146,8 @@ export async function createThreadedDocsAgent(
  * from its TypeScript sources (`npm run dev`, the tests), `workThread.ts` behind tsx's loader,
  * which a worker thread does not inherit from its parent on Node 20.
  */
-function spawnWorkThread(config: Config): Worker {
-  const workerData = { config };
+function spawnWorkThread(config: Config, finished: SharedArrayBuffer): Worker {
+  const workerData = { config, finished };
   if (!import.meta.url.endsWith('.ts'))
     return new Worker(new URL('./workThread.js', import.meta.url), { workerData });
   const tsx = import.meta.resolve('tsx/esm/api');

@@ -9,12 +9,7 @@ import { createWork, type Work } from './work.js';
 /** What the main thread (the front door) tells the work thread. */
 export type ToWorkThread = { type: 'request'; request: ForwardedRequest } | { type: 'stop' };
 /** What the work thread tells the main thread. */
-export type FromWorkThread =
-  | { type: 'ready' }
-  | { type: 'failed'; message: string }
-  /** How many more forwarded requests are finished (counted together, one message a turn). */
-  | { type: 'done'; count: number }
-  | { type: 'stopped' };
+export type FromWorkThread = { type: 'ready' } | { type: 'failed'; message: string } | { type: 'stopped' };
 
 /** Nice value of the work thread: when both threads want the CPU, the acknowledgements go first. */
 const WORK_THREAD_NICE = 10;
@@ -51,17 +46,13 @@ async function main(): Promise<void> {
   const port = parentPort;
   if (!port) throw new Error('workThread runs as the worker thread of the bot, started by main');
   const tell = (message: FromWorkThread) => port.postMessage(message);
-  const { config } = workerData as { config: Config };
+  const data = workerData as { config: Config; finished: SharedArrayBuffer };
+  const { config } = data;
   const logger = createLogger({ level: config.logLevel, secrets: secretsOf(config), sink: writeLine });
 
-  let finished = 0;
-  const finishedOne = () => {
-    if (finished++ > 0) return;
-    setImmediate(() => {
-      tell({ type: 'done', count: finished });
-      finished = 0;
-    });
-  };
+  // Requests finished, counted where the main thread reads it without a message (see app.ts).
+  const finished = new Int32Array(data.finished);
+  const finishedOne = () => Atomics.add(finished, 0, 1);
   let work: Work | undefined;
   port.on('message', (message: ToWorkThread) => {
     if (message.type === 'request') void work?.handle(message.request).then(finishedOne);
