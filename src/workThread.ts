@@ -11,8 +11,13 @@ export type ToWorkThread = { type: 'request'; request: ForwardedRequest } | { ty
 /** What the work thread tells the main thread. */
 export type FromWorkThread = { type: 'ready' } | { type: 'failed'; message: string } | { type: 'stopped' };
 
-/** Nice value of the work thread: when both threads want the CPU, the acknowledgements go first. */
-const WORK_THREAD_NICE = 10;
+/**
+ * Nice value of the work thread, the lowest priority: when both threads want the CPU, the
+ * acknowledgements go first (BENCHMARKS.md measured 10 too: it left the ack's p99 ~1.3x a bare
+ * app's at 100 requests a second, against ~1.05x at 19). When the acks take a whole core, the
+ * work falls behind and the front door sheds new commands.
+ */
+const WORK_THREAD_NICE = 19;
 
 /**
  * On Linux a thread has a scheduling priority of its own (`/proc/thread-self` names it), and
