@@ -12,12 +12,12 @@ export type ToWorkThread = { type: 'request'; request: ForwardedRequest } | { ty
 export type FromWorkThread = { type: 'ready' } | { type: 'failed'; message: string } | { type: 'stopped' };
 
 /**
- * Nice value of the work thread, the lowest priority: when both threads want the CPU, the
- * acknowledgements go first (BENCHMARKS.md measured 10 too: it left the ack's p99 ~1.3x a bare
- * app's at 100 requests a second, against ~1.05x at 19). When the acks take a whole core, the
- * work falls behind and the front door sheds new commands.
+ * Nice value of the work thread: when both threads want the CPU, the acknowledgements go first
+ * (a nice-10 thread gets about a tenth of a core from a nice-0 one). Not the lowest (19): that
+ * starves the work behind any other busy process on the machine, as it did in the test suite
+ * (BENCHMARKS.md measured both at the same ack latency, within the noise of the machine).
  */
-const WORK_THREAD_NICE = 19;
+const WORK_THREAD_NICE = 10;
 
 /**
  * On Linux a thread has a scheduling priority of its own (`/proc/thread-self` names it), and
