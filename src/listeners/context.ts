@@ -8,6 +8,7 @@ import type { UserNames } from '../slack/plainText.js';
 export interface ListenerContext {
   jobs: JobsContext;
   userNames: UserNames;
+  /** Work that outlives a request (Home refreshes, checks); each request is tracked by `Work.handle`. */
   inFlight: InFlight;
   digest: DigestContext;
   /** Publishes and refreshes people's Home tabs. */

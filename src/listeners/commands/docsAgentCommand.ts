@@ -53,12 +53,12 @@ export function registerDocsAgentCommand(app: App, ctx: ListenerContext): void {
       case undefined:
         return;
       case 'status':
-        return answer(ctx, respond, logger, async () => {
+        return answer(respond, logger, async () => {
           const records = await ctx.jobs.records.recentInChannel(command.channel_id, 10);
           return { response_type: 'ephemeral', ...channelJobList(records) };
         });
       case 'digest':
-        return answer(ctx, respond, logger, async () => {
+        return answer(respond, logger, async () => {
           const outcome = await postDigestNow(ctx.digest, {
             channel: command.channel_id,
             onLongWait: (waitMs) => {
@@ -74,7 +74,7 @@ export function registerDocsAgentCommand(app: App, ctx: ListenerContext): void {
             : { response_type: 'ephemeral', replace_original: true, text };
         });
       case 'instruction':
-        return answer(ctx, respond, logger, async () => {
+        return answer(respond, logger, async () => {
           const outcome = await startJob(ctx.jobs, {
             // Slack escapes &, < and > in command text; the job gets the text as it was typed.
             prompt: decodeEntities(work.text),
@@ -95,27 +95,24 @@ export function registerDocsAgentCommand(app: App, ctx: ListenerContext): void {
 }
 
 /**
- * Runs the work after ack(), tracked for shutdown, then answers the person with what it returns.
+ * Runs the work after ack() (the work tracks the whole request for shutdown), then answers the person with what it returns.
  * A failure of the work gets a plain answer instead. A failed answer (the response URL refused it)
  * is only logged: the work went through, and "something went wrong" would send the person to do
  * it again.
  */
 async function answer(
-  ctx: ListenerContext,
   respond: RespondFn,
   logger: Pick<Logger, 'error' | 'warn'>,
   work: () => Promise<RespondArguments>,
 ): Promise<void> {
-  await ctx.inFlight.run(async () => {
-    let reply: RespondArguments;
-    try {
-      reply = await work();
-    } catch (error) {
-      logger.error(`/docs-agent failed: ${String(error)}`);
-      reply = { response_type: 'ephemeral', replace_original: true, text: SOMETHING_WRONG };
-    }
-    await respond(reply).catch((error: unknown) => {
-      logger.warn(`/docs-agent: could not answer the person through the response URL: ${String(error)}`);
-    });
+  let reply: RespondArguments;
+  try {
+    reply = await work();
+  } catch (error) {
+    logger.error(`/docs-agent failed: ${String(error)}`);
+    reply = { response_type: 'ephemeral', replace_original: true, text: SOMETHING_WRONG };
+  }
+  await respond(reply).catch((error: unknown) => {
+    logger.warn(`/docs-agent: could not answer the person through the response URL: ${String(error)}`);
   });
 }

@@ -48,7 +48,7 @@ export async function answerMessageToBot(
 
 /**
  * Both doors that receive a message to the bot (a mention, a DM) run it the same way: after Slack's
- * ack, tracked for shutdown, and with a plain answer to the person if anything unexpected breaks.
+ * ack (the work tracks the whole request for shutdown), and with a plain answer to the person if anything unexpected breaks.
  */
 export async function handleAndAnswerMessageToBot(
   ctx: ListenerContext,
@@ -57,27 +57,25 @@ export async function handleAndAnswerMessageToBot(
   message: MessageToBot,
 ): Promise<void> {
   const what = message.door === 'dm' ? 'direct message' : 'mention';
-  await ctx.inFlight.run(async () => {
-    let outcome: MessageToBotOutcome;
-    try {
-      outcome = await handleMessageToBot(ctx.jobs, ctx.userNames, message);
-    } catch (error) {
-      logger.error(`a ${what} could not be handled: ${String(error)}`);
-      await client.chat
-        .postEphemeral({
-          channel: message.channel,
-          user: message.user,
-          thread_ts: message.threadTs ?? message.ts,
-          text: SOMETHING_WRONG,
-        })
-        .catch((error: unknown) => logger.warn(`could not answer a message to the bot: ${String(error)}`));
-      return;
-    }
-    // It was handled (a job may have started): a failed answer is logged, never turned into
-    // "something went wrong", which would send the person to do it again.
-    await answerMessageToBot(client, logger, message, outcome).catch((error: unknown) => {
-      logger.warn(`could not answer a ${what} in ${message.channel}: ${String(error)}`);
-    });
+  let outcome: MessageToBotOutcome;
+  try {
+    outcome = await handleMessageToBot(ctx.jobs, ctx.userNames, message);
+  } catch (error) {
+    logger.error(`a ${what} could not be handled: ${String(error)}`);
+    await client.chat
+      .postEphemeral({
+        channel: message.channel,
+        user: message.user,
+        thread_ts: message.threadTs ?? message.ts,
+        text: SOMETHING_WRONG,
+      })
+      .catch((error: unknown) => logger.warn(`could not answer a message to the bot: ${String(error)}`));
+    return;
+  }
+  // It was handled (a job may have started): a failed answer is logged, never turned into
+  // "something went wrong", which would send the person to do it again.
+  await answerMessageToBot(client, logger, message, outcome).catch((error: unknown) => {
+    logger.warn(`could not answer a ${what} in ${message.channel}: ${String(error)}`);
   });
 }
 

@@ -19,21 +19,17 @@ export function registerThreadReply(app: App, ctx: ListenerContext): void {
     // A reply that mentions the bot also arrives as app_mention: both give the job the same words.
     const text = withoutBotMention(event.text, context.botUserId);
 
-    await ctx.inFlight.run(async () => {
-      let outcome: SteerJobOutcome;
-      try {
-        outcome = await steerJob(ctx.jobs, ctx.userNames, { channel, threadTs, messageTs: ts, user, text });
-      } catch (error) {
-        // Most likely the store is away. We cannot tell whether this thread is a job's, so we
-        // stay quiet in the channel rather than answer every thread reply with an error.
-        logger.error(`a thread reply could not be handled: ${String(error)}`);
-        return;
-      }
-      await answerFollowUp(client, logger, { channel, threadTs, ts, user }, outcome).catch(
-        (error: unknown) => {
-          logger.warn(`could not answer a thread reply in ${channel}: ${String(error)}`);
-        },
-      );
+    let outcome: SteerJobOutcome;
+    try {
+      outcome = await steerJob(ctx.jobs, ctx.userNames, { channel, threadTs, messageTs: ts, user, text });
+    } catch (error) {
+      // Most likely the store is away. We cannot tell whether this thread is a job's, so we
+      // stay quiet in the channel rather than answer every thread reply with an error.
+      logger.error(`a thread reply could not be handled: ${String(error)}`);
+      return;
+    }
+    await answerFollowUp(client, logger, { channel, threadTs, ts, user }, outcome).catch((error: unknown) => {
+      logger.warn(`could not answer a thread reply in ${channel}: ${String(error)}`);
     });
   });
 }

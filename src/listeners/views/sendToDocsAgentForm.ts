@@ -57,21 +57,19 @@ export function registerSendToDocsAgentForm(app: App, ctx: ListenerContext): voi
       if (!submission) return;
       const { instruction, includeThread, message } = submission;
 
-      await ctx.inFlight.run(async () => {
-        try {
-          const outcome = await startFromShortcut(ctx.jobs, ctx.userNames, {
-            user,
-            instruction,
-            includeThread,
-            message,
-            bot: { userId: context.botUserId, botId: context.botId },
-          });
-          await tellPerson(client, logger, user, instruction, outcome);
-        } catch (error) {
-          logger.error(`a "Send to docs agent" job could not be started: ${String(error)}`);
-          await dm(client, logger, user, shortcutFailureText(SOMETHING_WRONG, instruction));
-        }
-      });
+      try {
+        const outcome = await startFromShortcut(ctx.jobs, ctx.userNames, {
+          user,
+          instruction,
+          includeThread,
+          message,
+          bot: { userId: context.botUserId, botId: context.botId },
+        });
+        await tellPerson(client, logger, user, instruction, outcome);
+      } catch (error) {
+        logger.error(`a "Send to docs agent" job could not be started: ${String(error)}`);
+        await dm(client, logger, user, shortcutFailureText(SOMETHING_WRONG, instruction));
+      }
     },
   );
 }
