@@ -16,7 +16,7 @@ import { cpus, setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { App, HTTPReceiver, LogLevel } from '@slack/bolt';
 import { Agent, request } from 'undici';
-import { createThreadedDocsAgent } from '../src/app.js';
+import { createDocsAgent } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { startMintlifyFake } from '../test/fakes/mintlifyFake.js';
@@ -90,14 +90,8 @@ async function serveTarget(kind: 'bot' | 'bare', urls: FakeUrls): Promise<void> 
       PORT: '0',
       LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'error',
     });
-    // As main.ts runs it: the front door here, the work on its worker thread.
-    const bot = await createThreadedDocsAgent(config, {
-      logger: silent,
-      onFatal: (error) => {
-        console.error(`the bot's work thread failed: ${error.message}`);
-        process.exit(1);
-      },
-    });
+    // As main.ts runs it: both roles in this process (SERVICES=web,worker).
+    const bot = await createDocsAgent(config, { logger: silent });
     ({ port } = await bot.start());
     process.once('SIGTERM', () => void bot.stop().finally(() => process.exit(0)));
   } else {

@@ -376,18 +376,24 @@ async function threadFor(
 
 /** Lets the bot finish what the last request started (the card posted, the reply delivered). */
 async function settle(bot: DocsAgent): Promise<void> {
-  await bot.context.inFlight.drain(SETTLE_MS);
+  await bot.drained(SETTLE_MS).catch(() => {}); // the sandbox goes on; the work shows up when it is done
 }
 
 /** At the end of the input: running jobs end, and the bot tells their threads, before the sandbox stops. */
 async function finishRunningWork(session: Session, quit: AbortSignal): Promise<void> {
   const { mintlify, bot, terminal } = session;
-  const idle = () => mintlify.working === 0 && bot.follower.size === 0 && bot.context.inFlight.size === 0;
-  if (idle()) return;
+  const idle = async () =>
+    mintlify.working === 0 &&
+    (await bot.following()) === 0 &&
+    (await bot.drained(0).then(
+      () => true,
+      () => false,
+    ));
+  if (await idle()) return;
   terminal.print(terminal.style.dim('(end of input: letting the running jobs finish…)'));
   const deadline = Date.now() + (session.jobSeconds + 30) * 1000;
-  while (!idle() && Date.now() < deadline && !quit.aborted) {
+  while (!(await idle()) && Date.now() < deadline && !quit.aborted) {
     await sleep(50, undefined, { signal: quit }).catch(() => {});
   }
-  if (!idle()) terminal.print(terminal.style.dim('(stopping with work still running)'));
+  if (!(await idle())) terminal.print(terminal.style.dim('(stopping with work still running)'));
 }

@@ -1,157 +1,190 @@
-import { Worker } from 'node:worker_threads';
-import type { Logger } from '@slack/bolt';
+import { type Logger, webApi } from '@slack/bolt';
 import type { Config } from './config.js';
-import { type FrontDoor, openFrontDoor } from './frontDoor.js';
-import type { JobFollower } from './jobs/followJobs.js';
-import type { ListenerContext } from './listeners/context.js';
-import type { Store } from './store/store.js';
-import { createWork, type WorkOptions } from './work.js';
-import type { FromWorkThread, ToWorkThread } from './workThread.js';
+import { createDigestContext, type DigestContext } from './digest/digestContext.js';
+import { DIGEST_QUEUE, type DigestJob } from './digest/digestSchedule.js';
+import { HomeRefresher } from './home/homeRefresher.js';
+import { publishHome } from './home/publishHome.js';
+import { InFlight } from './inFlight.js';
+import { FOLLOW_QUEUE, type FollowCheck, followJob } from './jobs/followJobs.js';
+import { JobRecords } from './jobs/jobRecord.js';
+import { JobStarts } from './jobs/jobStarts.js';
+import type { JobsContext } from './jobs/jobsContext.js';
+import { MintlifyClient, type MintlifyClientOptions } from './mintlify/index.js';
+import { openBullmqQueues } from './queue/bullmqQueues.js';
+import { openMemoryQueues } from './queue/memoryQueues.js';
+import type { Queues } from './queue/queue.js';
+import { REQUESTS_QUEUE, type SlackRequest } from './requests/slackRequest.js';
+import { verifySlackToken } from './slack/slackIdentity.js';
+import { cachedUserNames } from './slack/userNames.js';
+import { RateLedger } from './store/rateLedger.js';
+import { openStore, type Store } from './store/store.js';
+import { USER_AGENT } from './version.js';
+import { createWeb, type Web } from './web.js';
+import { startWorker } from './worker.js';
 
-export interface DocsAgentOptions extends WorkOptions {
-  /** Tests lower the backlog from which new commands are refused. */
-  busyBacklog?: number;
+/** Slack's own default retries for ~30 minutes; a person waiting on a card should not. */
+const SLACK_RETRIES: webApi.RetryOptions = { retries: 4, factor: 2, minTimeout: 500, maxTimeout: 8_000 };
+/** What running work gets to finish when the bot is told to stop (platforms kill at 10 s or so). */
+const STOP_GRACE_MS = 7_000;
+// Longer than the 5 minutes in which Bolt accepts a request's signature: a replayed request finds
+// its queue job (named by its delivery) and is not queued again.
+const KEEP_REQUESTS_MS = 10 * 60_000;
+
+export interface DocsAgentOptions {
+  logger: Logger;
+  /** Tests shorten the Slack client's and Mintlify client's retry waits. */
+  slackRetries?: webApi.RetryOptions;
+  mintlify?: Partial<Pick<MintlifyClientOptions, 'retry' | 'timeouts' | 'sleep'>>;
+  /** Tests shorten the digest's waits for the analytics rate limit. */
+  digest?: DigestContext['collect'];
+  now?: () => Date;
 }
 
-/** The bot as its entry point sees it. */
-export interface RunningDocsAgent {
-  /** Starts the work, then takes Slack requests; resolves with the HTTP port (HTTP mode) once listening. */
-  start(): Promise<{ port: number | undefined }>;
-  /** Stops taking requests, lets in-flight work finish, then closes connections. */
-  stop(): Promise<void>;
-}
-
-/** The bot on one thread, its parts in reach: what tests, the sandbox and the benchmarks drive. */
-export interface DocsAgent extends RunningDocsAgent {
+/** The bot in one process: the roles SERVICES names, on one store and one set of queues. */
+export interface DocsAgent {
   readonly store: Store;
-  readonly context: ListenerContext;
-  readonly follower: JobFollower;
+  readonly context: { jobs: JobsContext };
+  /** Starts the worker (if this process runs one), then takes Slack requests (if it runs the web role). */
+  start(): Promise<{ port: number | undefined }>;
+  /** Stops taking requests, closes the workers (running work finishes or goes back to the queue), closes connections. */
+  stop(): Promise<void>;
+  /** Resolves once every queued Slack request has been worked off (for tests and the sandbox). */
+  drained(timeoutMs?: number): Promise<void>;
+  /** How many jobs have a pending check. */
+  following(): Promise<number>;
 }
 
-/** From the stop: longer than the work's own drain (8 s), within main.ts's 9.5 s; then the thread is ended anyway. */
-const WORK_THREAD_STOP_MS = 9_000;
-
-/**
- * The front door (acknowledges Slack) and the work (everything after the ack) on this thread.
- * Every request crosses the same boundary as in `createThreadedDocsAgent`, without the thread.
- */
 export async function createDocsAgent(config: Config, options: DocsAgentOptions): Promise<DocsAgent> {
-  const work = await createWork(config, options);
-  let front: FrontDoor;
+  const { logger } = options;
+  const now = options.now ?? (() => new Date());
+  const store = await openStore(config.store, logger);
+  if (store.kind === 'memory') {
+    logger.warn('REDIS_URL is not set: state is kept in memory and every job thread is forgotten on restart');
+  }
+  const slack = new webApi.WebClient(config.slack.botToken, {
+    ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl } : {}),
+    retryConfig: options.slackRetries ?? SLACK_RETRIES,
+    logger,
+  });
+  let identity: Awaited<ReturnType<typeof verifySlackToken>>;
   try {
-    front = await openFrontDoor(config, {
-      logger: options.logger,
-      forward: (request) => void work.handle(request),
-      backlog: () => work.backlog,
-      ...(options.busyBacklog ? { busyBacklog: options.busyBacklog } : {}),
-      ...(options.slackRetries ? { slackRetries: options.slackRetries } : {}),
-    });
+    identity = await verifySlackToken(slack, logger);
   } catch (error) {
-    await work.stop();
+    await store.close();
     throw error;
   }
-  return {
-    store: work.store,
-    context: work.context,
-    follower: work.follower,
-    async start() {
-      await work.start();
-      return front.start();
-    },
-    async stop() {
-      await front.stop();
-      await work.stop();
-    },
-  };
-}
 
-/**
- * The bot as it runs in production: the front door on the main thread, the work on a worker
- * thread. A Slack request then waits only for the requests ahead of it to be acknowledged, never
- * for the jobs, Redis writes, Slack and Mintlify calls (and their garbage) that follow them.
- * `onFatal` hears of a work thread that died: the process should exit, so that it is restarted.
- */
-export async function createThreadedDocsAgent(
-  config: Config,
-  options: { logger: Logger; onFatal: (error: Error) => void; busyBacklog?: number },
-): Promise<RunningDocsAgent> {
-  const { logger } = options;
-  let worker: Worker | undefined;
-  let stopping = false;
-  // Requests handed to the work thread, and (shared with it, counted there) those it has finished.
-  let forwarded = 0;
-  const finished = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
-  const send = (message: ToWorkThread) => worker?.postMessage(message);
-  const front = await openFrontDoor(config, {
-    logger,
-    forward: (request) => {
-      forwarded += 1;
-      send({ type: 'request', request });
-    },
-    // Both counts wrap alike past 2^31, so their difference stays right.
-    backlog: () => (forwarded - Atomics.load(finished, 0)) | 0,
-    ...(options.busyBacklog ? { busyBacklog: options.busyBacklog } : {}),
+  const queues: Queues = store.redis
+    ? openBullmqQueues({
+        client: store.redis,
+        prefix: config.store.namespace,
+        logger,
+        lockMs: config.queueLockMs,
+      })
+    : openMemoryQueues({ logger });
+  const requests = queues.queue<SlackRequest>(REQUESTS_QUEUE, { keepCompletedMs: KEEP_REQUESTS_MS });
+  const follow = queues.queue<FollowCheck>(FOLLOW_QUEUE);
+  const digestQueue = queues.queue<DigestJob>(DIGEST_QUEUE);
+
+  const mintlify = new MintlifyClient({
+    apiKey: config.mintlify.apiKey,
+    baseUrl: config.mintlify.apiUrl,
+    userAgent: USER_AGENT,
+    ...options.mintlify,
   });
-
-  const untilWorkThread = (wanted: FromWorkThread['type']) =>
-    new Promise<void>((resolve, reject) => {
-      const onMessage = (message: FromWorkThread) => {
-        if (message.type === wanted) done(resolve);
-        else if (message.type === 'failed') done(() => reject(new Error(message.message)));
-      };
-      const onExit = (code: number) =>
-        done(wanted === 'stopped' ? resolve : () => reject(new Error(`the work thread exited (${code})`)));
-      const done = (settle: () => void) => {
-        worker?.off('message', onMessage);
-        worker?.off('exit', onExit);
-        settle();
-      };
-      worker?.on('message', onMessage);
-      worker?.on('exit', onExit);
+  const publishing = new InFlight();
+  const jobs: JobsContext = {
+    config,
+    mintlify,
+    store,
+    records: new JobRecords(store),
+    starts: new JobStarts(store),
+    ledger: new RateLedger(store.atomic, () => now().getTime()),
+    slack,
+    logger,
+    now,
+    onJobActive: (jobId) =>
+      void followJob(jobs, follow, jobId).catch((error: unknown) =>
+        logger.error(`job ${jobId} could not be queued for following: ${String(error)}`),
+      ),
+    onJobChanged: (record) => home.refresh(record.requestedBy),
+  };
+  const home = new HomeRefresher({
+    publish: (user) => publishHome(jobs, user),
+    logger,
+    track: (work) => publishing.run(work),
+  });
+  const digestFor = (signal: AbortSignal) =>
+    createDigestContext({
+      config,
+      mintlify,
+      store,
+      slack,
+      logger,
+      now,
+      shutdown: signal,
+      ...(options.digest ? { collect: options.digest } : {}),
     });
 
+  const web: Web | undefined = config.services.web
+    ? createWeb(config, {
+        logger,
+        identity,
+        requests,
+        ...(options.slackRetries ? { slackRetries: options.slackRetries } : {}),
+      })
+    : undefined;
+
+  const closeAll = async () => {
+    home.stop();
+    await queues.close(STOP_GRACE_MS);
+    await publishing.drain(1_000);
+    await Promise.allSettled([mintlify.close(), store.close()]);
+  };
+
   return {
+    store,
+    context: { jobs },
     async start() {
-      worker = spawnWorkThread(config, finished.buffer as SharedArrayBuffer);
-      worker.on('error', (error) => {
-        logger.error(`the work thread failed: ${error.message}`);
-        options.onFatal(error);
-      });
-      worker.on('exit', (code) => {
-        if (!stopping) options.onFatal(new Error(`the work thread exited unexpectedly (${code})`));
-      });
-      await untilWorkThread('ready');
-      return front.start();
+      try {
+        if (config.services.worker) {
+          await startWorker({
+            config,
+            logger,
+            jobs,
+            userNames: cachedUserNames(slack, logger),
+            home,
+            identity,
+            digest: digestFor,
+            queues: { requests, follow, digest: digestQueue },
+          });
+        }
+        if (!web) {
+          logger.info('docs-agent worker is running (SERVICES=worker: no Slack requests are taken here)');
+          return { port: undefined };
+        }
+        return await web.start();
+      } catch (error) {
+        await closeAll();
+        throw error;
+      }
     },
     async stop() {
-      stopping = true;
-      const deadline = Date.now() + WORK_THREAD_STOP_MS;
-      await front.stop();
-      if (!worker) return;
-      const stopped = untilWorkThread('stopped').catch(() => {});
-      send({ type: 'stop' });
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        stopped,
-        new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now())))),
-      ]);
-      clearTimeout(timer);
-      await worker.terminate();
+      await web?.stop();
+      await closeAll();
+    },
+    async drained(timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const { waiting, active } = await requests.counts();
+        if (waiting + active === 0 && publishing.size === 0) return;
+        if (Date.now() > deadline) throw new Error(`requests still queued after ${timeoutMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    },
+    async following() {
+      const { waiting, active, delayed } = await follow.counts();
+      return waiting + active + delayed;
     },
   };
-}
-
-/**
- * The work thread's entry: the compiled `workThread.js` next to this file, or, when the bot runs
- * from its TypeScript sources (`npm run dev`, the tests), `workThread.ts` behind tsx's loader,
- * which a worker thread does not inherit from its parent on Node 20.
- */
-function spawnWorkThread(config: Config, finished: SharedArrayBuffer): Worker {
-  const workerData = { config, finished };
-  if (!import.meta.url.endsWith('.ts'))
-    return new Worker(new URL('./workThread.js', import.meta.url), { workerData });
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const entry = new URL('./workThread.ts', import.meta.url).href;
-  const code = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`;
-  return new Worker(code, { eval: true, workerData });
 }

@@ -7,6 +7,8 @@ import { z } from 'zod';
  */
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+/** What a process runs: `web` verifies, acknowledges and enqueues Slack's requests; `worker` does the work. */
+const SERVICE_NAMES = ['web', 'worker'] as const;
 const MINTLIFY_KEYS_PAGE = 'https://app.mintlify.com/settings/organization/api-keys';
 
 const blankToUndefined = (value: unknown) =>
@@ -93,6 +95,27 @@ const envSchema = z.object({
       .optional(),
   ),
   STORE_NAMESPACE: optionalText.default('docs-agent'),
+  SERVICES: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .default('web,worker')
+      .transform((value) =>
+        value
+          .split(',')
+          .map((role) => role.trim().toLowerCase())
+          .filter(Boolean),
+      )
+      .pipe(
+        z
+          .array(
+            z.enum(SERVICE_NAMES, { error: `lists ${SERVICE_NAMES.join(' and ')} only, comma-separated` }),
+          )
+          .min(1, `names at least one of ${SERVICE_NAMES.join(', ')}`),
+      ),
+  ),
+  // BullMQ's lock: renewed by a live worker every half of it; a dead one's work is taken over after it.
+  QUEUE_LOCK_MS: integer(30_000, 1_000, 600_000),
   PORT: integer(3000, 0, 65_535),
   POLL_INTERVAL_MS: integer(5_000, 100, 3_600_000),
   POLL_MAX_INTERVAL_MS: integer(120_000, 100, 86_400_000),
@@ -178,6 +201,10 @@ export interface Config {
   };
   mintlify: { apiKey: string; projectId: string; apiUrl: string };
   store: { redisUrl: string | undefined; namespace: string };
+  /** The roles this process runs (SERVICES). */
+  services: { web: boolean; worker: boolean };
+  /** How long a worker's running work stays locked (a dead worker's is taken over after it). */
+  queueLockMs: number;
   port: number;
   poll: {
     intervalMs: number;
@@ -250,6 +277,13 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         }))),
     ...crossChecks(env),
   ];
+  if (parsed.success && parsed.data.SERVICES.length < SERVICE_NAMES.length && !parsed.data.REDIS_URL) {
+    problems.push({
+      variable: 'SERVICES',
+      problem:
+        'needs REDIS_URL to run web and worker apart: without Redis the queue lives in one process, which runs both (leave SERVICES unset)',
+    });
+  }
   if (parsed.success && parsed.data.POLL_MAX_INTERVAL_MS < parsed.data.POLL_INTERVAL_MS) {
     problems.push({ variable: 'POLL_MAX_INTERVAL_MS', problem: 'must be at least POLL_INTERVAL_MS' });
   }
@@ -271,6 +305,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       apiUrl: e.MINTLIFY_API_URL ?? 'https://api.mintlify.com',
     },
     store: { redisUrl: e.REDIS_URL, namespace: e.STORE_NAMESPACE },
+    services: { web: e.SERVICES.includes('web'), worker: e.SERVICES.includes('worker') },
+    queueLockMs: e.QUEUE_LOCK_MS,
     port: e.PORT,
     poll: {
       intervalMs: e.POLL_INTERVAL_MS,

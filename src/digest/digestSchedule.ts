@@ -1,58 +1,71 @@
-import { Cron } from 'croner';
+import type { Processor, WorkQueue } from '../queue/queue.js';
+import { RENEWED_LEASE_MS } from '../store/lease.js';
 import type { DigestContext } from './digestContext.js';
 import { type DigestPeriod, periodKey, periodOfRun, previousScheduledRun } from './period.js';
 import { type DigestOutcome, postScheduledDigest } from './postDigest.js';
 
 /**
- * The weekly digest on DIGEST_CRON in DIGEST_TIMEZONE, posted to DIGEST_CHANNEL. Every instance
- * runs the schedule; the lease and the posted record in the store make one of them post.
- * At start it catches up: when the latest scheduled run has no posted record (the bot was down
- * then), that run's digest is posted now. Older missed runs are not: only the latest period is news.
+ * The weekly digest on DIGEST_CRON in DIGEST_TIMEZONE, posted to DIGEST_CHANNEL: a job scheduler
+ * on the `digest` queue, so each occurrence is one queue job however many workers run. A worker
+ * that crashes half-way leaves the job to another (the queue's stalled-job recovery); the posted
+ * record and the message's mark make sure it is posted once. At a worker's start it catches up:
+ * when the latest scheduled run has no posted digest (nothing ran then), that period is posted now.
  */
-export interface DigestSchedule {
-  start(): void;
-  /** Stops the schedule and waits for a run in progress (the context's shutdown signal cuts its waits). */
-  stop(): Promise<void>;
+
+export const DIGEST_QUEUE = 'digest';
+const SCHEDULER_ID = 'weekly-digest';
+// A digest cut short (a stop, Mintlify or Slack away) is tried again a few times, a minute apart and more.
+const ATTEMPTS = 4;
+const BACKOFF_MS = 60_000;
+
+/** A digest to post: of `period` (a catch-up), or of the week before the run (a scheduled one). */
+export interface DigestJob {
+  period?: DigestPeriod;
 }
 
-/** Undefined when DIGEST_CHANNEL is not set: no digest is scheduled. */
-export function digestSchedule(ctx: DigestContext): DigestSchedule | undefined {
+/** Adds, updates or removes the scheduler as the configuration says, then queues the catch-up. */
+export async function scheduleDigest(ctx: DigestContext, queue: WorkQueue<DigestJob>): Promise<void> {
   const { channel, cron: pattern, timezone } = ctx.config.digest;
-  if (!channel) return undefined;
-  const running = new Set<Promise<void>>();
-  let cron: Cron | undefined;
-
-  const run = (period: DigestPeriod, why: 'scheduled' | 'catch-up') => {
-    const work = postScheduledDigest(ctx, period, channel).then(
-      (outcome) => report(ctx, outcome, why),
-      (error: unknown) =>
-        ctx.logger.error(
-          `the ${why} digest for ${periodKey(period)} in ${channel} failed: ${error instanceof Error ? error.message : String(error)}`,
-        ),
+  if (!channel) {
+    await queue.unschedule(SCHEDULER_ID); // DIGEST_CHANNEL was unset since the last start
+    return;
+  }
+  await queue.schedule(
+    SCHEDULER_ID,
+    { pattern, timezone },
+    { name: 'scheduled', data: {}, attempts: ATTEMPTS, backoffMs: BACKOFF_MS },
+  );
+  const missed = previousScheduledRun(pattern, timezone, ctx.now());
+  if (missed) {
+    const period = periodOfRun(missed, timezone);
+    // One catch-up per period, however many workers start at once; posted once (see postScheduledDigest).
+    await queue.add(
+      'catch-up',
+      { period },
+      { jobId: `catch-up-${channel}-${periodKey(period)}`, attempts: ATTEMPTS, backoffMs: BACKOFF_MS },
     );
-    running.add(work);
-    void work.finally(() => running.delete(work));
-    return work;
-  };
+  }
+  ctx.logger.info(`weekly digest scheduled "${pattern}" (${timezone}) to ${channel}`);
+}
 
-  return {
-    start() {
-      if (cron) return;
-      const now = ctx.now();
-      // protect: a run still waiting out the rate limit is not joined by the next one.
-      cron = new Cron(pattern, { timezone, protect: true }, () =>
-        run(periodOfRun(ctx.now(), timezone), 'scheduled'),
-      );
-      const missed = previousScheduledRun(pattern, timezone, now);
-      if (missed) void run(periodOfRun(missed, timezone), 'catch-up');
-      ctx.logger.info(
-        `weekly digest scheduled "${pattern}" (${timezone}) to ${channel}; next at ${cron.nextRun()?.toISOString() ?? 'never'}`,
-      );
-    },
-    async stop() {
-      cron?.stop();
-      await Promise.allSettled([...running]);
-    },
+/** The `digest` queue's processor. `contextFor` gives the digest a context that stops waiting on `signal`. */
+export function digestProcessor(contextFor: (signal: AbortSignal) => DigestContext): Processor<DigestJob> {
+  return async (job, signal) => {
+    const ctx = contextFor(signal);
+    const { channel, timezone } = ctx.config.digest;
+    if (!channel) return undefined;
+    const why = job.name === 'catch-up' ? 'catch-up' : 'scheduled';
+    const period = job.data.period ?? periodOfRun(ctx.now(), timezone);
+    const outcome = await postScheduledDigest(ctx, period, channel);
+    report(ctx, outcome, why);
+    // Its lease is held, maybe by a worker that died posting it: look again once that lease has lapsed.
+    if (outcome.kind === 'in_progress') {
+      return { again: { delayMs: RENEWED_LEASE_MS + 1_000, data: { ...job.data, period } } };
+    }
+    // Not posted: the queue tries it again later (here or in another worker), as long as attempts remain.
+    if (outcome.kind === 'failed')
+      throw new Error(`the ${why} digest for ${periodKey(period)} was not posted`);
+    return undefined;
   };
 }
 
@@ -66,7 +79,7 @@ function report(ctx: DigestContext, outcome: DigestOutcome, why: 'scheduled' | '
       ctx.logger.info(`${what}: already posted (ts ${outcome.record.ts})`);
       return;
     case 'in_progress':
-      ctx.logger.info(`${what}: another instance is posting it`);
+      ctx.logger.info(`${what}: another worker is posting it`);
       return;
     case 'failed':
       return; // logged where it failed, once

@@ -1,6 +1,6 @@
 import { findPostedMessage, type MessageMark } from '../slack/postedMessages.js';
 import { classifySlackError, slackErrorCode } from '../slack/slackErrors.js';
-import { withLease } from '../store/lease.js';
+import { RENEWED_LEASE_MS, withRenewedLease } from '../store/lease.js';
 import { collectVisitors, readSiteTotals, type VisitorNumbers } from './collectVisitors.js';
 import { digestFailureText, STOPPED_TEXT } from './digestAnswers.js';
 import type { DigestContext } from './digestContext.js';
@@ -25,8 +25,6 @@ export type DigestOutcome =
 
 // A response URL works for 30 minutes: a person's digest gives up in time to be told so.
 const ON_REQUEST_GIVE_UP_MAX_MS = 25 * 60_000;
-// The lease must outlive the longest run (the rate-limit wait, then the pages and the post).
-const LEASE_MARGIN_MS = 15 * 60_000;
 
 /** The scheduled digest (and `npm run digest`): once per period and channel. */
 export async function postScheduledDigest(
@@ -35,10 +33,11 @@ export async function postScheduledDigest(
   channel: string,
 ): Promise<DigestOutcome> {
   const { giveUpMs } = ctx.config.digest;
-  const leased = await withLease(
+  // Renewed while the digest is gathered and posted: a worker that dies leaves it within seconds.
+  const leased = await withRenewedLease(
     ctx.store.atomic,
     `digest:${channel}:${periodKey(period)}`,
-    giveUpMs + LEASE_MARGIN_MS,
+    RENEWED_LEASE_MS,
     async (): Promise<DigestOutcome> => {
       // Read under the lease: an instance that got here after another finished sees its record.
       const record =
@@ -77,10 +76,10 @@ export async function postDigestNow(ctx: DigestContext, request: DigestRequest):
   const period = periodOfRun(ctx.now(), ctx.config.digest.timezone);
   const giveUpMs = Math.min(ctx.config.digest.giveUpMs, ON_REQUEST_GIVE_UP_MAX_MS);
   // One at a time per channel: a second request would spend the same shared analytics budget again.
-  const leased = await withLease(
+  const leased = await withRenewedLease(
     ctx.store.atomic,
     `digest-request:${request.channel}`,
-    giveUpMs + LEASE_MARGIN_MS,
+    RENEWED_LEASE_MS,
     () =>
       gatherAndPost(ctx, period, request.channel, { giveUpMs, onRateLimited: onceLong(request.onLongWait) }),
   );

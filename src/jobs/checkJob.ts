@@ -8,14 +8,13 @@ import {
   ServiceError,
   TimeoutError,
 } from '../mintlify/index.js';
-import { keepRenewed, type Lease, RENEWED_LEASE_MS, tryLease } from '../store/lease.js';
 import { type JobNewsKind, jobNewsText } from './jobNews.js';
 import { announceOnce, editJobCard, type Notice, noticeKey } from './jobNotifications.js';
 import { applyAgentJob, FINISHED, type JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
 import { recoverJobCard } from './recoverJobCard.js';
 
-/** What the follower remembers about one job between checks (in this instance only). */
+/** What the follower remembers about one job between checks (carried by its queue job). */
 export interface JobMemory {
   projectId: string;
   /** When this round of work began; unknown for a job resumed from the store until its first check. */
@@ -28,8 +27,6 @@ export interface JobMemory {
   schemaLogged: boolean;
   /** Active for longer than JOB_SLOW_AFTER_MS: checked rarely from now on. */
   slow: boolean;
-  /** The poll lease kept after the last check (see `checkJob`), given back when the bot stops. */
-  keptLease: Lease | undefined;
 }
 
 export const newJobMemory = (projectId: string): JobMemory => ({
@@ -40,15 +37,7 @@ export const newJobMemory = (projectId: string): JobMemory => ({
   slackGone: false,
   schemaLogged: false,
   slow: false,
-  keptLease: undefined,
 });
-
-/** Gives back the poll lease kept after the job's last check, so another instance may check it at once. */
-export async function releaseKeptLease(memory: JobMemory): Promise<void> {
-  const lease = memory.keptLease;
-  memory.keptLease = undefined;
-  await lease?.release().catch(() => {}); // it expires on its own if the store is away now
-}
 
 export type CheckResult =
   | { kind: 'following' }
@@ -56,12 +45,8 @@ export type CheckResult =
   /** `problem`: a failure an operator must fix (a refused key, say), for the follower to log once. */
   | { kind: 'retry'; problem?: unknown }
   | { kind: 'rate_limited'; retryAfterMs: number | undefined }
-  /** Another check of this job (another instance's) holds the poll lease. */
+  /** The job's start still holds it (its card is being posted): check again later. */
   | { kind: 'busy' };
-
-// Renewed while a check runs, however long Mintlify's retries take; a check that crashed holds the
-// job back a few seconds.
-const POLL_LEASE_MS = RENEWED_LEASE_MS;
 
 /**
  * One check of one job: read it from Mintlify, redraw its card when its status or pull request
@@ -69,44 +54,6 @@ const POLL_LEASE_MS = RENEWED_LEASE_MS;
  * and only when Slack took everything, so a failed post is simply found again at the next check.
  */
 export async function checkJob(
-  ctx: JobsContext,
-  jobId: string,
-  memory: JobMemory,
-  now: number,
-): Promise<CheckResult> {
-  const lease = (await reclaim(memory)) ?? (await tryLease(ctx.store.atomic, `poll:${jobId}`, POLL_LEASE_MS));
-  if (!lease) return { kind: 'busy' };
-  memory.keptLease = undefined;
-  const stopRenewing = keepRenewed(lease, POLL_LEASE_MS);
-  let result: CheckResult | undefined;
-  try {
-    result = await checkHeld(ctx, jobId, memory, now);
-    return result;
-  } finally {
-    stopRenewing();
-    // Other instances follow the same jobs: holding the lease for most of a poll interval after a
-    // check makes them skip a job that was just read, so N instances do not read it N times as often.
-    // (This instance checks it again no sooner than 0.8 interval, when the lease has expired.)
-    if (result?.kind === 'done')
-      await lease.release().catch(() => {}); // it expires on its own if the store is away now
-    else {
-      memory.keptLease = lease;
-      await lease.keepFor(Math.max(1, Math.floor(ctx.config.poll.intervalMs * 0.7))).catch(() => false);
-    }
-  }
-}
-
-/**
- * The lease this instance kept after its last check, if it still holds it: a check cut short by a
- * store outage could not shorten it, and this instance need not wait for it to lapse.
- */
-async function reclaim(memory: JobMemory): Promise<Lease | undefined> {
-  const kept = memory.keptLease;
-  if (!kept) return undefined;
-  return (await kept.keepFor(POLL_LEASE_MS)) ? kept : undefined;
-}
-
-async function checkHeld(
   ctx: JobsContext,
   jobId: string,
   memory: JobMemory,

@@ -1,5 +1,5 @@
 import type { AgentJob, JobStatus } from '../mintlify/index.js';
-import type { Store } from '../store/store.js';
+import { type Store, updateRecord } from '../store/store.js';
 
 /** Where a job was started from: every door leads to the same record, card and thread. */
 export type JobDoor = 'command' | 'mention' | 'shortcut' | 'dm';
@@ -56,6 +56,9 @@ const threadKey = (channel: string, threadTs: string) => `thread:${channel}:${th
 const UNFINISHED = 'jobs:unfinished';
 const channelIndex = (channel: string) => `jobs:channel:${channel}`;
 const userIndex = (user: string) => `jobs:user:${user}`;
+const INDEX_PASSES = 5;
+
+const unfinished = (record: JobRecord) => !FINISHED.has(record.status) && !record.goneAt;
 
 /** Fills the record's view of the job from what Mintlify answered. */
 export function applyAgentJob(record: JobRecord, job: AgentJob, now: Date): JobRecord {
@@ -89,25 +92,43 @@ export class JobRecords {
 
   /** Writes the record and keeps the indexes (unfinished, per channel, per person) in step. */
   async save(record: JobRecord): Promise<void> {
+    await this.store.kv.set(jobKey(record.jobId), record);
+    await this.index(record);
+  }
+
+  private async index(record: JobRecord): Promise<void> {
     const score = Date.parse(record.createdAt);
     const { atomic, kv } = this.store;
-    await kv.set(jobKey(record.jobId), record);
     await Promise.all([
-      FINISHED.has(record.status) || record.goneAt
-        ? atomic.indexRemove(UNFINISHED, record.jobId)
-        : atomic.indexAdd(UNFINISHED, record.jobId, score),
+      unfinished(record)
+        ? atomic.indexAdd(UNFINISHED, record.jobId, score)
+        : atomic.indexRemove(UNFINISHED, record.jobId),
       atomic.indexAdd(channelIndex(record.channel), record.jobId, score, RECENT_PER_CHANNEL),
       atomic.indexAdd(userIndex(record.requestedBy), record.jobId, score, RECENT_PER_USER),
       record.threadTs === null ? undefined : kv.set(threadKey(record.channel, record.threadTs), record.jobId),
     ]);
   }
 
-  /** Reads, changes and writes a record; undefined when it does not exist. */
+  /**
+   * Changes a record and writes it, losing no concurrent change of the same record (from this
+   * process or another): when someone else wrote it meanwhile, the record is read again and
+   * `change` applied again. So `change` may be called more than once and must be a pure function
+   * of the record it is given (no side effects; anything it needs from outside, read beforehand).
+   * Undefined when the record does not exist; throws RecordContendedError if it kept losing.
+   */
   async update(jobId: string, change: (record: JobRecord) => JobRecord): Promise<JobRecord | undefined> {
-    const record = await this.get(jobId);
-    if (!record) return undefined;
-    const next = change(record);
-    await this.save(next);
+    const next = await updateRecord(this.store, jobKey(jobId), change);
+    if (!next) return undefined;
+    // The record writes are ordered, but two writers' index updates may land in either order: a
+    // writer whose record was overtaken redoes the unfinished index (the one whose membership
+    // flips) from the newer record, so the last index update to land follows the last record.
+    let indexed = next;
+    for (let pass = 0; pass < INDEX_PASSES; pass++) {
+      await this.index(indexed);
+      const latest = await this.get(jobId);
+      if (!latest || unfinished(latest) === unfinished(indexed)) break;
+      indexed = latest;
+    }
     return next;
   }
 

@@ -2,7 +2,7 @@ import { isPassingSlackFailure } from '../slack/slackErrors.js';
 import { RENEWED_LEASE_MS, withRenewedLease } from '../store/lease.js';
 import type { Store } from '../store/store.js';
 import { interruptedStartText } from './jobAnswers.js';
-import type { JobDoor } from './jobRecord.js';
+import type { JobDoor, JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
 
 /**
@@ -44,10 +44,12 @@ export class JobStarts {
     await this.store.atomic.indexAdd(PENDING, start.id, Date.parse(start.at));
   }
 
-  /** The start became a job record, or failed and was answered: nothing left to recover. */
+  /**
+   * The start became a job record, or failed and was answered: nothing left to recover. The start
+   * itself is kept (a day), so the same queue job run again after a crash knows it began.
+   */
   async end(id: string): Promise<void> {
     await this.store.atomic.indexRemove(PENDING, id);
-    await this.store.kv.delete(startKey(id));
   }
 
   get(id: string): Promise<PendingStart | undefined> {
@@ -69,7 +71,7 @@ export async function tellInterruptedStarts(ctx: JobsContext): Promise<void> {
       // Renewed while Slack is slow to take the message, so no other instance tells the person too.
       await withRenewedLease(ctx.store.atomic, startLeaseName(id), START_LEASE_MS, async () => {
         const start = await ctx.starts.get(id);
-        if (start && !(await madeAJob(ctx, start)) && !(await tellPerson(ctx, start))) return; // next time
+        if (start && !(await jobOfStart(ctx, start)) && !(await tellPerson(ctx, start))) return; // next time
         await ctx.starts.end(id);
       });
     } catch (error) {
@@ -78,9 +80,10 @@ export async function tellInterruptedStarts(ctx: JobsContext): Promise<void> {
   }
 }
 
-async function madeAJob(ctx: JobsContext, start: PendingStart): Promise<boolean> {
+/** The job record this start made, if it got that far. */
+export async function jobOfStart(ctx: JobsContext, start: PendingStart): Promise<JobRecord | undefined> {
   const recent = await ctx.records.recentForUser(start.requestedBy, 50);
-  return recent.some((record) => record.startId === start.id);
+  return recent.find((record) => record.startId === start.id);
 }
 
 /** False when Slack could not be reached, so the person is told at the next try. */

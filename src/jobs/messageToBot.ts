@@ -49,6 +49,7 @@ export async function handleMessageToBot(
   ctx: JobsContext,
   userNames: UserNames,
   input: MessageToBot,
+  startId: string,
 ): Promise<MessageToBotOutcome> {
   const { channel, ts, user } = input;
   const reply = input.threadTs !== undefined && input.threadTs !== ts;
@@ -74,14 +75,18 @@ export async function handleMessageToBot(
     reply && input.threadTs
       ? [threadSection(THREAD_TITLE, await earlierMessages(ctx, userNames, input))]
       : [];
-  return startJob(ctx, {
-    prompt: promptWithContext(asked, sections),
-    displayPrompt: instruction,
-    requestedBy: user,
-    channel,
-    threadTs: reply ? input.threadTs : ts,
-    door: input.door,
-  });
+  return startJob(
+    ctx,
+    {
+      prompt: promptWithContext(asked, sections),
+      displayPrompt: instruction,
+      requestedBy: user,
+      channel,
+      threadTs: reply ? input.threadTs : ts,
+      door: input.door,
+    },
+    startId,
+  );
 }
 
 /** The thread before this message; undefined when Slack would not give it (the job starts anyway). */

@@ -1,24 +1,4 @@
-/**
- * When to check a job next: the cadence, its jitter and its backoff. Pure arithmetic on times,
- * plus the clock the follower runs on, so a test can drive every wait without sleeping.
- */
-
-export interface Clock {
-  now(): number;
-  setTimeout(run: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  setTimeout: (run, ms) => {
-    const timer = setTimeout(run, ms);
-    // The follower never keeps the process alive on its own: the Slack receiver does that.
-    timer.unref();
-    return timer;
-  },
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
+/** When to check a job next: the cadence, its jitter and its backoff. Pure arithmetic on times. */
 
 export interface PollTiming {
   /** How often a fresh job is checked (POLL_INTERVAL_MS). */

@@ -39,6 +39,7 @@ export async function startFromShortcut(
   ctx: JobsContext,
   userNames: UserNames,
   request: ShortcutRequest,
+  startId: string,
 ): Promise<ShortcutOutcome> {
   const { message } = request;
   const rootTs = message.threadTs ?? message.ts;
@@ -57,14 +58,18 @@ export async function startFromShortcut(
 
   // A thread that already belongs to a job keeps it: the new card then starts a thread of its own.
   const taken = await ctx.records.byThread(message.channel, rootTs);
-  const outcome = await startJob(ctx, {
-    prompt: promptWithContext(request.instruction, sections),
-    displayPrompt: request.instruction,
-    requestedBy: request.user,
-    channel: message.channel,
-    ...(taken ? {} : { threadTs: rootTs }),
-    door: 'shortcut',
-  });
+  const outcome = await startJob(
+    ctx,
+    {
+      prompt: promptWithContext(request.instruction, sections),
+      displayPrompt: request.instruction,
+      requestedBy: request.user,
+      channel: message.channel,
+      ...(taken ? {} : { threadTs: rootTs }),
+      door: 'shortcut',
+    },
+    startId,
+  );
   switch (outcome.kind) {
     case 'failed':
       return { kind: 'failed', text: outcome.text };

@@ -1,12 +1,17 @@
-import { randomUUID } from 'node:crypto';
 import { truncate } from '../slack/escape.js';
 import { classifySlackError } from '../slack/slackErrors.js';
 import { withRenewedLease } from '../store/lease.js';
 import type { AgentBudget } from '../store/rateLedger.js';
-import { cannotPostText, cardLaterText, notInChannelText, startFailureText } from './jobAnswers.js';
+import {
+  cannotPostText,
+  cardLaterText,
+  interruptedStartText,
+  notInChannelText,
+  startFailureText,
+} from './jobAnswers.js';
 import { applyAgentJob, DISPLAY_PROMPT_MAX, type JobDoor, type JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
-import { START_LEASE_MS, startLeaseName } from './jobStarts.js';
+import { jobOfStart, type PendingStart, START_LEASE_MS, startLeaseName } from './jobStarts.js';
 import { placeCard, postJobCard } from './postJobCard.js';
 
 export interface StartJobInput {
@@ -43,13 +48,38 @@ export type StartJobOutcome =
  * with its card pending before the card is posted (a crash before the card is recorded: the
  * follower finds the card or posts it). The start's lease keeps that recovery from racing us.
  */
-export async function startJob(ctx: JobsContext, input: StartJobInput): Promise<StartJobOutcome> {
-  const startId = randomUUID();
-  const held = await withRenewedLease(ctx.store.atomic, startLeaseName(startId), START_LEASE_MS, () =>
-    startHeld(ctx, input, startId),
+export async function startJob(
+  ctx: JobsContext,
+  input: StartJobInput,
+  /** The queue job's id: a start run again (its process crashed) is known by it. */
+  startId: string,
+): Promise<StartJobOutcome> {
+  const held = await withRenewedLease(
+    ctx.store.atomic,
+    startLeaseName(startId),
+    START_LEASE_MS,
+    async () => {
+      const earlier = await ctx.starts.get(startId);
+      return earlier ? resumeStart(ctx, earlier) : startHeld(ctx, input, startId);
+    },
+    // Run again after its process died, the start waits out the dead holder's lease.
+    { waitMs: START_LEASE_MS + 1_000 },
   );
-  if (!held.ran) throw new Error(`the lease of a new start (${startId}) was taken`); // a fresh UUID: cannot happen
+  if (!held.ran) throw new Error(`the start ${startId} is under way elsewhere`);
   return held.value;
+}
+
+/**
+ * The same start, run again because the process running it died: Mintlify is never asked twice.
+ * A job it made is the follower's to finish (its card is pending); otherwise the person is told.
+ */
+async function resumeStart(ctx: JobsContext, start: PendingStart): Promise<StartJobOutcome> {
+  const made = await jobOfStart(ctx, start);
+  const budget = await ctx.ledger.current(ctx.config.mintlify.projectId);
+  await ctx.starts.end(start.id);
+  if (made) return { kind: 'started', record: made, budget };
+  ctx.logger.warn(`a job start by ${start.requestedBy} in ${start.channel} was cut short by a restart`);
+  return { kind: 'failed', text: interruptedStartText(start.prompt), error: undefined };
 }
 
 async function startHeld(ctx: JobsContext, input: StartJobInput, startId: string): Promise<StartJobOutcome> {

@@ -1,16 +1,19 @@
-import type { DigestContext } from '../digest/digestContext.js';
-import type { HomeRefresher } from '../home/homeRefresher.js';
-import type { InFlight } from '../inFlight.js';
-import type { JobsContext } from '../jobs/jobsContext.js';
-import type { UserNames } from '../slack/plainText.js';
+import type { Config } from '../config.js';
+import type { SlackRequest } from '../requests/slackRequest.js';
 
-/** What every door (command, event, shortcut, action, view) is given. */
+/** What every door (command, event, shortcut, action, view) is given: it reads, acks and enqueues. */
 export interface ListenerContext {
-  jobs: JobsContext;
-  userNames: UserNames;
-  /** Work that outlives a request (Home refreshes, checks); each request is tracked by `Work.handle`. */
-  inFlight: InFlight;
-  digest: DigestContext;
-  /** Publishes and refreshes people's Home tabs. */
-  home: HomeRefresher;
+  access: Config['access'];
+  /**
+   * Puts a request on the `requests` queue for the worker. `deliveryId` names Slack's delivery
+   * (an event id, a trigger id), so the same request delivered again is queued once. Rejects when
+   * the queue could not take it within about a second.
+   */
+  enqueue: (request: SlackRequest, deliveryId: string | undefined) => Promise<void>;
+  /** The little a listener does after its ack (open the shortcut's form): stopping waits for it. */
+  track: (work: Promise<void>) => void;
 }
+
+/** The answer to a request the queue could not take: nothing was started, and nothing is lost by trying again. */
+export const TRY_AGAIN_SHORTLY =
+  'Sorry, I couldn’t take that right now (my storage may be unavailable). Nothing was started: please try again shortly.';

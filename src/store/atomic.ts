@@ -1,8 +1,8 @@
 /**
  * The few operations that must be atomic across bot instances: claim a key once, release it
- * only if we still hold it, and ordered indexes. Redis does them natively; the in-memory
- * versions give the same answers inside one process (the store a single instance or the
- * sandbox uses).
+ * only if we still hold it, ordered indexes, and compare-and-set on a record `kv` keeps. Redis
+ * does them natively; the in-memory versions give the same answers inside one process (the store
+ * a single instance or the sandbox uses).
  */
 export interface AtomicOps {
   /** SET key value NX PX ttl: true when this call created the key. */
@@ -22,6 +22,19 @@ export interface AtomicOps {
   windowHit(key: string, nowMs: number, windowMs: number, id: string): Promise<WindowCount>;
   /** How many hits are inside the window, and the oldest, without recording one. */
   windowHits(key: string, nowMs: number, windowMs: number): Promise<WindowCount>;
+  /**
+   * The string the store's `kv` holds for its key `key` (Keyv's serialized `{ value, expires }`),
+   * undefined when there is none. Unlike the operations above, `key` is a `kv` key, not one of
+   * our own: this and `compareAndSet` work on the records `kv.get` reads.
+   */
+  getRaw(key: string): Promise<string | undefined>;
+  /**
+   * Replaces the `kv` record `key` with `nextRaw` only while it still holds `expectedRaw`: false
+   * when another writer got there first (or the record is gone). `ttlMs` sets a new expiry;
+   * without it the record keeps the one it has. The `expires` inside `nextRaw` is the caller's to
+   * keep in step, as `kv.get` goes by it.
+   */
+  compareAndSet(key: string, expectedRaw: string, nextRaw: string, ttlMs?: number): Promise<boolean>;
 }
 
 /** A rolling window's hits: only the count and the oldest travel, however many hits there are. */

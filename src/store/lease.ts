@@ -52,9 +52,14 @@ export async function withLease<T>(
   name: string,
   ttlMs: number,
   work: () => Promise<T>,
-  options: { renew?: boolean } = {},
+  options: { renew?: boolean; waitMs?: number } = {},
 ): Promise<{ ran: true; value: T } | { ran: false }> {
-  const lease = await tryLease(atomic, name, ttlMs);
+  let lease = await tryLease(atomic, name, ttlMs);
+  // Held by a holder that may have died: its lease lapses within ttlMs, so waiting a little longer settles it.
+  for (const until = Date.now() + (options.waitMs ?? 0); !lease && Date.now() < until;) {
+    await new Promise((resolve) => setTimeout(resolve, LEASE_RETRY_MS));
+    lease = await tryLease(atomic, name, ttlMs);
+  }
   if (!lease) return { ran: false };
   const stopRenewing = options.renew ? keepRenewed(lease, ttlMs) : () => {};
   try {
@@ -71,6 +76,9 @@ export function withRenewedLease<T>(
   name: string,
   ttlMs: number,
   work: () => Promise<T>,
+  options: { waitMs?: number } = {},
 ): Promise<{ ran: true; value: T } | { ran: false }> {
-  return withLease(atomic, name, ttlMs, work, { renew: true });
+  return withLease(atomic, name, ttlMs, work, { ...options, renew: true });
 }
+
+const LEASE_RETRY_MS = 250;

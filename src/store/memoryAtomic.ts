@@ -5,7 +5,15 @@ export class MemoryAtomicOps implements AtomicOps {
   private readonly values = new Map<string, { value: string; expiresAt: number }>();
   private readonly indexes = new Map<string, Map<string, number>>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  /**
+   * `records` is the Map the memory store's `kv` keeps its serialized values in, and `recordKey`
+   * maps a `kv` key to its key there.
+   */
+  constructor(
+    private readonly now: () => number,
+    private readonly records: Map<string, unknown>,
+    private readonly recordKey: (key: string) => string,
+  ) {}
 
   private live(key: string) {
     const entry = this.values.get(key);
@@ -84,5 +92,19 @@ export class MemoryAtomicOps implements AtomicOps {
       else if (oldestMs === undefined || at < oldestMs) oldestMs = at;
     }
     return { count: index.size, oldestMs };
+  }
+
+  async getRaw(key: string) {
+    const raw = this.records.get(this.recordKey(key));
+    return typeof raw === 'string' ? raw : undefined;
+  }
+
+  // No await between the compare and the set: no other caller can run in between. The expiry of a
+  // Map-backed Keyv lives in the serialized value itself, so `ttlMs` needs nothing more here.
+  async compareAndSet(key: string, expectedRaw: string, nextRaw: string, _ttlMs?: number) {
+    const full = this.recordKey(key);
+    if (this.records.get(full) !== expectedRaw) return false;
+    this.records.set(full, nextRaw);
+    return true;
   }
 }

@@ -5,12 +5,19 @@ import type { AtomicOps, WindowCount } from './atomic.js';
 // lease another instance took over in between.
 const DELETE_IF_VALUE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 const EXTEND_IF_VALUE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
+// Likewise compare-and-set: another instance's write between our GET and SET would be lost.
+// A missing key never matches, so a record deleted meanwhile is not brought back.
+const COMPARE_AND_SET = `if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[3] then redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3]) else redis.call('set', KEYS[1], ARGV[2], 'KEEPTTL') end
+return 1`;
 
 /** AtomicOps on the Redis client that `@keyv/redis` connected, so there is one connection pool. */
 export class RedisAtomicOps implements AtomicOps {
+  /** `recordKey` maps a `kv` key to the Redis key Keyv stores it under. */
   constructor(
     private readonly client: RedisClientType,
     private readonly prefix: string,
+    private readonly recordKey: (key: string) => string,
   ) {}
 
   private key(key: string) {
@@ -75,6 +82,18 @@ export class RedisAtomicOps implements AtomicOps {
       .zRangeWithScores(full, 0, 0)
       .exec();
     return windowCount(count, oldest);
+  }
+
+  async getRaw(key: string) {
+    return (await this.client.get(this.recordKey(key))) ?? undefined;
+  }
+
+  async compareAndSet(key: string, expectedRaw: string, nextRaw: string, ttlMs?: number) {
+    const result = await this.client.eval(COMPARE_AND_SET, {
+      keys: [this.recordKey(key)],
+      arguments: ttlMs === undefined ? [expectedRaw, nextRaw] : [expectedRaw, nextRaw, String(ttlMs)],
+    });
+    return Number(result) === 1;
   }
 }
 

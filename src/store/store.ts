@@ -14,6 +14,8 @@ export interface Store {
   readonly kind: 'redis' | 'memory';
   readonly kv: Keyv;
   readonly atomic: AtomicOps;
+  /** The Redis connection (Redis only): the queues share it. */
+  readonly redis?: RedisClientType;
   close(): Promise<void>;
 }
 
@@ -40,13 +42,63 @@ function withoutCredentials(url: string): string {
 }
 
 export function openMemoryStore(namespace: string, now: () => number = Date.now): Store {
-  const atomic = new MemoryAtomicOps(now);
+  // Our own Map, not Keyv's default one, so the atomic ops can compare-and-set the records in it.
+  const records = new Map<string, unknown>();
+  const kv = new Keyv({ store: records, namespace, throwOnErrors: true });
   return {
     kind: 'memory',
-    kv: new Keyv({ namespace, throwOnErrors: true }),
-    atomic,
+    kv,
+    atomic: new MemoryAtomicOps(now, records, (key) => kv._getKeyPrefix(key)),
     close: async () => {},
   };
+}
+
+// Enough for a handful of writers of one record; more than that means something writes in a loop.
+const UPDATE_ATTEMPTS = 20;
+
+/** An update that kept losing to other writers of the same record, and was not applied. */
+export class RecordContendedError extends Error {
+  constructor(key: string, attempts: number) {
+    super(`${key} changed under us on each of ${attempts} tries; the update was not applied`);
+    this.name = 'RecordContendedError';
+  }
+}
+
+// Optimistic compare-and-set (one Lua script), not WATCH/MULTI: WATCH needs a connection per update.
+/**
+ * Changes the `kv` record `key` so that no concurrent change of it is lost, in this process or
+ * another: the write goes through only if no one wrote the record since we read it, and otherwise
+ * the record is read again and `change` applied again. So `change` may run more than once and must
+ * be a pure function of the value it is given. Undefined when there is no record (nothing written).
+ */
+export async function updateRecord<T>(
+  store: Store,
+  key: string,
+  change: (value: T) => T,
+): Promise<T | undefined> {
+  const { atomic, kv } = store;
+  for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
+    // Writers that lost together would otherwise read and collide again together.
+    if (attempt > 0) await sleep(Math.random() * Math.min(2 ** attempt, 50));
+    const raw = await atomic.getRaw(key);
+    if (raw === undefined) return undefined;
+    const stored = await kv.deserializeData<T>(raw);
+    // As kv.get sees it: an expired record is no record.
+    if (stored?.value === undefined || (typeof stored.expires === 'number' && Date.now() > stored.expires)) {
+      return undefined;
+    }
+    const next = change(stored.value);
+    const nextRaw = await kv.serializeData<T>({ value: next, expires: stored.expires });
+    if (typeof nextRaw !== 'string') {
+      throw new Error(`${key}: the store's serializer did not produce a string`);
+    }
+    if (await atomic.compareAndSet(key, raw, nextRaw)) return next;
+  }
+  throw new RecordContendedError(key, UPDATE_ATTEMPTS);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /**
@@ -106,16 +158,17 @@ export async function openRedisStore(options: {
     onDown: (error) => logger.error(`Redis is unreachable (${error.message}); retrying in the background`),
     onUp: () => logger.info('Redis is reachable again'),
   });
-  const kv = new Keyv({
-    store: new KeyvRedis(client, { namespace, throwOnErrors: true }),
-    namespace,
-    throwOnErrors: true,
-  });
+  const adapter = new KeyvRedis(client, { namespace, throwOnErrors: true });
+  const kv = new Keyv({ store: adapter, namespace, throwOnErrors: true });
   kv.on('error', () => {}); // reported by the client's own 'error' listener above
+  // Keyv's own key functions, so compare-and-set hits the very key kv.get reads whatever layout
+  // this Keyv version uses (today `<namespace>::<namespace>:<key>`).
+  const recordKey = (key: string) => adapter.createKeyPrefix(kv._getKeyPrefix(key), adapter.namespace);
   return {
     kind: 'redis',
     kv,
-    atomic: new RedisAtomicOps(client, namespace),
+    atomic: new RedisAtomicOps(client, namespace, recordKey),
+    redis: client,
     close: () => quit(client),
   };
 }

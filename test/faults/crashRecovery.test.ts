@@ -24,6 +24,7 @@ const PR = 'https://github.com/acme/docs/pull/77';
 const HELD_BACK_MS = 30_000;
 // A crashed holder’s lease lapses within 6 s (RENEWED_LEASE_MS); then the restarted bot finishes its work.
 const RECOVERY_MS = 15_000;
+// A killed bot's queue job is taken over once its lock lapses: 2 s here (QUEUE_LOCK_MS), 30 s by default.
 
 interface World {
   /** The test's own `expect`: the scenarios run at once. */
@@ -45,6 +46,7 @@ async function world(t: TestContext): Promise<World> {
     ...FAST_POLL,
     REDIS_URL: TEST_REDIS_URL,
     STORE_NAMESPACE: namespace,
+    QUEUE_LOCK_MS: '2000',
   });
   const logger = createLogger({ level: 'error', secrets: [], sink: () => {} });
   const store: Store = await openRedisStore({ url: TEST_REDIS_URL, namespace, logger });
@@ -128,16 +130,20 @@ describe.concurrent(
       await kill(first.bot);
 
       await w.boot();
+      // The restarted bot takes the same queue job over: it finds the start written down, never asks
+      // Mintlify again, and answers through the command's own response URL, in place of "Starting…".
       const told = await w.slack.waitForCall(
-        'chat.postEphemeral',
-        (call) => call.args.user === REQUESTER && call.args.channel === CHANNEL,
+        'response_url',
+        (call) => String(call.args.text).includes('I was restarted'),
         RECOVERY_MS,
       );
       expect(String(told.args.text)).toContain('I was restarted while starting your docs agent job');
       expect(String(told.args.text)).toContain('Document the export command');
       expect(String(told.args.text)).toContain('It may have started anyway');
+      expect(told.args).toMatchObject({ response_type: 'ephemeral', replace_original: true });
       expect(cards(w)).toHaveLength(0);
-      expect(w.slack.callsTo('chat.postEphemeral')).toHaveLength(1);
+      expect(w.mintlify.requestsFor('createJob')).toHaveLength(1);
+      expect(w.slack.callsTo('response_url')).toHaveLength(1);
     });
 
     it('after the job was created, before its card reached Slack: the card is posted once, and the job followed', async (t) => {

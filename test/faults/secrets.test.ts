@@ -60,7 +60,7 @@ beforeAll(async () => {
   h.slack.failNext('chat.update', { error: 'invalid_auth' });
   h.mintlify.setJob(other.jobId, { status: 'failed' });
   await waitForReply(h, other, 'failed');
-  await h.bot.context.inFlight.drain(5_000);
+  await h.bot.drained();
 });
 afterAll(() => h?.close());
 

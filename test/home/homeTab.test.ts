@@ -15,7 +15,7 @@ async function startJobAs(h: BotHarness, user: string, text: string) {
   const before = h.slack.callsTo('chat.postMessage').length;
   await h.command(text, { user_id: user, channel_id: 'C0DOCS' });
   await h.slack.waitForCalls('chat.postMessage', before + 1);
-  await h.bot.context.inFlight.drain(5_000);
+  await h.bot.drained();
 }
 
 describe('the Home tab', () => {
@@ -51,7 +51,7 @@ describe('the Home tab', () => {
     await openHome(h, 'U0ADA', 'messages');
     await openHome(h, 'U0ADA');
     await h.slack.waitForCall('views.publish');
-    await h.bot.context.inFlight.drain(5_000);
+    await h.bot.drained();
     expect(h.slack.callsTo('views.publish')).toHaveLength(1);
   });
 

@@ -99,7 +99,7 @@ describe('@docs-agent <instruction>', () => {
     ]);
     // The card shows the instruction alone; the thread is the job's from now on.
     expect(JSON.stringify(card.args.blocks)).not.toContain('retry failed uploads');
-    await h.bot.context.inFlight.drain(5_000);
+    await h.bot.drained();
     expect(await h.bot.context.jobs.records.byThread('C0DOCS', root.ts)).toMatchObject({ jobId: 'job-1' });
     expect(followUps(h)).toEqual([]); // the mention itself is not also sent as a follow-up
   });
@@ -155,7 +155,7 @@ describe('@docs-agent <instruction>', () => {
     ]);
     await h.event(event, { eventId: 'Ev0MENTION', retryNum: 1 });
     await h.slack.waitForCall('reactions.add');
-    await h.bot.context.inFlight.drain(5_000);
+    await h.bot.drained();
 
     expect(followUps(h)).toEqual([{ prompt: 'also cover the CSV format' }]);
     expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
@@ -172,7 +172,7 @@ describe('@docs-agent <instruction>', () => {
     const help = await h.slack.waitForCall('chat.postMessage');
     expect(help.args).toMatchObject({ channel: 'C0DOCS', thread_ts: said.ts });
     expect(String(help.args.text)).toContain('Tell me what to change in the docs');
-    await h.bot.context.inFlight.drain(5_000);
+    await h.bot.drained();
     expect(h.slack.callsTo('chat.postMessage')).toHaveLength(1);
     expect(h.mintlify.requests).toHaveLength(0);
   });

@@ -39,7 +39,7 @@ describe('a direct message to the bot', () => {
     const reply = await sendDm(h, 'Also the CSV one', { thread_ts: asked });
     const delivered = await h.slack.waitForCall('reactions.add');
     expect(delivered.args).toMatchObject({ channel: DM, timestamp: reply });
-    await h.bot.context.inFlight.drain(5_000);
+    await h.bot.drained();
     expect(h.mintlify.requestsFor('sendMessage').map((r) => r.body)).toEqual([
       { prompt: 'Also the CSV one' },
     ]);
@@ -84,7 +84,7 @@ describe('a direct message to the bot', () => {
     });
     await sendDm(h, 'Document Y');
     await h.slack.waitForCall('chat.postMessage');
-    await h.bot.context.inFlight.drain(5_000);
+    await h.bot.drained();
     expect(h.mintlify.requestsFor('createJob').map((r) => r.body)).toEqual([{ prompt: 'Document Y' }]);
   });
 });

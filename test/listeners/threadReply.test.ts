@@ -76,7 +76,7 @@ describe('replies in a job’s thread', () => {
     // A reply that does go through, last: once it has arrived, the ones before it were handled.
     await h.event(reply(thread, 'Mention the config file too'));
     await h.slack.waitForCall('reactions.add');
-    await h.bot.context.inFlight.drain(5_000);
+    await h.bot.drained();
 
     expect(followUps(h).map((request) => request.body)).toEqual([{ prompt: 'Mention the config file too' }]);
     expect(h.slack.callsTo('chat.postEphemeral')).toHaveLength(0);
@@ -95,7 +95,7 @@ describe('replies in a job’s thread', () => {
       first.event(event, { eventId: 'Ev0RETRY', retryNum: 2 }),
     ]);
     await first.slack.waitForCall('reactions.add');
-    await Promise.all([first.bot.context.inFlight.drain(5_000), second.bot.context.inFlight.drain(5_000)]);
+    await Promise.all([first.bot.drained(), second.bot.drained()]);
 
     expect(followUps(first)).toHaveLength(1);
     expect(first.slack.callsTo('reactions.add')).toHaveLength(1);

@@ -51,8 +51,6 @@ export interface HarnessOptions {
   /** Use the in-memory store instead of Redis. */
   memory?: boolean;
   mintlifyOptions?: DocsAgentOptions['mintlify'];
-  /** From how many unfinished requests on new commands are refused (the bot's default is 1,000). */
-  busyBacklog?: number;
 }
 
 /** Starts the real bot over HTTP on a free port, against loopback fakes of Slack and Mintlify. */
@@ -79,7 +77,6 @@ export async function startBot(options: HarnessOptions = {}): Promise<BotHarness
     logger,
     slackRetries: { retries: 2, factor: 1, minTimeout: 10, maxTimeout: 20 },
     mintlify: { retry: { baseDelayMs: 5, maxDelayMs: 20, maxElapsedMs: 500 }, ...options.mintlifyOptions },
-    ...(options.busyBacklog ? { busyBacklog: options.busyBacklog } : {}),
   });
   const { port } = await bot.start();
   const url = `http://127.0.0.1:${port}`;

@@ -12,6 +12,8 @@ export interface BotProcess {
   output(): string;
   /** Resolves with the bot's URL once it listens. */
   listening(timeoutMs?: number): Promise<string>;
+  /** Resolves once the bot has printed a line matching `pattern`. */
+  printed(pattern: RegExp, timeoutMs?: number): Promise<string>;
 }
 
 export function runBot(env: Record<string, string>): BotProcess {
@@ -32,30 +34,40 @@ export function runBot(env: Record<string, string>): BotProcess {
     exited,
     output: () => output,
     listening: (timeoutMs = 15_000) =>
-      new Promise<string>((resolve, reject) => {
-        const check = () => {
-          const port = /listening on port (\d+)/.exec(output)?.[1];
-          if (port) done(() => resolve(`http://127.0.0.1:${port}`));
-        };
-        const done = (settle: () => void) => {
-          clearTimeout(timer);
-          child.stdout?.off('data', check);
-          child.stderr?.off('data', check);
-          child.off('exit', exitedEarly);
-          settle();
-        };
-        const exitedEarly = () =>
-          done(() => reject(new Error(`the bot exited before listening:\n${output}`)));
-        const timer = setTimeout(
-          () => done(() => reject(new Error(`the bot did not listen within ${timeoutMs} ms:\n${output}`))),
-          timeoutMs,
-        );
-        child.stdout?.on('data', check);
-        child.stderr?.on('data', check);
-        child.once('exit', exitedEarly);
-        check();
-      }),
+      printed(/listening on port (\d+)/, timeoutMs).then(
+        (line) => `http://127.0.0.1:${/listening on port (\d+)/.exec(line)?.[1]}`,
+      ),
+    printed,
   };
+
+  function printed(pattern: RegExp, timeoutMs = 15_000): Promise<string> {
+    return new Promise<string>((resolve, reject) => {
+      const check = () => {
+        const line = output.split('\n').find((candidate) => pattern.test(candidate));
+        if (line !== undefined) done(() => resolve(line));
+      };
+      const done = (settle: () => void) => {
+        clearTimeout(timer);
+        child.stdout?.off('data', check);
+        child.stderr?.off('data', check);
+        child.off('exit', exitedEarly);
+        settle();
+      };
+      const exitedEarly = () =>
+        done(() => reject(new Error(`the bot exited before printing ${pattern}:\n${output}`)));
+      const timer = setTimeout(
+        () =>
+          done(() =>
+            reject(new Error(`the bot did not print ${pattern} within ${timeoutMs} ms:\n${output}`)),
+          ),
+        timeoutMs,
+      );
+      child.stdout?.on('data', check);
+      child.stderr?.on('data', check);
+      child.once('exit', exitedEarly);
+      check();
+    });
+  }
 }
 
 /** The environment of a bot talking to these fakes (and to Redis at `redisUrl`, when given). */

@@ -1,6 +1,6 @@
 import type { AllMiddlewareArgs, App, SlackEventMiddlewareArgs } from '@slack/bolt';
 import type { ListenerContext } from '../context.js';
-import { handleAndAnswerMessageToBot, messageToBotFrom } from './answerMessageToBot.js';
+import { messageToBotFrom } from './messageToBotFrom.js';
 
 type MentionArgs = SlackEventMiddlewareArgs<'app_mention'> & AllMiddlewareArgs;
 
@@ -8,13 +8,16 @@ type MentionArgs = SlackEventMiddlewareArgs<'app_mention'> & AllMiddlewareArgs;
  * `@docs-agent <instruction>`: at the top of a channel or in a thread, it starts a job whose
  * thread is that one; in a job's thread, it is a follow-up to that job.
  */
-export function registerAppMention(app: App, ctx: ListenerContext): void {
-  app.event('app_mention', async ({ event, client, context, logger }: MentionArgs) => {
+export function appMention(ctx: ListenerContext) {
+  return async ({ event, body, context }: MentionArgs): Promise<void> => {
     if (event.subtype !== undefined) return; // edits and the like
     if (event.bot_id) return; // other bots (and workflows) do not start jobs: no loops between bots
     if (!event.user) return;
     const message = messageToBotFrom(event, event.user, context, 'mention');
+    await ctx.enqueue({ kind: 'message_to_bot', message }, body.event_id);
+  };
+}
 
-    await handleAndAnswerMessageToBot(ctx, client, logger, message);
-  });
+export function registerAppMention(app: App, ctx: ListenerContext): void {
+  app.event('app_mention', appMention(ctx));
 }

@@ -1,6 +1,6 @@
 import type { AllMiddlewareArgs, App, SlackEventMiddlewareArgs } from '@slack/bolt';
 import type { ListenerContext } from '../context.js';
-import { handleAndAnswerMessageToBot, messageToBotFrom } from './answerMessageToBot.js';
+import { messageToBotFrom } from './messageToBotFrom.js';
 
 type MessageArgs = SlackEventMiddlewareArgs<'message'> & AllMiddlewareArgs;
 
@@ -8,14 +8,17 @@ type MessageArgs = SlackEventMiddlewareArgs<'message'> & AllMiddlewareArgs;
  * A message in the bot's DM starts a job, whose card is the reply under it; `help` explains.
  * Replies in a job's thread there are the thread-reply listener's, as in channels.
  */
-export function registerDirectMessage(app: App, ctx: ListenerContext): void {
-  app.event('message', async ({ event, client, context, logger }: MessageArgs) => {
+export function directMessage(ctx: ListenerContext) {
+  return async ({ event, body, context }: MessageArgs): Promise<void> => {
     if (event.channel_type !== 'im') return;
     if (event.subtype !== undefined && event.subtype !== 'file_share') return; // edits, deletions...
     if ('bot_id' in event && event.bot_id) return; // our own cards and answers among them
     if (!('user' in event) || !event.user || typeof event.text !== 'string') return;
     const message = messageToBotFrom({ ...event, text: event.text }, event.user, context, 'dm');
+    await ctx.enqueue({ kind: 'message_to_bot', message }, body.event_id);
+  };
+}
 
-    await handleAndAnswerMessageToBot(ctx, client, logger, message);
-  });
+export function registerDirectMessage(app: App, ctx: ListenerContext): void {
+  app.event('message', directMessage(ctx));
 }

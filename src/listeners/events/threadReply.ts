@@ -1,14 +1,15 @@
 import type { AllMiddlewareArgs, App, SlackEventMiddlewareArgs } from '@slack/bolt';
-import { type SteerJobOutcome, steerJob } from '../../jobs/steerJob.js';
 import { withoutBotMention } from '../../slack/botMention.js';
 import type { ListenerContext } from '../context.js';
-import { answerFollowUp } from './answerFollowUp.js';
 
 type MessageArgs = SlackEventMiddlewareArgs<'message'> & AllMiddlewareArgs;
 
-/** A reply in a job's thread steers the job. Everything else in channels is none of our business. */
-export function registerThreadReply(app: App, ctx: ListenerContext): void {
-  app.event('message', async ({ event, client, context, logger }: MessageArgs) => {
+/**
+ * A reply in a thread may steer a job: queued for the worker, which knows the job threads.
+ * Everything else in channels is none of our business.
+ */
+export function threadReply(ctx: ListenerContext) {
+  return async ({ event, body, context }: MessageArgs): Promise<void> => {
     // A reply with a file, or also sent to the channel, is still a reply; edits, deletions, joins are not.
     if (event.subtype !== undefined && event.subtype !== 'file_share' && event.subtype !== 'thread_broadcast')
       return;
@@ -18,18 +19,11 @@ export function registerThreadReply(app: App, ctx: ListenerContext): void {
     const { channel, ts, thread_ts: threadTs, user } = event;
     // A reply that mentions the bot also arrives as app_mention: both give the job the same words.
     const text = withoutBotMention(event.text, context.botUserId);
+    // Not acknowledged until queued: if the queue cannot take it, Slack delivers it again.
+    await ctx.enqueue({ kind: 'thread_reply', place: { channel, threadTs, ts, user }, text }, body.event_id);
+  };
+}
 
-    let outcome: SteerJobOutcome;
-    try {
-      outcome = await steerJob(ctx.jobs, ctx.userNames, { channel, threadTs, messageTs: ts, user, text });
-    } catch (error) {
-      // Most likely the store is away. We cannot tell whether this thread is a job's, so we
-      // stay quiet in the channel rather than answer every thread reply with an error.
-      logger.error(`a thread reply could not be handled: ${String(error)}`);
-      return;
-    }
-    await answerFollowUp(client, logger, { channel, threadTs, ts, user }, outcome).catch((error: unknown) => {
-      logger.warn(`could not answer a thread reply in ${channel}: ${String(error)}`);
-    });
-  });
+export function registerThreadReply(app: App, ctx: ListenerContext): void {
+  app.event('message', threadReply(ctx));
 }

@@ -1,9 +1,9 @@
-import { withoutBotMention } from '../../slack/botMention.js';
 import type { Logger, webApi } from '@slack/bolt';
-import { DM_HELP, MENTION_HELP, SOMETHING_WRONG } from '../../jobs/doorAnswers.js';
-import { budgetNote } from '../../jobs/jobAnswers.js';
-import { handleMessageToBot, type MessageToBot, type MessageToBotOutcome } from '../../jobs/messageToBot.js';
-import type { ListenerContext } from '../context.js';
+import { DM_HELP, MENTION_HELP, SOMETHING_WRONG } from '../jobs/doorAnswers.js';
+import { budgetNote } from '../jobs/jobAnswers.js';
+import { handleMessageToBot, type MessageToBot, type MessageToBotOutcome } from '../jobs/messageToBot.js';
+import type { JobsContext } from '../jobs/jobsContext.js';
+import type { UserNames } from '../slack/plainText.js';
 import { answerFollowUp } from './answerFollowUp.js';
 
 /**
@@ -47,19 +47,20 @@ export async function answerMessageToBot(
 }
 
 /**
- * Both doors that receive a message to the bot (a mention, a DM) run it the same way: after Slack's
- * ack (the work tracks the whole request for shutdown), and with a plain answer to the person if anything unexpected breaks.
+ * Both doors that receive a message to the bot (a mention, a DM) run it the same way, with a plain
+ * answer to the person if anything unexpected breaks.
  */
 export async function handleAndAnswerMessageToBot(
-  ctx: ListenerContext,
-  client: webApi.WebClient,
-  logger: Logger,
+  jobs: JobsContext,
+  userNames: UserNames,
   message: MessageToBot,
+  startId: string,
 ): Promise<void> {
+  const { slack: client, logger } = jobs;
   const what = message.door === 'dm' ? 'direct message' : 'mention';
   let outcome: MessageToBotOutcome;
   try {
-    outcome = await handleMessageToBot(ctx.jobs, ctx.userNames, message);
+    outcome = await handleMessageToBot(jobs, userNames, message, startId);
   } catch (error) {
     logger.error(`a ${what} could not be handled: ${String(error)}`);
     await client.chat
@@ -77,29 +78,4 @@ export async function handleAndAnswerMessageToBot(
   await answerMessageToBot(client, logger, message, outcome).catch((error: unknown) => {
     logger.warn(`could not answer a ${what} in ${message.channel}: ${String(error)}`);
   });
-}
-
-/** A mention or a DM as the use case reads it: the bot's own mention taken out of the text. */
-export function messageToBotFrom(
-  event: {
-    channel: string;
-    ts: string;
-    thread_ts?: string | undefined;
-    text: string;
-    files?: MessageToBot['files'];
-  },
-  user: string,
-  context: { botUserId?: string | undefined; botId?: string | undefined },
-  door: MessageToBot['door'],
-): MessageToBot {
-  return {
-    channel: event.channel,
-    ts: event.ts,
-    threadTs: event.thread_ts,
-    user,
-    text: withoutBotMention(event.text, context.botUserId),
-    files: event.files,
-    door,
-    bot: { userId: context.botUserId, botId: context.botId },
-  };
 }

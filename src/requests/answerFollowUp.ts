@@ -1,6 +1,6 @@
 import type { Logger, webApi } from '@slack/bolt';
-import { budgetNote } from '../../jobs/jobAnswers.js';
-import type { SteerJobOutcome } from '../../jobs/steerJob.js';
+import { budgetNote } from '../jobs/jobAnswers.js';
+import type { SteerJobOutcome } from '../jobs/steerJob.js';
 
 const DELIVERED = 'white_check_mark';
 

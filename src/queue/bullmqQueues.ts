@@ -1,0 +1,297 @@
+import type { RedisClientType } from '@keyv/redis';
+import type { Logger } from '@slack/bolt';
+import {
+  createNodeRedisClient,
+  DelayedError,
+  type IRedisClient,
+  type Job,
+  type JobsOptions,
+  Queue,
+  WaitingError,
+  Worker,
+} from 'bullmq';
+import type {
+  AddOptions,
+  JobCounts,
+  Processor,
+  ProcessorResult,
+  QueueJob,
+  QueueOptions,
+  Queues,
+  WorkerOptions,
+  WorkQueue,
+} from './queue.js';
+
+/** Failed jobs stay this long for the operator (and hold their id meanwhile). */
+const FAILED_KEPT_SECONDS = 24 * 60 * 60;
+/** How long close waits past its grace for processors that ignore their abort signal. */
+const CLOSE_OVERRUN_MS = 1_000;
+/**
+ * BullMQ honours a manual rate limit (`Queue.rateLimit`) only in workers that have a limiter, so a
+ * queue without one gets a limiter that never limits by itself.
+ */
+const UNLIMITED = { max: Number.MAX_SAFE_INTEGER, duration: 1_000 };
+/** The last job timestamp this process gave: each add gets a later one. */
+let lastTimestamp = 0;
+
+/**
+ * The queue port on BullMQ. Queues use the caller's node-redis client (which stays the caller's:
+ * closing the queues never quits it). Workers share one duplicate of it, which close quits, and
+ * each duplicates that again for its blocking connection (BullMQ's own to close).
+ */
+export function openBullmqQueues(options: {
+  client: RedisClientType;
+  prefix: string;
+  logger: Logger;
+  /** How long a running job stays locked to its worker (renewed at half of it while the worker lives). Default 30 s. */
+  lockMs?: number;
+}): Queues {
+  const { prefix, logger } = options;
+  const lockMs = options.lockMs ?? 30_000;
+  const reportError = errorReporter(logger);
+  // One adapter for every Queue. Given the raw client, BullMQ would wrap it once per instance and
+  // never take the wrapper's listeners off it again; after close such a wrapper rethrows the
+  // client's next 'error' event into node-redis (an uncaught exception).
+  const connection = createNodeRedisClient(options.client);
+  // The client's owner reports its connection errors; Queues and Workers report theirs below.
+  connection.on('error', () => {});
+  // Workers must not fail a command at once while Redis is away (`disableOfflineQueue`, as the
+  // bot's client does): their fetch loop then retries without ever waiting on a timer or a socket,
+  // which starves the event loop (100 % CPU, no reconnect) for good. With the offline queue on,
+  // their commands wait for Redis instead, and a running job's `again` lands once it is back.
+  let workerClient: RedisClientType | undefined;
+  let workerConnection: IRedisClient | undefined;
+  const connectWorkers = (): IRedisClient => {
+    if (!workerConnection) {
+      workerClient = options.client.duplicate({ disableOfflineQueue: false });
+      workerClient.on('error', () => {}); // reported through the Workers' 'error' events
+      workerConnection = createNodeRedisClient(workerClient); // connects it
+      workerConnection.on('error', () => {});
+    }
+    return workerConnection;
+  };
+
+  const opened = new Map<string, WorkQueue<unknown>>();
+  const queues: Queue[] = [];
+  const workers: Worker[] = [];
+  let closing: Promise<void> | undefined;
+
+  function openQueue<T>(name: string, queueOptions: QueueOptions = {}): WorkQueue<T> {
+    const keepCompletedMs = queueOptions.keepCompletedMs ?? 0;
+    const queue = new Queue<T, unknown, string, T, unknown, string>(name, {
+      connection,
+      prefix,
+      defaultJobOptions: {
+        // BullMQ counts in seconds and drops aged completed jobs when a later job completes.
+        removeOnComplete: keepCompletedMs > 0 ? { age: Math.ceil(keepCompletedMs / 1000) } : true,
+        removeOnFail: { age: FAILED_KEPT_SECONDS },
+      },
+    });
+    queue.on('error', (error) => reportError(`queue ${name}`, error));
+    queues.push(queue as Queue);
+    let processing = false;
+
+    const run = async (
+      processor: Processor<T>,
+      worker: Worker<T, unknown, string>,
+      job: Job<T, unknown, string>,
+      token: string | undefined,
+      signal: AbortSignal,
+    ): Promise<void> => {
+      let result: ProcessorResult<T>;
+      try {
+        result = await processor(jobView(job), signal);
+      } catch (error) {
+        if (!signal.aborted) throw error;
+        // Aborted by close: handed back like a crashed try, so it neither counts nor can be lost.
+        await onceMore(() => job.moveToWait(token));
+        throw new WaitingError();
+      }
+      if (result === undefined) return;
+      if ('again' in result) {
+        await onceMore(() => job.updateData(result.again.data));
+        await onceMore(() => job.moveToDelayed(Date.now() + result.again.delayMs, token));
+        throw new DelayedError();
+      }
+      // On the Worker's connection: deprecated for Queue.rateLimit, which would fail while Redis is away.
+      await onceMore(() => worker.rateLimit(Math.max(1, result.rateLimited.waitMs)));
+      throw Worker.RateLimitError();
+    };
+
+    return {
+      name,
+      async add(jobName: string, data: T, addOptions: AddOptions = {}): Promise<boolean> {
+        if (closing) throw new Error(`queue ${name} is closed`);
+        // Distinct within this process, so that the read-back below tells two adds of one id apart.
+        lastTimestamp = Math.max(Date.now(), lastTimestamp + 1);
+        const opts: JobsOptions = {
+          timestamp: lastTimestamp,
+          jobId: addOptions.jobId,
+          delay: addOptions.delayMs,
+          ...retryOptions(addOptions),
+        };
+        const job = await queue.add(jobName, data, opts);
+        if (addOptions.jobId === undefined) return true;
+        // BullMQ answers a taken jobId with that same id: the stored timestamp tells whose job it is
+        // (none stored: the job ran and was removed in between, most likely the one this add made).
+        const stored = await queue.getJob(addOptions.jobId);
+        return stored === undefined || stored.timestamp === job.timestamp;
+      },
+      process(processor: Processor<T>, workerOptions: WorkerOptions): void {
+        if (closing) throw new Error(`queue ${name} is closed`);
+        if (processing) throw new Error(`queue ${name} already has a worker in this process`);
+        processing = true;
+        const limiter = workerOptions.limiter;
+        const worker: Worker<T, unknown, string> = new Worker<T, unknown, string>(
+          name,
+          // Three parameters: BullMQ passes the abort signal only to processors that take it.
+          (job, token, signal) => run(processor, worker, job, token, signal ?? new AbortController().signal),
+          {
+            connection: connectWorkers(),
+            prefix,
+            concurrency: workerOptions.concurrency,
+            limiter: limiter ? { max: limiter.max, duration: limiter.durationMs } : UNLIMITED,
+            // A crashed process's job goes back to wait at the first stalled check that finds it
+            // marked by the check before and its lock gone. Checking every half lock, another process
+            // took such a job over after 1.5 locks when tried (45 s of a 30 s lock; 90 s with BullMQ's
+            // default 30 s check).
+            lockDuration: lockMs,
+            stalledInterval: Math.max(500, Math.round(lockMs / 2)),
+            // A try cut short by a crash does not count, but a job that keeps taking its process down
+            // must stop somewhere. BullMQ never resets the count, so a job run `again` for hours
+            // collects its stalls over all its runs: 1 (the default) would fail it at its second.
+            maxStalledCount: 3,
+          },
+        );
+        worker.on('error', (error) => reportError(`worker ${name}`, error));
+        worker.on('failed', (job, error) => {
+          if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
+            logger.warn(`queue ${name}: job ${job.id} (${job.name}) failed for good: ${error.message}`);
+          }
+        });
+        workers.push(worker as Worker);
+      },
+      async schedule(schedulerId, repeat, job): Promise<void> {
+        await queue.upsertJobScheduler(
+          schedulerId,
+          { pattern: repeat.pattern, tz: repeat.timezone },
+          { name: job.name, data: job.data, opts: retryOptions(job) },
+        );
+      },
+      async unschedule(schedulerId: string): Promise<void> {
+        await queue.removeJobScheduler(schedulerId);
+      },
+      async counts(): Promise<JobCounts> {
+        // BullMQ 6 keeps a paused queue's jobs in 'wait': it has no 'paused' list any more.
+        const counts = await queue.getJobCounts(
+          'wait',
+          'prioritized',
+          'waiting-children',
+          'active',
+          'delayed',
+        );
+        const count = (type: string) => counts[type] ?? 0;
+        return {
+          waiting: count('wait') + count('prioritized') + count('waiting-children'),
+          active: count('active'),
+          delayed: count('delayed'),
+        };
+      },
+    };
+  }
+
+  async function closeAll(graceMs: number): Promise<void> {
+    const workersClosed = Promise.allSettled(workers.map((worker) => worker.close()));
+    const timers: NodeJS.Timeout[] = [];
+    const overran = await Promise.race([
+      workersClosed.then(() => false),
+      new Promise<boolean>((resolve) => {
+        timers.push(
+          setTimeout(() => {
+            for (const worker of workers) worker.cancelAllJobs('the worker is closing');
+          }, graceMs),
+          setTimeout(() => resolve(true), graceMs + CLOSE_OVERRUN_MS),
+        );
+      }),
+    ]);
+    for (const timer of timers) clearTimeout(timer);
+    if (overran) {
+      logger.warn(
+        'Queues closed before their workers did (a processor ignored its abort signal, or Redis is away): ' +
+          'a job still held goes back to the queue once its lock expires',
+      );
+    }
+    await Promise.allSettled(queues.map((queue) => queue.close()));
+    // After an overrun a processor still holds its job: cutting it off leaves the job to stall.
+    if (workerClient?.isReady && !overran) await workerClient.close();
+    else workerClient?.destroy();
+  }
+
+  return {
+    kind: 'redis',
+    queue<T>(name: string, queueOptions?: QueueOptions): WorkQueue<T> {
+      const existing = opened.get(name);
+      if (existing) return existing as WorkQueue<T>;
+      const workQueue = openQueue<T>(name, queueOptions);
+      opened.set(name, workQueue as WorkQueue<unknown>);
+      return workQueue;
+    },
+    close(graceMs: number): Promise<void> {
+      closing ??= closeAll(graceMs);
+      return closing;
+    },
+  };
+}
+
+/**
+ * A step whose reply went down with the connection is sent once more: the Worker's offline queue
+ * holds it until Redis is back. (Had it landed after all, the second try fails, with the job
+ * already where the step put it.) Left to fail, BullMQ would count it as a failed try of the job.
+ */
+async function onceMore(step: () => Promise<unknown>): Promise<void> {
+  try {
+    await step();
+  } catch {
+    await step();
+  }
+}
+
+function jobView<T>(job: Job<T>): QueueJob<T> {
+  return {
+    id: job.id ?? '',
+    name: job.name,
+    data: job.data,
+    attemptsMade: job.attemptsMade,
+    addedAt: job.timestamp,
+  };
+}
+
+function retryOptions(options: { attempts?: number; backoffMs?: number }): JobsOptions {
+  return {
+    attempts: options.attempts ?? 1,
+    ...(options.backoffMs === undefined
+      ? {}
+      : { backoff: { type: 'exponential', delay: options.backoffMs } }),
+  };
+}
+
+/**
+ * One connection error reaches every Queue and Worker on the connection, again on every retry; an
+ * operator needs it once per burst (a burst ends after `quietMs` without that message).
+ */
+function errorReporter(logger: Logger, quietMs = 30_000): (source: string, error: unknown) => void {
+  const lastSeen = new Map<string, number>();
+  return (source, error) => {
+    try {
+      const message = error instanceof Error ? error.message : String(error);
+      const now = Date.now();
+      const seen = lastSeen.get(message);
+      lastSeen.set(message, now);
+      if (seen !== undefined && now - seen < quietMs) return;
+      for (const [key, at] of lastSeen) if (now - at >= quietMs) lastSeen.delete(key);
+      logger.error(`Queue error in ${source}: ${message}`);
+    } catch {
+      // An event handler must not throw into BullMQ's emitter.
+    }
+  };
+}

@@ -1,0 +1,200 @@
+import type { Logger } from '@slack/bolt';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Cron } from 'croner';
+import type { AddOptions, JobCounts, Processor, ProcessorResult, QueueJob } from './queue.js';
+import type { QueueOptions, Queues, WorkerOptions, WorkQueue } from './queue.js';
+
+/** As on Redis: failed jobs stay a day (and hold their id meanwhile). */
+const FAILED_KEPT_MS = 24 * 60 * 60 * 1000;
+const CLOSE_OVERRUN_MS = 1_000;
+
+interface Entry<T> extends QueueJob<T> {
+  data: T;
+  attemptsMade: number;
+  readonly options: AddOptions;
+  state: 'waiting' | 'delayed' | 'active' | 'finished';
+  keptUntil?: number;
+}
+
+/** Every timer here is unref'd: a queue in memory never keeps the process alive. */
+function later(ms: number, fn: () => void): NodeJS.Timeout {
+  return setTimeout(fn, Math.max(0, ms)).unref();
+}
+
+class MemoryQueue<T> implements WorkQueue<T> {
+  private closing = false;
+  private readonly jobs = new Map<string, Entry<T>>();
+  private readonly waiting: Entry<T>[] = [];
+  private readonly running = new Map<Entry<T>, { controller: AbortController; done: Promise<void> }>();
+  private readonly schedulers = new Map<string, Cron>();
+  private worker?: { processor: Processor<T>; options: WorkerOptions };
+  private window = { start: Number.NEGATIVE_INFINITY, started: 0 };
+  private pausedUntil = 0;
+  private wake?: NodeJS.Timeout;
+  private nextId = 1;
+
+  constructor(
+    readonly name: string,
+    private readonly keepCompletedMs: number,
+    private readonly logger: Logger,
+    private readonly now: () => number,
+  ) {}
+
+  async add(name: string, data: T, options: AddOptions = {}): Promise<boolean> {
+    if (this.closing) throw new Error(`queue ${this.name} is closed`);
+    const id = options.jobId ?? String(this.nextId++);
+    const existing = this.jobs.get(id);
+    const now = this.now();
+    if (existing && (existing.state !== 'finished' || (existing.keptUntil ?? 0) > now)) return false;
+    const entry: Entry<T> = { id, name, data, addedAt: now, attemptsMade: 0, options, state: 'waiting' };
+    this.jobs.set(id, entry);
+    if (options.delayMs && options.delayMs > 0) this.delay(entry, options.delayMs);
+    else this.enqueue(entry);
+    return true;
+  }
+
+  process(processor: Processor<T>, options: WorkerOptions): void {
+    if (this.worker) throw new Error(`queue ${this.name} already has a worker`);
+    this.worker = { processor, options };
+    this.pump();
+  }
+
+  schedule: WorkQueue<T>['schedule'] = async (schedulerId, repeat, job) => {
+    this.schedulers.get(schedulerId)?.stop();
+    const occurrence = () =>
+      void this.add(job.name, job.data, job).catch((error: unknown) => this.logger.error(String(error)));
+    const cron = new Cron(repeat.pattern, { timezone: repeat.timezone, unref: true }, occurrence);
+    this.schedulers.set(schedulerId, cron);
+  };
+
+  async unschedule(schedulerId: string): Promise<void> {
+    this.schedulers.get(schedulerId)?.stop();
+    this.schedulers.delete(schedulerId);
+  }
+
+  async counts(): Promise<JobCounts> {
+    const delayed = [...this.jobs.values()].filter((entry) => entry.state === 'delayed').length;
+    return { waiting: this.waiting.length, active: this.running.size, delayed };
+  }
+
+  /** No job starts from now on; what still runs after graceMs is aborted. False: a processor outlasted that. */
+  async shutDown(graceMs: number): Promise<boolean> {
+    this.closing = true;
+    clearTimeout(this.wake);
+    for (const cron of this.schedulers.values()) cron.stop();
+    const settled = Promise.allSettled([...this.running.values()].map((run) => run.done)).then(() => true);
+    if (await Promise.race([settled, sleep(graceMs, false, { ref: false })])) return true;
+    for (const run of this.running.values()) run.controller.abort(new Error('the worker is closing'));
+    return Promise.race([settled, sleep(CLOSE_OVERRUN_MS, false, { ref: false })]);
+  }
+
+  private enqueue(entry: Entry<T>, front = false): void {
+    entry.state = 'waiting';
+    if (front) this.waiting.unshift(entry);
+    else this.waiting.push(entry);
+    this.pump();
+  }
+
+  private delay(entry: Entry<T>, ms: number): void {
+    entry.state = 'delayed';
+    later(ms, () => this.enqueue(entry));
+  }
+
+  private pump(): void {
+    const worker = this.worker;
+    if (!worker) return;
+    while (!this.closing && this.running.size < worker.options.concurrency && this.waiting.length > 0) {
+      const now = this.now();
+      let resumeAt = this.pausedUntil;
+      const limiter = worker.options.limiter;
+      if (limiter) {
+        // A window opens with the first start after the last one closed, as BullMQ's limiter does.
+        if (now - this.window.start >= limiter.durationMs) this.window = { start: now, started: 0 };
+        if (this.window.started >= limiter.max)
+          resumeAt = Math.max(resumeAt, this.window.start + limiter.durationMs);
+      }
+      if (resumeAt > now) {
+        clearTimeout(this.wake);
+        this.wake = later(resumeAt - now, () => this.pump());
+        return;
+      }
+      this.window.started++;
+      const entry = this.waiting.shift();
+      if (entry) this.start(entry, worker.processor);
+    }
+  }
+
+  private start(entry: Entry<T>, processor: Processor<T>): void {
+    entry.state = 'active';
+    const controller = new AbortController();
+    const { id, name, data, attemptsMade, addedAt } = entry;
+    const done = (async () => {
+      try {
+        this.settle(entry, await processor({ id, name, data, attemptsMade, addedAt }, controller.signal));
+      } catch (error) {
+        this.fail(entry, error, controller.signal.aborted);
+      } finally {
+        this.running.delete(entry);
+        this.pump();
+      }
+    })();
+    this.running.set(entry, { controller, done });
+  }
+
+  private settle(entry: Entry<T>, result: ProcessorResult<T>): void {
+    if (result === undefined) return this.finish(entry, this.keepCompletedMs);
+    if ('again' in result) {
+      entry.data = result.again.data;
+      return this.delay(entry, result.again.delayMs);
+    }
+    this.pausedUntil = Math.max(this.pausedUntil, this.now() + result.rateLimited.waitMs);
+    this.enqueue(entry, true);
+  }
+
+  private fail(entry: Entry<T>, error: unknown, aborted: boolean): void {
+    // Aborted by close: handed back like a crashed try, so it neither counts nor can be lost.
+    if (aborted) return this.enqueue(entry, true);
+    const { attempts = 1, backoffMs = 0 } = entry.options;
+    if (++entry.attemptsMade < attempts) return this.delay(entry, backoffMs * 2 ** (entry.attemptsMade - 1));
+    const reason = error instanceof Error ? error.message : String(error);
+    this.logger.warn(`queue ${this.name}: job ${entry.id} (${entry.name}) failed for good: ${reason}`);
+    this.finish(entry, FAILED_KEPT_MS);
+  }
+
+  private finish(entry: Entry<T>, keepMs: number): void {
+    entry.state = 'finished';
+    entry.keptUntil = this.now() + keepMs;
+    // An add after keptUntil replaces the entry at once; the timer only frees the memory.
+    later(keepMs, () => this.jobs.get(entry.id) === entry && this.jobs.delete(entry.id));
+  }
+}
+
+/** The queue port in this process only: what it holds is gone with the process. */
+export function openMemoryQueues(options: { logger: Logger; now?: () => number }): Queues {
+  const now = options.now ?? Date.now;
+  const opened = new Map<string, MemoryQueue<unknown>>();
+  let closing: Promise<void> | undefined;
+
+  const closeAll = async (graceMs: number): Promise<void> => {
+    const settled = await Promise.all([...opened.values()].map((queue) => queue.shutDown(graceMs)));
+    if (settled.includes(false))
+      options.logger.warn('Queues closed while a processor ignored its abort signal');
+  };
+
+  return {
+    kind: 'memory',
+    queue<T>(name: string, queueOptions: QueueOptions = {}): WorkQueue<T> {
+      let queue = opened.get(name);
+      if (!queue) {
+        if (closing) throw new Error('the queues are closed');
+        queue = new MemoryQueue<unknown>(name, queueOptions.keepCompletedMs ?? 0, options.logger, now);
+        opened.set(name, queue);
+      }
+      return queue as unknown as WorkQueue<T>;
+    },
+    close(graceMs: number): Promise<void> {
+      closing ??= closeAll(graceMs);
+      return closing;
+    },
+  };
+}

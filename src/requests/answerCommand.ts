@@ -1,0 +1,89 @@
+import type { Logger, RespondArguments } from '@slack/bolt';
+import { digestRequestAnswer, rateLimitWaitText } from '../digest/digestAnswers.js';
+import type { DigestContext } from '../digest/digestContext.js';
+import { postDigestNow } from '../digest/postDigest.js';
+import { SOMETHING_WRONG } from '../jobs/doorAnswers.js';
+import { budgetNote } from '../jobs/jobAnswers.js';
+import { channelJobList } from '../jobs/jobList.js';
+import type { JobsContext } from '../jobs/jobsContext.js';
+import { startJob } from '../jobs/startJob.js';
+import { decodeEntities } from '../slack/plainText.js';
+import type { Respond } from '../slack/respond.js';
+import type { SlackRequest } from './slackRequest.js';
+
+type CommandRequest = Extract<SlackRequest, { kind: 'command_start' | 'command_status' | 'command_digest' }>;
+
+/** `/docs-agent` once acknowledged: the work, then the answer through the command's response URL. */
+export function answerCommand(
+  request: CommandRequest,
+  parts: { jobs: JobsContext; digest: DigestContext; respond: Respond; startId: string },
+): Promise<void> {
+  const { jobs, digest, respond } = parts;
+  const { logger } = jobs;
+  switch (request.kind) {
+    case 'command_status':
+      return answer(respond, logger, async () => {
+        const records = await jobs.records.recentInChannel(request.channel, 10);
+        return { response_type: 'ephemeral', ...channelJobList(records) };
+      });
+    case 'command_digest':
+      return answer(respond, logger, async () => {
+        const outcome = await postDigestNow(digest, {
+          channel: request.channel,
+          onLongWait: (waitMs) => {
+            const text = rateLimitWaitText(waitMs, digest.now());
+            void respond({ response_type: 'ephemeral', replace_original: true, text }).catch(
+              (error: unknown) => logger.warn(`could not answer /docs-agent digest: ${String(error)}`),
+            );
+          },
+        });
+        const text = digestRequestAnswer(outcome);
+        return text === undefined
+          ? { delete_original: true }
+          : { response_type: 'ephemeral', replace_original: true, text };
+      });
+    case 'command_start':
+      return answer(respond, logger, async () => {
+        const outcome = await startJob(
+          jobs,
+          {
+            // Slack escapes &, < and > in command text; the job gets the text as it was typed.
+            prompt: decodeEntities(request.text),
+            requestedBy: request.user,
+            channel: request.channel,
+            door: 'command',
+          },
+          parts.startId,
+        );
+        if (outcome.kind !== 'started') {
+          return { response_type: 'ephemeral', replace_original: true, text: outcome.text };
+        }
+        const note = budgetNote(outcome.budget);
+        return note
+          ? { response_type: 'ephemeral', replace_original: true, text: `Job started. ${note}` }
+          : { delete_original: true };
+      });
+  }
+}
+
+/**
+ * Runs the work, then answers the person with what it returns; a failure of the work gets a plain
+ * answer instead. A failed answer (the response URL refused it) is only logged: the work went
+ * through, and "something went wrong" would send the person to do it again.
+ */
+async function answer(
+  respond: Respond,
+  logger: Pick<Logger, 'error' | 'warn'>,
+  work: () => Promise<RespondArguments>,
+): Promise<void> {
+  let reply: RespondArguments;
+  try {
+    reply = await work();
+  } catch (error) {
+    logger.error(`/docs-agent failed: ${String(error)}`);
+    reply = { response_type: 'ephemeral', replace_original: true, text: SOMETHING_WRONG };
+  }
+  await respond(reply).catch((error: unknown) => {
+    logger.warn(`/docs-agent: could not answer the person through the response URL: ${String(error)}`);
+  });
+}

@@ -1,0 +1,66 @@
+import type { Logger, webApi } from '@slack/bolt';
+import { shortcutFailureText, SOMETHING_WRONG } from '../jobs/doorAnswers.js';
+import { budgetNote } from '../jobs/jobAnswers.js';
+import type { JobsContext } from '../jobs/jobsContext.js';
+import { type ShortcutOutcome, startFromShortcut } from '../jobs/startFromShortcut.js';
+import type { BotIdentity } from '../jobs/threadContext.js';
+import type { UserNames } from '../slack/plainText.js';
+import type { SlackRequest } from './slackRequest.js';
+
+/**
+ * The submitted "Send to docs agent" form. The job is created after the form closed, because
+ * creating it (a Mintlify POST that is never retried, then the card) cannot be bounded to 3 s, and
+ * a timeout there could hide a job that did start. What goes wrong after that is told in the DM.
+ */
+export async function answerForm(
+  request: Extract<SlackRequest, { kind: 'form_submission' }>,
+  parts: { jobs: JobsContext; userNames: UserNames; bot: BotIdentity; startId: string },
+): Promise<void> {
+  const { jobs } = parts;
+  const { user, instruction, includeThread, message } = request;
+  const client = jobs.slack;
+  try {
+    const outcome = await startFromShortcut(
+      jobs,
+      parts.userNames,
+      { user, instruction, includeThread, message, bot: parts.bot },
+      parts.startId,
+    );
+    await tellPerson(client, jobs.logger, user, instruction, outcome);
+  } catch (error) {
+    jobs.logger.error(`a "Send to docs agent" job could not be started: ${String(error)}`);
+    await dm(client, jobs.logger, user, shortcutFailureText(SOMETHING_WRONG, instruction));
+  }
+}
+
+async function tellPerson(
+  client: webApi.WebClient,
+  logger: Logger,
+  user: string,
+  instruction: string,
+  outcome: ShortcutOutcome,
+): Promise<void> {
+  switch (outcome.kind) {
+    case 'started': {
+      const note = budgetNote(outcome.budget);
+      const { channel, threadTs } = outcome.record;
+      if (note && threadTs) {
+        await client.chat
+          .postEphemeral({ channel, user, thread_ts: threadTs, text: note })
+          .catch((error: unknown) => logger.warn(`could not tell ${user} the budget: ${String(error)}`));
+      }
+      return;
+    }
+    case 'unposted':
+      return dm(client, logger, user, outcome.text);
+    case 'failed':
+      return dm(client, logger, user, shortcutFailureText(outcome.text, instruction));
+  }
+}
+
+/** The form is closed by now: the person's DM with the bot is where the answer cannot get lost. */
+async function dm(client: webApi.WebClient, logger: Logger, user: string, text: string): Promise<void> {
+  await client.chat.postMessage({ channel: user, text, unfurl_links: false }).catch((error: unknown) => {
+    logger.error(`could not tell ${user} in a DM that their job did not start: ${String(error)}`);
+  });
+}

@@ -1,0 +1,89 @@
+import type { DigestContext } from '../digest/digestContext.js';
+import type { HomeRefresher } from '../home/homeRefresher.js';
+import type { JobsContext } from '../jobs/jobsContext.js';
+import { type SteerJobOutcome, steerJob } from '../jobs/steerJob.js';
+import type { BotIdentity } from '../jobs/threadContext.js';
+import type { QueueJob } from '../queue/queue.js';
+import type { UserNames } from '../slack/plainText.js';
+import { respondVia } from '../slack/respond.js';
+import { answerCommand } from './answerCommand.js';
+import { answerFollowUp } from './answerFollowUp.js';
+import { answerForm } from './answerForm.js';
+import { handleAndAnswerMessageToBot } from './answerMessageToBot.js';
+import type { SlackRequest } from './slackRequest.js';
+
+/** What the `requests` processor needs, built once by the worker. */
+export interface RequestsContext {
+  jobs: JobsContext;
+  userNames: UserNames;
+  /** The digest's context for a run that stops waiting when `signal` is aborted. */
+  digest: (signal: AbortSignal) => DigestContext;
+  home: HomeRefresher;
+  bot: BotIdentity;
+}
+
+/**
+ * The processor of the `requests` queue: one acknowledged Slack request, whichever door it came
+ * through, runs its use case and is answered here. It never throws for a person's mistake or a
+ * service's failure: those are answered in plain words, and the queue job completes.
+ */
+export async function processRequest(
+  ctx: RequestsContext,
+  job: QueueJob<SlackRequest>,
+  signal: AbortSignal,
+): Promise<undefined> {
+  const request = job.data;
+  // The queue job's id names the start: run again after a crash, it is known by it.
+  const startId = job.id;
+  switch (request.kind) {
+    case 'command_start':
+    case 'command_status':
+    case 'command_digest':
+      await answerCommand(request, {
+        jobs: ctx.jobs,
+        digest: ctx.digest(signal),
+        respond: respondVia(request.responseUrl),
+        startId,
+      });
+      return undefined;
+    case 'thread_reply':
+      await steerFromThread(ctx, request);
+      return undefined;
+    case 'message_to_bot':
+      await handleAndAnswerMessageToBot(ctx.jobs, ctx.userNames, { ...request.message }, startId);
+      return undefined;
+    case 'form_submission':
+      await answerForm(request, { jobs: ctx.jobs, userNames: ctx.userNames, bot: ctx.bot, startId });
+      return undefined;
+    case 'home_opened':
+      await ctx.home.publishNow(request.user);
+      return undefined;
+  }
+}
+
+/** A reply in a thread steers the job whose thread it is; any other thread is none of our business. */
+async function steerFromThread(
+  ctx: RequestsContext,
+  request: Extract<SlackRequest, { kind: 'thread_reply' }>,
+): Promise<void> {
+  const { place, text } = request;
+  const { logger } = ctx.jobs;
+  let outcome: SteerJobOutcome;
+  try {
+    outcome = await steerJob(ctx.jobs, ctx.userNames, {
+      channel: place.channel,
+      threadTs: place.threadTs,
+      messageTs: place.ts,
+      user: place.user,
+      text,
+    });
+  } catch (error) {
+    // Most likely the store is away. We cannot tell whether this thread is a job's, so we
+    // stay quiet in the channel rather than answer every thread reply with an error.
+    logger.error(`a thread reply could not be handled: ${String(error)}`);
+    return;
+  }
+  await answerFollowUp(ctx.jobs.slack, logger, place, outcome).catch((error: unknown) => {
+    logger.warn(`could not answer a thread reply in ${place.channel}: ${String(error)}`);
+  });
+}

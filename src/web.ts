@@ -1,0 +1,156 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  App,
+  type CustomRoute,
+  HTTPReceiver,
+  type Logger,
+  type LogLevel,
+  type Receiver,
+  SocketModeReceiver,
+  type webApi,
+} from '@slack/bolt';
+import type { Config } from './config.js';
+import * as actions from './listeners/actions/index.js';
+import * as commands from './listeners/commands/index.js';
+import type { ListenerContext } from './listeners/context.js';
+import * as events from './listeners/events/index.js';
+import * as shortcuts from './listeners/shortcuts/index.js';
+import * as views from './listeners/views/index.js';
+import type { WorkQueue } from './queue/queue.js';
+import type { SlackRequest } from './requests/slackRequest.js';
+import type { SlackIdentity } from './slack/slackIdentity.js';
+
+/** For the shortcut's views.open: its trigger is good for 3 s, so a retry must come quickly. */
+const OPEN_FORM_RETRIES: webApi.RetryOptions = { retries: 2, factor: 1, minTimeout: 300, maxTimeout: 300 };
+/** How long a listener waits for the queue to take a request before it answers "try again shortly". */
+const ENQUEUE_TIMEOUT_MS = 1_000;
+
+export interface Web {
+  /** Starts taking Slack requests; resolves with the HTTP port (HTTP mode) once listening. */
+  start(): Promise<{ port: number | undefined }>;
+  /** Stops taking requests; what was queued is the worker's. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The web role: one Bolt app whose listeners verify, acknowledge and enqueue. A request is
+ * acknowledged once it is on the queue (Bolt's `processBeforeResponse`), so a crash after the
+ * ack loses nothing; an event the queue could not take gets an HTTP error, and Slack sends it again.
+ */
+export function createWeb(
+  config: Config,
+  options: {
+    logger: Logger;
+    identity: SlackIdentity;
+    requests: WorkQueue<SlackRequest>;
+    /** Tests shorten the Slack client's retry waits. */
+    slackRetries?: webApi.RetryOptions;
+  },
+): Web {
+  const { logger, requests } = options;
+  const afterAck = new Set<Promise<void>>();
+  const ctx: ListenerContext = {
+    access: config.access,
+    enqueue: async (request, deliveryId) => {
+      // Queue job ids are Slack's delivery ids: the same delivery again (a replay, a retry) is queued once.
+      const jobId = deliveryId ? `${request.kind}-${deliveryId}` : undefined;
+      await withTimeout(requests.add(request.kind, request, jobId ? { jobId } : {}), ENQUEUE_TIMEOUT_MS);
+    },
+    track: (work) => {
+      afterAck.add(work);
+      void work.finally(() => afterAck.delete(work));
+    },
+  };
+  const app = new App({
+    token: config.slack.botToken,
+    // Given, Bolt does not ask auth.test for them again.
+    botId: options.identity.botId,
+    botUserId: options.identity.botUserId,
+    receiver: createReceiver(config, logger),
+    logger,
+    // Without it Bolt resets the logger to INFO, and LOG_LEVEL would be ignored.
+    logLevel: config.logLevel as LogLevel,
+    // Bolt's conversation store keeps per-conversation state we never read; it costs every request.
+    convoStore: false,
+    clientOptions: {
+      ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl } : {}),
+      retryConfig: options.slackRetries ?? OPEN_FORM_RETRIES,
+    },
+  });
+  commands.register(app, ctx);
+  events.register(app, ctx);
+  shortcuts.register(app, ctx);
+  views.register(app, ctx);
+  actions.register(app);
+  app.error(async (error) => {
+    logger.error(`a Slack request was not queued: ${String(error)}`);
+    throw error; // answered with an HTTP error, so Slack sends the event again
+  });
+
+  let started = false;
+  return {
+    async start() {
+      const server = (await app.start(config.port)) as unknown;
+      started = true;
+      const port = isServer(server) ? (server.address() as AddressInfo | null)?.port : undefined;
+      logger.info(
+        config.slack.socketMode
+          ? 'docs-agent is running in Socket Mode'
+          : `docs-agent is listening on port ${port} (POST /slack/events, GET /healthz)`,
+      );
+      return { port };
+    },
+    async stop() {
+      if (started) await app.stop().catch((error) => logger.warn(`stopping the receiver: ${String(error)}`));
+      await Promise.allSettled([...afterAck]);
+    },
+  };
+}
+
+function createReceiver(config: Config, logger: Logger): Receiver {
+  const healthz: CustomRoute = {
+    path: '/healthz',
+    method: ['GET'],
+    handler: (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"ok":true}');
+    },
+  };
+  if (config.slack.socketMode && config.slack.appToken) {
+    return new SocketModeReceiver({
+      appToken: config.slack.appToken,
+      logger,
+      customRoutes: [healthz],
+      // Bolt hands installerOptions.clientOptions to the Socket Mode client (apps.connections.open).
+      installerOptions: {
+        port: config.port,
+        ...(config.slack.apiUrl ? { clientOptions: { slackApiUrl: config.slack.apiUrl } } : {}),
+      },
+    });
+  }
+  return new HTTPReceiver({
+    signingSecret: config.slack.signingSecret ?? '',
+    endpoints: '/slack/events',
+    customRoutes: [healthz],
+    // The ack goes back once the listener has queued the request, not before.
+    processBeforeResponse: true,
+    logger,
+  });
+}
+
+async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the queue did not take it within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function isServer(value: unknown): value is Server {
+  return typeof value === 'object' && value !== null && 'address' in value;
+}

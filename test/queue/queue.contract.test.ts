@@ -1,0 +1,449 @@
+import { randomUUID } from 'node:crypto';
+import { createClient, type RedisClientType } from '@keyv/redis';
+import { type Logger, LogLevel } from '@slack/bolt';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { openBullmqQueues } from '../../src/queue/bullmqQueues.js';
+import { openMemoryQueues } from '../../src/queue/memoryQueues.js';
+import type { Processor, ProcessorResult, QueueJob, Queues } from '../../src/queue/queue.js';
+import { type PrivateRedis, startPrivateRedis } from '../support/privateRedis.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** Slack between the test's clock and the queue's (Redis keeps its own time for delays and limits). */
+const CLOCK_SLACK_MS = 30;
+
+interface Opened {
+  queues: Queues;
+  /** False once the queues quit a connection that is not theirs. */
+  connectionOpen(): boolean;
+}
+
+interface Harness {
+  /** Every Queues opened by a shared harness sees the same jobs, as processes on one Redis do. */
+  readonly shared: boolean;
+  open(): Promise<Opened>;
+  cleanup(): Promise<void>;
+}
+
+const logLines: string[] = [];
+const logger: Logger = {
+  debug() {},
+  info() {},
+  warn: (...message: unknown[]) => logLines.push(`warn ${message.join(' ')}`),
+  error: (...message: unknown[]) => logLines.push(`error ${message.join(' ')}`),
+  setLevel() {},
+  getLevel: () => LogLevel.DEBUG,
+  setName() {},
+};
+
+function memoryHarness(): Harness {
+  return {
+    shared: false,
+    open: async () => ({ queues: openMemoryQueues({ logger }), connectionOpen: () => true }),
+    cleanup: async () => {},
+  };
+}
+
+function bullmqHarness(): Harness {
+  const prefix = `docs-agent-test:queue:${randomUUID().slice(0, 8)}`;
+  const clients: RedisClientType[] = [];
+  const connect = async () => {
+    // The bot's own client settings that matter to BullMQ: commands fail at once while Redis is away.
+    const client = createClient({ url: REDIS_URL, disableOfflineQueue: true }) as RedisClientType;
+    client.on('error', () => {});
+    await client.connect();
+    clients.push(client);
+    return client;
+  };
+  return {
+    shared: true,
+    open: async () => {
+      const client = await connect();
+      return { queues: openBullmqQueues({ client, prefix, logger }), connectionOpen: () => client.isReady };
+    },
+    cleanup: async () => {
+      const client = await connect();
+      const keys: string[] = [];
+      for await (const batch of client.scanIterator({ MATCH: `${prefix}:*`, COUNT: 1000 }))
+        keys.push(...batch);
+      if (keys.length > 0) await client.del(keys);
+      for (const open of clients) if (open.isOpen) await open.quit();
+    },
+  };
+}
+
+interface Run<T> {
+  job: QueueJob<T>;
+  at: number;
+}
+
+/** A processor that records its runs and hands each to `then`. */
+function recorder<T>(
+  then: (job: QueueJob<T>, signal: AbortSignal) => Promise<ProcessorResult<T> | void> = async () => {},
+) {
+  const runs: Run<T>[] = [];
+  let running = 0;
+  let mostRunning = 0;
+  const processor: Processor<T> = async (job, signal) => {
+    runs.push({ job, at: Date.now() });
+    mostRunning = Math.max(mostRunning, ++running);
+    try {
+      return (await then(job, signal)) || undefined;
+    } finally {
+      running--;
+    }
+  };
+  return {
+    runs,
+    processor,
+    running: () => running,
+    mostRunning: () => mostRunning,
+  };
+}
+
+/** A promise the test settles by hand. */
+function gate() {
+  let open = () => {};
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
+describe.each([
+  { kind: 'memory', harness: memoryHarness },
+  { kind: 'bullmq', harness: bullmqHarness },
+])('the queue port on $kind', ({ harness: makeHarness }) => {
+  const harness = makeHarness();
+  const opened: Queues[] = [];
+  let queueCount = 0;
+  const nextName = () => `q${++queueCount}`;
+  const open = async () => {
+    const result = await harness.open();
+    opened.push(result.queues);
+    return result;
+  };
+  const idle = { waiting: 0, active: 0, delayed: 0 };
+
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((queues) => queues.close(0)));
+  });
+  afterAll(() => harness.cleanup());
+
+  it('runs a job once, as it was added', async () => {
+    const { queues } = await open();
+    const queue = queues.queue<{ n: number }>(nextName());
+    const worked = recorder<{ n: number }>();
+    queue.process(worked.processor, { concurrency: 2 });
+
+    const before = Date.now();
+    await expect(queue.add('greet', { n: 1 }, { jobId: 'greet-1' })).resolves.toBe(true);
+    await expect(queue.add('greet', { n: 2 })).resolves.toBe(true);
+    const after = Date.now();
+    await expect.poll(() => worked.runs.length).toBe(2);
+    await expect.poll(() => queue.counts()).toEqual(idle);
+
+    const first = worked.runs.find((run) => run.job.id === 'greet-1')?.job;
+    expect(first).toMatchObject({ name: 'greet', data: { n: 1 }, attemptsMade: 0 });
+    expect(first?.addedAt).toBeGreaterThanOrEqual(before - CLOCK_SLACK_MS);
+    expect(first?.addedAt).toBeLessThanOrEqual(after + CLOCK_SLACK_MS);
+    const second = worked.runs.find((run) => run.job.id !== 'greet-1')?.job;
+    expect(second).toMatchObject({ name: 'greet', data: { n: 2 } });
+    expect(second?.id).toEqual(expect.any(String));
+    expect(worked.runs).toHaveLength(2);
+  });
+
+  it('ignores an add while a job with that id waits, is delayed or runs, and takes the id again once done', async () => {
+    const { queues } = await open();
+    const queue = queues.queue<string>(nextName());
+
+    await expect(queue.add('job', 'first', { jobId: 'a' })).resolves.toBe(true);
+    await expect(queue.add('job', 'second', { jobId: 'a' })).resolves.toBe(false);
+    await expect(queue.add('job', 'later', { jobId: 'b', delayMs: 60_000 })).resolves.toBe(true);
+    await expect(queue.add('job', 'now', { jobId: 'b' })).resolves.toBe(false);
+    const racing = await Promise.all([1, 2, 3].map((n) => queue.add('job', `racer ${n}`, { jobId: 'race' })));
+    expect(racing.filter(Boolean)).toHaveLength(1);
+    await expect(queue.counts()).resolves.toEqual({ waiting: 2, active: 0, delayed: 1 });
+
+    const release = gate();
+    const worked = recorder<string>(() => release.opened);
+    queue.process(worked.processor, { concurrency: 1 });
+    await expect.poll(() => worked.runs.length).toBe(1);
+    await expect(queue.add('job', 'third', { jobId: 'a' })).resolves.toBe(false);
+    expect(worked.runs[0]?.job.data).toBe('first');
+
+    release.open();
+    await expect.poll(() => queue.counts()).toEqual({ waiting: 0, active: 0, delayed: 1 });
+    await expect(queue.add('job', 'again', { jobId: 'a' })).resolves.toBe(true);
+    await expect.poll(() => worked.runs.map((run) => run.job.data)).toEqual(['first', 'racer 1', 'again']);
+  });
+
+  it('keeps a completed job, and so its id, for keepCompletedMs', async () => {
+    const { queues } = await open();
+    const queue = queues.queue<string>(nextName(), { keepCompletedMs: 60_000 });
+    const worked = recorder<string>();
+    queue.process(worked.processor, { concurrency: 1 });
+
+    await expect(queue.add('job', 'first', { jobId: 'kept' })).resolves.toBe(true);
+    await expect.poll(() => worked.runs.length).toBe(1);
+    await expect.poll(() => queue.counts()).toEqual(idle);
+    await expect(queue.add('job', 'second', { jobId: 'kept' })).resolves.toBe(false);
+    await expect(queue.counts()).resolves.toEqual(idle);
+  });
+
+  it('does not run a delayed job before its delay', async () => {
+    const { queues } = await open();
+    const queue = queues.queue<string>(nextName());
+    const worked = recorder<string>();
+    queue.process(worked.processor, { concurrency: 1 });
+
+    const addedAt = Date.now();
+    await queue.add('job', 'late', { delayMs: 700 });
+    await expect(queue.counts()).resolves.toEqual({ waiting: 0, active: 0, delayed: 1 });
+    await expect.poll(() => worked.runs.length).toBe(1);
+    expect(worked.runs[0]!.at - addedAt).toBeGreaterThanOrEqual(700 - CLOCK_SLACK_MS);
+  });
+
+  it('runs a job again later with new data when its processor asks, keeping its id', async () => {
+    const { queues } = await open();
+    const queue = queues.queue<{ round: number }>(nextName());
+    const worked = recorder<{ round: number }>(async (job) =>
+      job.data.round === 1 ? { again: { delayMs: 600, data: { round: 2 } } } : undefined,
+    );
+    queue.process(worked.processor, { concurrency: 1 });
+
+    await queue.add('poll', { round: 1 }, { jobId: 'poll-1' });
+    await expect.poll(() => queue.counts()).toEqual({ waiting: 0, active: 0, delayed: 1 });
+    await expect(queue.add('poll', { round: 1 }, { jobId: 'poll-1' })).resolves.toBe(false);
+    await expect.poll(() => worked.runs.length).toBe(2);
+    await expect.poll(() => queue.counts()).toEqual(idle);
+
+    const [first, second] = worked.runs.map((run) => run.job);
+    expect(second).toEqual({ ...first, data: { round: 2 } });
+    expect(worked.runs[1]!.at - worked.runs[0]!.at).toBeGreaterThanOrEqual(600 - CLOCK_SLACK_MS);
+  });
+
+  it('holds every job of the queue back while rate limited, and gives the limited job back', async () => {
+    const name = nextName();
+    let limitedAt: number | undefined;
+    const worked = recorder<string>(async (job) => {
+      if (job.data !== 'limited' || limitedAt !== undefined) return undefined;
+      limitedAt = Date.now();
+      return { rateLimited: { waitMs: 1_000 } };
+    });
+    // On Redis a second process works the same queue: the limit holds there too.
+    const processes = harness.shared ? [await open(), await open()] : [await open()];
+    const [queue] = processes.map(({ queues }) => queues.queue<string>(name));
+    for (const { queues } of processes)
+      queues.queue<string>(name).process(worked.processor, { concurrency: 2 });
+
+    await queue!.add('job', 'limited', { jobId: 'limited' });
+    await expect.poll(() => limitedAt).toBeDefined();
+    await expect.poll(() => queue!.counts()).toEqual({ waiting: 1, active: 0, delayed: 0 });
+    await queue!.add('job', 'other-1');
+    await queue!.add('job', 'other-2');
+    await expect.poll(() => worked.runs.length).toBe(4);
+
+    const afterLimit = worked.runs.slice(1);
+    for (const run of afterLimit) expect(run.at).toBeGreaterThanOrEqual(limitedAt! + 1_000 - CLOCK_SLACK_MS);
+    const again = afterLimit.find((run) => run.job.id === 'limited');
+    expect(again?.job.attemptsMade).toBe(0);
+  });
+
+  it('starts no more than limiter.max jobs per window, across processes', async () => {
+    const name = nextName();
+    const worked = recorder<number>();
+    const limiter = { max: 2, durationMs: 600 };
+    const processes = harness.shared ? [await open(), await open()] : [await open()];
+    const [queue] = processes.map(({ queues }) => queues.queue<number>(name));
+    for (const n of [1, 2, 3, 4, 5, 6]) await queue!.add('job', n);
+    for (const { queues } of processes)
+      queues.queue<number>(name).process(worked.processor, { concurrency: 5, limiter });
+    await expect.poll(() => worked.runs.length).toBe(6);
+
+    // A window opens with the first start after the previous one closed.
+    const starts = worked.runs.map((run) => run.at).sort((a, b) => a - b);
+    const windows: number[][] = [];
+    for (const at of starts) {
+      const current = windows.at(-1);
+      if (current && at < current[0]! + limiter.durationMs - CLOCK_SLACK_MS) current.push(at);
+      else windows.push([at]);
+    }
+    for (const window of windows) expect(window.length).toBeLessThanOrEqual(limiter.max);
+  });
+
+  it('retries a throwing processor after a doubling backoff, until its attempts are spent', async () => {
+    logLines.length = 0;
+    const { queues } = await open();
+    const queue = queues.queue<string>(nextName());
+    const worked = recorder<string>(async (job) => {
+      if (job.data === 'hopeless' || job.attemptsMade < 2) throw new Error(`${job.data} failed`);
+    });
+    queue.process(worked.processor, { concurrency: 2 });
+
+    await queue.add('job', 'third time lucky', { attempts: 3, backoffMs: 150 });
+    await queue.add('job', 'hopeless', { jobId: 'hopeless', attempts: 2 });
+    await expect.poll(() => worked.runs.length).toBe(5);
+    await expect.poll(() => queue.counts()).toEqual(idle);
+
+    const lucky = worked.runs.filter((run) => run.job.data === 'third time lucky');
+    expect(lucky.map((run) => run.job.attemptsMade)).toEqual([0, 1, 2]);
+    expect(lucky[1]!.at - lucky[0]!.at).toBeGreaterThanOrEqual(150 - CLOCK_SLACK_MS);
+    expect(lucky[2]!.at - lucky[1]!.at).toBeGreaterThanOrEqual(300 - CLOCK_SLACK_MS);
+    const hopeless = worked.runs.filter((run) => run.job.data === 'hopeless');
+    expect(hopeless.map((run) => run.job.attemptsMade)).toEqual([0, 1]);
+    // A failed job is kept a day for the operator, and holds its id meanwhile.
+    await expect(queue.add('job', 'hopeless', { jobId: 'hopeless' })).resolves.toBe(false);
+    await expect
+      .poll(() => logLines.some((line) => line.startsWith('warn') && line.includes('hopeless failed')))
+      .toBe(true);
+  });
+
+  it('runs no more jobs at once than its concurrency', async () => {
+    const { queues } = await open();
+    const queue = queues.queue<number>(nextName());
+    const release = gate();
+    const worked = recorder<number>(() => release.opened);
+    queue.process(worked.processor, { concurrency: 2 });
+
+    for (const n of [1, 2, 3, 4, 5]) await queue.add('job', n);
+    await expect.poll(() => queue.counts()).toEqual({ waiting: 3, active: 2, delayed: 0 });
+    expect(worked.running()).toBe(2);
+    release.open();
+    await expect.poll(() => worked.runs.length).toBe(5);
+    await expect.poll(() => queue.counts()).toEqual(idle);
+    expect(worked.mostRunning()).toBe(2);
+  });
+
+  it('adds a job on every occurrence of a cron schedule, until unscheduled', async () => {
+    const { queues } = await open();
+    const queue = queues.queue<{ kind: string }>(nextName());
+    const worked = recorder<{ kind: string }>();
+    queue.process(worked.processor, { concurrency: 2 });
+
+    const every = { pattern: '* * * * * *', timezone: 'Europe/Berlin' };
+    await queue.schedule('tick', every, { name: 'tick', data: { kind: 'old' } });
+    // Upserting the same scheduler replaces it: still one job per occurrence.
+    await queue.schedule('tick', every, { name: 'tick', data: { kind: 'tick' } });
+    await expect.poll(() => worked.runs.length).toBeGreaterThanOrEqual(2);
+    await queue.unschedule('tick');
+    await queue.unschedule('never-scheduled');
+
+    expect(worked.runs.map((run) => run.job.name)).toEqual(worked.runs.map(() => 'tick'));
+    expect(worked.runs.map((run) => run.job.data)).toContainEqual({ kind: 'tick' });
+    const gaps = worked.runs.slice(1).map((run, i) => run.at - worked.runs[i]!.at);
+    for (const gap of gaps) expect(gap).toBeGreaterThan(500);
+    await expect.poll(() => queue.counts()).toEqual(idle);
+    const runsAfterUnschedule = worked.runs.length;
+    // Proving that nothing more comes takes waiting past the next occurrences.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(worked.runs).toHaveLength(runsAfterUnschedule);
+  });
+
+  it('on close, aborts a processor that outlasts the grace and gives its job back', async () => {
+    const name = nextName();
+    const first = await open();
+    const queue = first.queues.queue<string>(name);
+    const stuck = recorder<string>(
+      (_job, signal) =>
+        new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+    );
+    queue.process(stuck.processor, { concurrency: 1 });
+    await queue.add('job', 'long', { jobId: 'long' });
+    await expect.poll(() => stuck.runs.length).toBe(1);
+
+    const closeStarted = Date.now();
+    await first.queues.close(300);
+    const closeTook = Date.now() - closeStarted;
+    expect(closeTook).toBeGreaterThanOrEqual(300 - CLOCK_SLACK_MS);
+    expect(closeTook).toBeLessThan(300 + 1_000);
+    expect(first.connectionOpen()).toBe(true);
+
+    if (!harness.shared) {
+      await expect(queue.counts()).resolves.toEqual({ waiting: 1, active: 0, delayed: 0 });
+      return;
+    }
+    const next = await open();
+    const worked = recorder<string>();
+    next.queues.queue<string>(name).process(worked.processor, { concurrency: 1 });
+    await expect.poll(() => worked.runs.length).toBe(1);
+    expect(worked.runs[0]!.job).toMatchObject({ id: 'long', data: 'long', attemptsMade: 0 });
+  });
+
+  it('closes about a second after the grace even when a processor ignores its signal', async () => {
+    const { queues } = await open();
+    const queue = queues.queue<string>(nextName());
+    const release = gate();
+    const deaf = recorder<string>(() => release.opened);
+    queue.process(deaf.processor, { concurrency: 1 });
+    await queue.add('job', 'deaf');
+    await expect.poll(() => deaf.runs.length).toBe(1);
+
+    const closeStarted = Date.now();
+    await queues.close(200);
+    expect(Date.now() - closeStarted).toBeLessThan(200 + 1_500);
+    release.open();
+  });
+
+  it.skipIf(!harness.shared)('runs each job once across two processes', async () => {
+    const name = nextName();
+    const worked = recorder<number>(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    });
+    const processes = [await open(), await open()];
+    for (const { queues } of processes)
+      queues.queue<number>(name).process(worked.processor, { concurrency: 3 });
+    const queue = processes[0]!.queues.queue<number>(name);
+    const numbers = Array.from({ length: 30 }, (_, i) => i);
+    for (const n of numbers) await queue.add('job', n, { jobId: `job-${n}` });
+
+    await expect.poll(() => worked.runs.length).toBe(30);
+    await expect.poll(() => queue.counts()).toEqual(idle);
+    expect(worked.runs.map((run) => run.job.data).sort((a, b) => a - b)).toEqual(numbers);
+  });
+});
+
+describe('the queue port on bullmq while Redis is away', () => {
+  let redis: PrivateRedis | undefined;
+  let client: RedisClientType | undefined;
+  let queues: Queues | undefined;
+  afterAll(async () => {
+    await queues?.close(0);
+    client?.destroy();
+    await redis?.close();
+  });
+
+  it('keeps the process responsive, and lands a running job’s `again` once Redis is back', async () => {
+    redis = await startPrivateRedis();
+    // As the bot's client: commands fail at once while Redis is away, reconnects keep trying.
+    client = createClient({
+      url: redis.url,
+      disableOfflineQueue: true,
+      socket: { reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, 500) },
+    }) as RedisClientType;
+    client.on('error', () => {});
+    await client.connect();
+    queues = openBullmqQueues({ client, prefix: 'outage', logger });
+    const queue = queues.queue<{ round: number }>('follow');
+    const release = gate();
+    const worked = recorder<{ round: number }>(async (job) => {
+      if (job.data.round > 1) return undefined;
+      await release.opened;
+      return { again: { delayMs: 100, data: { round: 2 } } };
+    });
+    queue.process(worked.processor, { concurrency: 1 });
+    await queue.add('check', { round: 1 }, { jobId: 'check-1' });
+    await expect.poll(() => worked.runs.length).toBe(1);
+
+    await redis.stop({ keepData: true });
+    release.open();
+    // A worker spinning on failed commands would starve every timer, this one included.
+    const asked = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(Date.now() - asked).toBeLessThan(2_000);
+    await expect(queue.add('check', { round: 1 })).rejects.toThrow();
+
+    await redis.start();
+    await expect
+      .poll(() => worked.runs.map((run) => run.job.data.round), { timeout: 10_000 })
+      .toEqual([1, 2]);
+    expect(worked.runs[1]!.job).toMatchObject({ id: 'check-1', attemptsMade: 0 });
+  });
+});
