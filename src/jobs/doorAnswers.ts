@@ -6,10 +6,6 @@ import { USAGE } from './jobAnswers.js';
 export const SOMETHING_WRONG =
   'Sorry, something went wrong on my side (my storage may be unavailable). Please try again shortly.';
 
-/** A command or form refused at the door because the bot has more work waiting than it should take on. */
-export const TOO_BUSY =
-  'Sorry, I’m very busy right now and did not start anything. Please try again in a minute.';
-
 /** The answer to a mention with no instruction. */
 export const MENTION_HELP = [
   'Tell me what to change in the docs, for example `@docs-agent Document the new --dry-run flag`.',

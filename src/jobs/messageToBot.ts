@@ -49,6 +49,7 @@ export async function handleMessageToBot(
   ctx: JobsContext,
   userNames: UserNames,
   input: MessageToBot,
+  /** The queue job handling this delivery: it names the start, and it may run again after a crash. */
   startId: string,
 ): Promise<MessageToBotOutcome> {
   const { channel, ts, user } = input;
@@ -59,12 +60,21 @@ export async function handleMessageToBot(
     if (input.door === 'dm') return { kind: 'job_thread' };
     // "help" in a job's thread is a follow-up like any other reply; only an empty mention asks for help.
     if (instruction !== '') {
-      const steerInput = { channel, threadTs: input.threadTs, messageTs: ts, user, text: input.text };
+      const steerInput = {
+        channel,
+        threadTs: input.threadTs,
+        messageTs: ts,
+        user,
+        text: input.text,
+        handledBy: startId,
+      };
       return { kind: 'steered', outcome: await steerJob(ctx, userNames, steerInput) };
     }
   }
 
-  if (!(await firstSighting(ctx.store.atomic, `message:${channel}:${ts}`))) return { kind: 'duplicate' };
+  if (!(await firstSighting(ctx.store.atomic, `message:${channel}:${ts}`, { by: startId }))) {
+    return { kind: 'duplicate' };
+  }
   const refusal = accessRefusal(ctx.config.access, user, channel);
   if (refusal) return { kind: 'refused', text: refusal };
   if (instruction === '' || /^help[.!?]?$/i.test(instruction)) return { kind: 'help' };

@@ -16,6 +16,8 @@ export interface SteerJobInput {
   user: string;
   /** The reply as Slack delivered it (with Slack markup). */
   text: string;
+  /** The queue job handling this delivery: run again after a crash, it still sends the reply. */
+  handledBy: string;
 }
 
 export type SteerJobOutcome =
@@ -42,7 +44,8 @@ export async function steerJob(
   const prompt = (await slackToPlainText(input.text, userNames)).trim();
   if (prompt.startsWith(BETWEEN_PEOPLE)) return { kind: 'ignored', why: 'between_people' };
   if (prompt === '') return { kind: 'ignored', why: 'empty' };
-  if (!(await firstSighting(ctx.store.atomic, `message:${input.channel}:${input.messageTs}`))) {
+  const key = `message:${input.channel}:${input.messageTs}`;
+  if (!(await firstSighting(ctx.store.atomic, key, { by: input.handledBy }))) {
     return { kind: 'ignored', why: 'already_sent' };
   }
   // After the dedupe, so a reply delivered as both a message and a mention is refused once.

@@ -47,7 +47,7 @@ export async function processRequest(
       });
       return undefined;
     case 'thread_reply':
-      await steerFromThread(ctx, request);
+      await steerFromThread(ctx, request, job.id);
       return undefined;
     case 'message_to_bot':
       await handleAndAnswerMessageToBot(ctx.jobs, ctx.userNames, { ...request.message }, startId);
@@ -65,6 +65,7 @@ export async function processRequest(
 async function steerFromThread(
   ctx: RequestsContext,
   request: Extract<SlackRequest, { kind: 'thread_reply' }>,
+  handledBy: string,
 ): Promise<void> {
   const { place, text } = request;
   const { logger } = ctx.jobs;
@@ -76,6 +77,7 @@ async function steerFromThread(
       messageTs: place.ts,
       user: place.user,
       text,
+      handledBy,
     });
   } catch (error) {
     // Most likely the store is away. We cannot tell whether this thread is a job's, so we

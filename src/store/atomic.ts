@@ -7,6 +7,8 @@
 export interface AtomicOps {
   /** SET key value NX PX ttl: true when this call created the key. */
   setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
+  /** Like `setIfAbsent`, but also true when the key already holds `owner` (the same claimant, again). */
+  claim(key: string, owner: string, ttlMs: number): Promise<boolean>;
   /** Deletes the key only while it still holds `value` (releasing a lease we own). */
   deleteIfValue(key: string, value: string): Promise<boolean>;
   /** Extends the key's TTL only while it still holds `value` (renewing a lease we own). */

@@ -30,6 +30,13 @@ export class MemoryAtomicOps implements AtomicOps {
     return true;
   }
 
+  async claim(key: string, owner: string, ttlMs: number) {
+    const held = this.live(key);
+    if (held) return held.value === owner;
+    this.values.set(key, { value: owner, expiresAt: this.now() + ttlMs });
+    return true;
+  }
+
   async deleteIfValue(key: string, value: string) {
     if (this.live(key)?.value !== value) return false;
     this.values.delete(key);

@@ -11,6 +11,12 @@ const COMPARE_AND_SET = `if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 
 if ARGV[3] then redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3]) else redis.call('set', KEYS[1], ARGV[2], 'KEEPTTL') end
 return 1`;
 
+// Set-if-absent that a claimant may repeat: one call, so no other claimant slips in between.
+const CLAIM = `local held = redis.call('get', KEYS[1])
+if not held then redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
+if held == ARGV[1] then return 1 end
+return 0`;
+
 /** AtomicOps on the Redis client that `@keyv/redis` connected, so there is one connection pool. */
 export class RedisAtomicOps implements AtomicOps {
   /** `recordKey` maps a `kv` key to the Redis key Keyv stores it under. */
@@ -26,6 +32,14 @@ export class RedisAtomicOps implements AtomicOps {
 
   async setIfAbsent(key: string, value: string, ttlMs: number) {
     return (await this.client.set(this.key(key), value, { NX: true, PX: ttlMs })) === 'OK';
+  }
+
+  async claim(key: string, owner: string, ttlMs: number) {
+    const result = await this.client.eval(CLAIM, {
+      keys: [this.key(key)],
+      arguments: [owner, String(ttlMs)],
+    });
+    return Number(result) === 1;
   }
 
   async deleteIfValue(key: string, value: string) {

@@ -55,6 +55,14 @@ describe.each(Object.entries(kinds))('the %s store', (_kind, open) => {
     expect(sightings.filter(Boolean)).toHaveLength(1);
   });
 
+  it('lets the queue job that saw a key first see it again after a crash, and no other', async () => {
+    const store = await fresh();
+    const seen = (by: string) => firstSighting(store.atomic, 'message:C1:1.2', { by });
+    expect(await seen('message_to_bot-Ev1')).toBe(true);
+    expect(await seen('thread_reply-Ev2')).toBe(false); // the same message, delivered as another event
+    expect(await seen('message_to_bot-Ev1')).toBe(true); // the first queue job, run again
+  });
+
   it('keeps an ordered index, newest first, capped', async () => {
     const store = await fresh();
     for (const [member, score] of [
