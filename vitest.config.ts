@@ -6,7 +6,7 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     // A condition awaited with expect.poll may take a while when the machine is busy (test files run
-    // in parallel, and the bot's work thread runs at a lower priority): it passes as soon as it holds.
+    // in parallel): it passes as soon as it holds.
     expect: { poll: { timeout: 5_000 } },
     // Each test file starts its own app and fakes on port 0 and uses its own Redis namespace,
     // so files run in parallel safely.

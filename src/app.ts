@@ -20,7 +20,7 @@ import { RateLedger } from './store/rateLedger.js';
 import { openStore, type Store } from './store/store.js';
 import { USER_AGENT } from './version.js';
 import { createWeb, type Web } from './web.js';
-import { startWorker } from './worker.js';
+import { startWorker, type Worker } from './worker.js';
 
 /** Slack's own default retries for ~30 minutes; a person waiting on a card should not. */
 const SLACK_RETRIES: webApi.RetryOptions = { retries: 4, factor: 2, minTimeout: 500, maxTimeout: 8_000 };
@@ -83,7 +83,8 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
       })
     : openMemoryQueues({ logger });
   const requests = queues.queue<SlackRequest>(REQUESTS_QUEUE, { keepCompletedMs: KEEP_REQUESTS_MS });
-  const follow = queues.queue<FollowCheck>(FOLLOW_QUEUE);
+  // A check that failed for good is dropped at once, so its job can be followed again (see worker.ts).
+  const follow = queues.queue<FollowCheck>(FOLLOW_QUEUE, { keepFailedMs: 0 });
   const digestQueue = queues.queue<DigestJob>(DIGEST_QUEUE);
 
   const mintlify = new MintlifyClient({
@@ -92,7 +93,8 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
     userAgent: USER_AGENT,
     ...options.mintlify,
   });
-  const publishing = new InFlight();
+  // Work outside the queues (Home tab publishes, the queues' reconciliation): stopping waits for it a little.
+  const background = new InFlight();
   const jobs: JobsContext = {
     config,
     mintlify,
@@ -112,7 +114,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
   const home = new HomeRefresher({
     publish: (user) => publishHome(jobs, user),
     logger,
-    track: (work) => publishing.run(work),
+    track: (work) => background.run(work),
   });
   const digestFor = (signal: AbortSignal) =>
     createDigestContext({
@@ -135,10 +137,12 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
       })
     : undefined;
 
+  let worker: Worker | undefined;
   const closeAll = async () => {
+    worker?.stop();
     home.stop();
     await queues.close(STOP_GRACE_MS);
-    await publishing.drain(1_000);
+    await background.drain(1_000);
     await Promise.allSettled([mintlify.close(), store.close()]);
   };
 
@@ -148,7 +152,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
     async start() {
       try {
         if (config.services.worker) {
-          await startWorker({
+          worker = startWorker({
             config,
             logger,
             jobs,
@@ -159,12 +163,19 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
             queues: { requests, follow, digest: digestQueue },
           });
         }
-        if (!web) {
+        const { port } = web ? await web.start() : { port: undefined };
+        if (!web)
           logger.info('docs-agent worker is running (SERVICES=worker: no Slack requests are taken here)');
-          return { port: undefined };
+        // After the web role listens: with many unfinished jobs this takes a while, and Slack need not wait.
+        if (worker) {
+          const reconciling = worker
+            .reconcile()
+            .catch((error: unknown) => logger.error(`could not set up the queues' work: ${String(error)}`));
+          void background.run(() => reconciling);
         }
-        return await web.start();
+        return { port };
       } catch (error) {
+        await web?.stop();
         await closeAll();
         throw error;
       }
@@ -177,7 +188,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const { waiting, active } = await requests.counts();
-        if (waiting + active === 0 && publishing.size === 0) return;
+        if (waiting + active === 0 && background.size === 0) return;
         if (Date.now() > deadline) throw new Error(`requests still queued after ${timeoutMs} ms`);
         await new Promise((resolve) => setTimeout(resolve, 10));
       }

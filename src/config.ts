@@ -277,7 +277,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         }))),
     ...crossChecks(env),
   ];
-  if (parsed.success && parsed.data.SERVICES.length < SERVICE_NAMES.length && !parsed.data.REDIS_URL) {
+  const roles = parsed.success ? new Set(parsed.data.SERVICES) : undefined;
+  if (roles && roles.size < SERVICE_NAMES.length && !parsed.data?.REDIS_URL) {
     problems.push({
       variable: 'SERVICES',
       problem:

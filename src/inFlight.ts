@@ -1,6 +1,6 @@
 /**
- * Work started for a Slack request after its `ack()`. On shutdown the bot stops taking
- * requests, then waits for this work to finish (up to a deadline) before it exits.
+ * Work a process runs outside the queues (a form opened after its ack, a Home tab publish): on
+ * shutdown the bot waits for it to finish, up to a deadline, before it exits.
  */
 export class InFlight {
   private readonly running = new Set<Promise<unknown>>();

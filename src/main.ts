@@ -14,8 +14,8 @@ async function main(): Promise<void> {
     process.exit(1);
   };
   const bot = await createDocsAgent(config, { logger }).catch(cannotStart);
-  await bot.start().catch(cannotStart);
 
+  // Taken from here on, so a platform stopping the process while it starts is obeyed too.
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -30,6 +30,10 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+
+  await bot.start().catch((error: unknown) => {
+    if (!stopping) cannotStart(error);
+  });
 }
 
 await main();

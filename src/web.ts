@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -11,6 +12,7 @@ import {
   type webApi,
 } from '@slack/bolt';
 import type { Config } from './config.js';
+import { InFlight } from './inFlight.js';
 import * as actions from './listeners/actions/index.js';
 import * as commands from './listeners/commands/index.js';
 import type { ListenerContext } from './listeners/context.js';
@@ -23,6 +25,8 @@ import type { SlackIdentity } from './slack/slackIdentity.js';
 
 /** For the shortcut's views.open: its trigger is good for 3 s, so a retry must come quickly. */
 const OPEN_FORM_RETRIES: webApi.RetryOptions = { retries: 2, factor: 1, minTimeout: 300, maxTimeout: 300 };
+/** Long enough for views.open and its retries; the form's trigger is dead after 3 s anyway. */
+const OPEN_FORM_MS = 3_000;
 /** How long a listener waits for the queue to take a request before it answers "try again shortly". */
 const ENQUEUE_TIMEOUT_MS = 1_000;
 
@@ -49,18 +53,29 @@ export function createWeb(
   },
 ): Web {
   const { logger, requests } = options;
-  const afterAck = new Set<Promise<void>>();
+  const afterAck = new InFlight();
   const ctx: ListenerContext = {
     access: config.access,
     enqueue: async (request, deliveryId) => {
       // Queue job ids are Slack's delivery ids: the same delivery again (a replay, a retry) is queued once.
-      const jobId = deliveryId ? `${request.kind}-${deliveryId}` : undefined;
-      await withTimeout(requests.add(request.kind, request, jobId ? { jobId } : {}), ENQUEUE_TIMEOUT_MS);
+      const jobId = `${request.kind}-${deliveryId ?? randomUUID()}`;
+      const adding = requests.add(request.kind, request, { jobId });
+      try {
+        await withTimeout(adding, ENQUEUE_TIMEOUT_MS);
+      } catch (error) {
+        // The person is told nothing was started: an add that lands after all is taken back.
+        void adding
+          .then((added) => (added ? requests.remove(jobId) : true))
+          .then(
+            (removed) => {
+              if (!removed) logger.warn(`a request answered "try again" was queued late and started anyway`);
+            },
+            () => {},
+          );
+        throw error;
+      }
     },
-    track: (work) => {
-      afterAck.add(work);
-      void work.finally(() => afterAck.delete(work));
-    },
+    track: (work) => void afterAck.run(() => work),
   };
   const app = new App({
     token: config.slack.botToken,
@@ -103,7 +118,7 @@ export function createWeb(
     },
     async stop() {
       if (started) await app.stop().catch((error) => logger.warn(`stopping the receiver: ${String(error)}`));
-      await Promise.allSettled([...afterAck]);
+      await afterAck.drain(OPEN_FORM_MS);
     },
   };
 }

@@ -10,14 +10,12 @@ import {
   followWorkerOptions,
 } from './jobs/followJobs.js';
 import type { JobsContext } from './jobs/jobsContext.js';
-import { tellInterruptedStarts } from './jobs/jobStarts.js';
 import type { WorkQueue } from './queue/queue.js';
 import { processRequest, type RequestsContext } from './requests/processRequest.js';
 import type { SlackRequest } from './requests/slackRequest.js';
 import type { UserNames } from './slack/plainText.js';
 import type { SlackIdentity } from './slack/slackIdentity.js';
 
-/** Slack requests worked on at once by one process: most of their time is spent waiting on Slack or Mintlify. */
 const REQUEST_CONCURRENCY = 16;
 
 export interface WorkerParts {
@@ -36,11 +34,25 @@ export interface WorkerParts {
   };
 }
 
+// A job whose check was lost (its queue job failed for good, or a Redis emptied) is followed again
+// within this; each run costs one add per unfinished job, ignored when its check is there.
+const RECONCILE_EVERY_MS = 10 * 60_000;
+
+export interface Worker {
+  /**
+   * Makes sure what the queues should hold is there: a check for every unfinished job, the digest's
+   * scheduler and catch-up. Run once the process takes requests, then every 10 minutes.
+   */
+  reconcile(): Promise<void>;
+  /** Stops the periodic reconciliation (the queues' close stops the processors). */
+  stop(): void;
+}
+
 /**
  * The worker role: the processors of every queue (Slack requests, job checks, the digest), the
- * digest's schedule, and what a start needs after a crash. Closing the queues stops it.
+ * digest's schedule, and the follow-up of every unfinished job. Closing the queues stops it.
  */
-export async function startWorker(parts: WorkerParts): Promise<void> {
+export function startWorker(parts: WorkerParts): Worker {
   const { config, logger, jobs, queues } = parts;
   const requests: RequestsContext = {
     jobs,
@@ -55,11 +67,14 @@ export async function startWorker(parts: WorkerParts): Promise<void> {
   queues.follow.process(followProcessor(jobs), followWorkerOptions(config.poll));
   queues.digest.process(digestProcessor(parts.digest), { concurrency: 1 });
 
-  const resumed = await followUnfinishedJobs(jobs, queues.follow);
-  if (resumed > 0) logger.info(`following ${resumed} unfinished job(s) the queue did not hold`);
-  // Starts whose queue job is gone (the in-memory queue after a restart, a Redis emptied): told to the person.
-  await tellInterruptedStarts(jobs).catch((error: unknown) =>
-    logger.warn(`could not look for interrupted job starts: ${String(error)}`),
-  );
-  await scheduleDigest(parts.digest(new AbortController().signal), queues.digest);
+  const reconcile = async () => {
+    const resumed = await followUnfinishedJobs(jobs, queues.follow);
+    if (resumed > 0) logger.info(`following ${resumed} unfinished job(s) the queue did not hold`);
+    await scheduleDigest(parts.digest(new AbortController().signal), queues.digest);
+  };
+  const timer = setInterval(() => {
+    reconcile().catch((error: unknown) => logger.warn(`could not check the queues: ${String(error)}`));
+  }, RECONCILE_EVERY_MS);
+  timer.unref();
+  return { reconcile, stop: () => clearInterval(timer) };
 }

@@ -96,6 +96,19 @@ describe('configuration', () => {
     expect(error.message).not.toContain(key);
   });
 
+  it('runs both roles by default, and one alone only with Redis', () => {
+    expect(loadConfig(valid).services).toEqual({ web: true, worker: true });
+    const redis = { ...valid, REDIS_URL: 'redis://127.0.0.1:6379' };
+    expect(loadConfig({ ...redis, SERVICES: ' Worker ' }).services).toEqual({ web: false, worker: true });
+    expect(loadConfig({ ...redis, SERVICES: 'web' }).services).toEqual({ web: true, worker: false });
+    for (const alone of ['web', 'web,web', 'worker']) {
+      expect(problemsOf({ ...valid, SERVICES: alone }).message).toContain('SERVICES needs REDIS_URL');
+    }
+    expect(problemsOf({ ...redis, SERVICES: 'web,cron' }).message).toContain(
+      'SERVICES lists web and worker only',
+    );
+  });
+
   it('lists the values that must never be printed', () => {
     const config = loadConfig({ ...valid, SLACK_APP_TOKEN: 'xapp-1-app-token' });
     expect(secretsOf(config).sort()).toEqual(

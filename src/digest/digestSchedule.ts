@@ -55,7 +55,9 @@ export function digestProcessor(contextFor: (signal: AbortSignal) => DigestConte
     const { channel, timezone } = ctx.config.digest;
     if (!channel) return undefined;
     const why = job.name === 'catch-up' ? 'catch-up' : 'scheduled';
-    const period = job.data.period ?? periodOfRun(ctx.now(), timezone);
+    // The week before the occurrence, not before now: a worker may take it up late.
+    const period =
+      job.data.period ?? periodOfRun(new Date(job.scheduledFor ?? ctx.now().getTime()), timezone);
     const outcome = await postScheduledDigest(ctx, period, channel);
     report(ctx, outcome, why);
     // Its lease is held, maybe by a worker that died posting it: look again once that lease has lapsed.

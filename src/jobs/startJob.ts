@@ -11,7 +11,7 @@ import {
 } from './jobAnswers.js';
 import { applyAgentJob, DISPLAY_PROMPT_MAX, type JobDoor, type JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
-import { jobOfStart, type PendingStart, START_LEASE_MS, startLeaseName } from './jobStarts.js';
+import { type JobStart, jobOfStart, START_LEASE_MS, startLeaseName } from './jobStarts.js';
 import { placeCard, postJobCard } from './postJobCard.js';
 
 export interface StartJobInput {
@@ -71,15 +71,18 @@ export async function startJob(
 
 /**
  * The same start, run again because the process running it died: Mintlify is never asked twice.
- * A job it made is the follower's to finish (its card is pending); otherwise the person is told.
+ * A job it made is the follower's to finish (its card is pending); a refusal is answered again;
+ * otherwise the person is told the start was cut short.
  */
-async function resumeStart(ctx: JobsContext, start: PendingStart): Promise<StartJobOutcome> {
+async function resumeStart(ctx: JobsContext, start: JobStart): Promise<StartJobOutcome> {
+  if (start.refusal !== undefined) return { kind: 'failed', text: start.refusal, error: undefined };
   const made = await jobOfStart(ctx, start);
   const budget = await ctx.ledger.current(ctx.config.mintlify.projectId);
-  await ctx.starts.end(start.id);
   if (made) return { kind: 'started', record: made, budget };
   ctx.logger.warn(`a job start by ${start.requestedBy} in ${start.channel} was cut short by a restart`);
-  return { kind: 'failed', text: interruptedStartText(start.prompt), error: undefined };
+  const text = interruptedStartText(start.prompt);
+  await ctx.starts.refused(start, text);
+  return { kind: 'failed', text, error: undefined };
 }
 
 async function startHeld(ctx: JobsContext, input: StartJobInput, startId: string): Promise<StartJobOutcome> {
@@ -92,7 +95,7 @@ async function startHeld(ctx: JobsContext, input: StartJobInput, startId: string
   // away this fails here, before Mintlify starts a job we could not keep track of.
   const before = await ctx.ledger.current(projectId);
   const startedAt = ctx.now();
-  await ctx.starts.begin({
+  const start: JobStart = {
     id: startId,
     channel: input.channel,
     threadTs,
@@ -100,25 +103,28 @@ async function startHeld(ctx: JobsContext, input: StartJobInput, startId: string
     door: input.door,
     prompt,
     at: startedAt.toISOString(),
-  });
-  const forgetStart = () =>
-    ctx.starts.end(startId).catch((error: unknown) => {
-      logger.warn(`could not clear the pending start ${startId}: ${String(error)}`);
+  };
+  await ctx.starts.begin(start);
+  const refused = async (text: string) => {
+    await ctx.starts.refused(start, text).catch((error: unknown) => {
+      logger.warn(`could not note the refused start ${startId}: ${String(error)}`);
     });
+    return text;
+  };
 
   let job: Awaited<ReturnType<JobsContext['mintlify']['createJob']>>;
   try {
     job = await ctx.mintlify.createJob(projectId, input.prompt);
   } catch (error) {
-    await forgetStart(); // answered below, in the door
     logger.warn(`could not start a job for ${input.requestedBy} in ${input.channel}: ${String(error)}`);
-    return { kind: 'failed', text: startFailureText(error, before, ctx.now()), error };
+    // Answered in the door; a run of the same queue job again answers the same.
+    return { kind: 'failed', text: await refused(startFailureText(error, before, ctx.now())), error };
   }
   if (!job.id) {
-    await forgetStart();
     // The spec marks no field required; a job without an id cannot be followed or steered.
     logger.error('Mintlify answered a created job without an id');
-    return { kind: 'failed', text: startFailureText(undefined, undefined, ctx.now()), error: undefined };
+    const text = await refused(startFailureText(undefined, undefined, ctx.now()));
+    return { kind: 'failed', text, error: undefined };
   }
 
   const now = ctx.now();
@@ -152,7 +158,6 @@ async function startHeld(ctx: JobsContext, input: StartJobInput, startId: string
   // Written before the card, so that a job Mintlify accepted is never lost, even when the card
   // cannot be posted. From here on the record stands for the start.
   await ctx.records.save(record);
-  await forgetStart();
   ctx.onJobActive(record.jobId);
 
   const posted = await postJobCard(ctx, record, { channel: input.channel, threadTs });

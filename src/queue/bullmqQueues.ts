@@ -78,13 +78,14 @@ export function openBullmqQueues(options: {
 
   function openQueue<T>(name: string, queueOptions: QueueOptions = {}): WorkQueue<T> {
     const keepCompletedMs = queueOptions.keepCompletedMs ?? 0;
+    const keepFailedMs = queueOptions.keepFailedMs ?? FAILED_KEPT_SECONDS * 1000;
     const queue = new Queue<T, unknown, string, T, unknown, string>(name, {
       connection,
       prefix,
       defaultJobOptions: {
         // BullMQ counts in seconds and drops aged completed jobs when a later job completes.
         removeOnComplete: keepCompletedMs > 0 ? { age: Math.ceil(keepCompletedMs / 1000) } : true,
-        removeOnFail: { age: FAILED_KEPT_SECONDS },
+        removeOnFail: keepFailedMs > 0 ? { age: Math.ceil(keepFailedMs / 1000) } : true,
       },
     });
     queue.on('error', (error) => reportError(`queue ${name}`, error));
@@ -136,6 +137,13 @@ export function openBullmqQueues(options: {
         // (none stored: the job ran and was removed in between, most likely the one this add made).
         const stored = await queue.getJob(addOptions.jobId);
         return stored === undefined || stored.timestamp === job.timestamp;
+      },
+      async remove(jobId: string): Promise<boolean> {
+        const job = await queue.getJob(jobId);
+        const state = await job?.getState();
+        if (!job || (state !== 'waiting' && state !== 'delayed' && state !== 'prioritized')) return false;
+        // BullMQ refuses (1 → 0) to remove a job a worker has locked meanwhile.
+        return (await queue.remove(jobId)) === 1;
       },
       process(processor: Processor<T>, workerOptions: WorkerOptions): void {
         if (closing) throw new Error(`queue ${name} is closed`);
@@ -263,6 +271,8 @@ function jobView<T>(job: Job<T>): QueueJob<T> {
     data: job.data,
     attemptsMade: job.attemptsMade,
     addedAt: job.timestamp,
+    // A scheduler's job carries the occurrence it was made for.
+    ...(job.repeatJobKey && job.opts.prevMillis !== undefined ? { scheduledFor: job.opts.prevMillis } : {}),
   };
 }
 

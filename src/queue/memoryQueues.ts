@@ -11,6 +11,7 @@ const CLOSE_OVERRUN_MS = 1_000;
 interface Entry<T> extends QueueJob<T> {
   data: T;
   attemptsMade: number;
+  scheduledFor?: number;
   readonly options: AddOptions;
   state: 'waiting' | 'delayed' | 'active' | 'finished';
   keptUntil?: number;
@@ -36,20 +37,32 @@ class MemoryQueue<T> implements WorkQueue<T> {
   constructor(
     readonly name: string,
     private readonly keepCompletedMs: number,
+    private readonly keepFailedMs: number,
     private readonly logger: Logger,
     private readonly now: () => number,
   ) {}
 
-  async add(name: string, data: T, options: AddOptions = {}): Promise<boolean> {
+  async add(name: string, data: T, options: AddOptions & { scheduledFor?: number } = {}): Promise<boolean> {
     if (this.closing) throw new Error(`queue ${this.name} is closed`);
     const id = options.jobId ?? String(this.nextId++);
     const existing = this.jobs.get(id);
     const now = this.now();
     if (existing && (existing.state !== 'finished' || (existing.keptUntil ?? 0) > now)) return false;
     const entry: Entry<T> = { id, name, data, addedAt: now, attemptsMade: 0, options, state: 'waiting' };
+    if (options.scheduledFor !== undefined) entry.scheduledFor = options.scheduledFor;
     this.jobs.set(id, entry);
     if (options.delayMs && options.delayMs > 0) this.delay(entry, options.delayMs);
     else this.enqueue(entry);
+    return true;
+  }
+
+  async remove(jobId: string): Promise<boolean> {
+    const entry = this.jobs.get(jobId);
+    if (!entry || (entry.state !== 'waiting' && entry.state !== 'delayed')) return false;
+    this.jobs.delete(jobId);
+    const at = this.waiting.indexOf(entry);
+    if (at >= 0) this.waiting.splice(at, 1);
+    entry.state = 'finished';
     return true;
   }
 
@@ -61,8 +74,12 @@ class MemoryQueue<T> implements WorkQueue<T> {
 
   schedule: WorkQueue<T>['schedule'] = async (schedulerId, repeat, job) => {
     this.schedulers.get(schedulerId)?.stop();
-    const occurrence = () =>
-      void this.add(job.name, job.data, job).catch((error: unknown) => this.logger.error(String(error)));
+    const occurrence = (self: Cron) => {
+      const scheduledFor = self.currentRun()?.getTime() ?? this.now();
+      void this.add(job.name, job.data, { ...job, scheduledFor }).catch((error: unknown) =>
+        this.logger.error(String(error)),
+      );
+    };
     const cron = new Cron(repeat.pattern, { timezone: repeat.timezone, unref: true }, occurrence);
     this.schedulers.set(schedulerId, cron);
   };
@@ -97,7 +114,7 @@ class MemoryQueue<T> implements WorkQueue<T> {
 
   private delay(entry: Entry<T>, ms: number): void {
     entry.state = 'delayed';
-    later(ms, () => this.enqueue(entry));
+    later(ms, () => entry.state === 'delayed' && this.enqueue(entry));
   }
 
   private pump(): void {
@@ -127,10 +144,18 @@ class MemoryQueue<T> implements WorkQueue<T> {
   private start(entry: Entry<T>, processor: Processor<T>): void {
     entry.state = 'active';
     const controller = new AbortController();
-    const { id, name, data, attemptsMade, addedAt } = entry;
+    const { id, name, data, attemptsMade, addedAt, scheduledFor } = entry;
+    const job = {
+      id,
+      name,
+      data,
+      attemptsMade,
+      addedAt,
+      ...(scheduledFor === undefined ? {} : { scheduledFor }),
+    };
     const done = (async () => {
       try {
-        this.settle(entry, await processor({ id, name, data, attemptsMade, addedAt }, controller.signal));
+        this.settle(entry, await processor(job, controller.signal));
       } catch (error) {
         this.fail(entry, error, controller.signal.aborted);
       } finally {
@@ -158,7 +183,7 @@ class MemoryQueue<T> implements WorkQueue<T> {
     if (++entry.attemptsMade < attempts) return this.delay(entry, backoffMs * 2 ** (entry.attemptsMade - 1));
     const reason = error instanceof Error ? error.message : String(error);
     this.logger.warn(`queue ${this.name}: job ${entry.id} (${entry.name}) failed for good: ${reason}`);
-    this.finish(entry, FAILED_KEPT_MS);
+    this.finish(entry, this.keepFailedMs);
   }
 
   private finish(entry: Entry<T>, keepMs: number): void {
@@ -187,7 +212,13 @@ export function openMemoryQueues(options: { logger: Logger; now?: () => number }
       let queue = opened.get(name);
       if (!queue) {
         if (closing) throw new Error('the queues are closed');
-        queue = new MemoryQueue<unknown>(name, queueOptions.keepCompletedMs ?? 0, options.logger, now);
+        queue = new MemoryQueue<unknown>(
+          name,
+          queueOptions.keepCompletedMs ?? 0,
+          queueOptions.keepFailedMs ?? FAILED_KEPT_MS,
+          options.logger,
+          now,
+        );
         opened.set(name, queue);
       }
       return queue as unknown as WorkQueue<T>;

@@ -18,6 +18,8 @@ export interface QueueJob<T> {
   readonly attemptsMade: number;
   /** When the job was first added (ms since the epoch). */
   readonly addedAt: number;
+  /** For a job a scheduler added: the occurrence it stands for (it may run later, if no worker was up). */
+  readonly scheduledFor?: number;
 }
 
 /** What a processor may ask for instead of completing its job. */
@@ -68,6 +70,8 @@ export interface QueueOptions {
    * completes.
    */
   keepCompletedMs?: number;
+  /** How long a job that failed for good (and so its id) is kept. Default a day. */
+  keepFailedMs?: number;
 }
 
 export interface JobCounts {
@@ -80,6 +84,8 @@ export interface WorkQueue<T> {
   readonly name: string;
   /** Adds a job; false when a job with the same `jobId` is already there (nothing was added). */
   add(name: string, data: T, options?: AddOptions): Promise<boolean>;
+  /** Removes a job that has not started yet; false when it runs already, or is not there. */
+  remove(jobId: string): Promise<boolean>;
   /** Starts this process's worker on the queue (the worker role). Call once per queue. */
   process(processor: Processor<T>, options: WorkerOptions): void;
   /**

@@ -26,7 +26,5 @@ export type SlackRequest =
     }
   | { kind: 'home_opened'; user: string };
 
-export type SlackRequestKind = SlackRequest['kind'];
-
 /** The queue's name for the Slack requests that need work. */
 export const REQUESTS_QUEUE = 'requests';

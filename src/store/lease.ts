@@ -27,9 +27,9 @@ export async function tryLease(atomic: AtomicOps, name: string, ttlMs: number): 
 }
 
 /**
- * The TTL of a lease renewed while its work runs (`keepRenewed`, `withRenewedLease`): a live holder
- * keeps it however long Slack or Mintlify take, renewing every 2 s, and a holder that crashed holds
- * the work back 6 s at most, which is how soon a restarted bot finishes what the crash cut short.
+ * The TTL of a lease renewed while its work runs (`withRenewedLease`): a live holder keeps it
+ * however long Slack or Mintlify take, renewing every 2 s, and a holder that crashed holds the
+ * guarded work (a start, a notice, a digest) back 6 s at most.
  */
 export const RENEWED_LEASE_MS = 6_000;
 
@@ -37,7 +37,7 @@ export const RENEWED_LEASE_MS = 6_000;
  * Renews the lease every third of `ttlMs` until the returned function is called, so a live holder
  * keeps it however long its work takes, and a holder that crashed blocks the work for `ttlMs` at most.
  */
-export function keepRenewed(lease: Lease, ttlMs: number): () => void {
+function keepRenewed(lease: Lease, ttlMs: number): () => void {
   const renew = setInterval(() => void lease.keepFor(ttlMs).catch(() => {}), Math.max(1, ttlMs / 3));
   renew.unref();
   return () => clearInterval(renew);

@@ -22,9 +22,9 @@ const REQUESTER = 'U0USER';
 const PR = 'https://github.com/acme/docs/pull/77';
 // Longer than any test waits: a held-back answer never arrives before the kill.
 const HELD_BACK_MS = 30_000;
-// A crashed holder’s lease lapses within 6 s (RENEWED_LEASE_MS); then the restarted bot finishes its work.
+// A killed bot's queue job is taken over once its lock lapses (QUEUE_LOCK_MS, 2 s here), and the
+// leases it held (6 s at most) are waited out; then the restarted bot finishes its work.
 const RECOVERY_MS = 15_000;
-// A killed bot's queue job is taken over once its lock lapses: 2 s here (QUEUE_LOCK_MS), 30 s by default.
 
 interface World {
   /** The test's own `expect`: the scenarios run at once. */

@@ -188,6 +188,30 @@ describe.each([
     await expect(queue.counts()).resolves.toEqual(idle);
   });
 
+  it('removes a job that has not started, and not one that runs', async () => {
+    const { queues } = await open();
+    const queue = queues.queue<string>(nextName());
+    await queue.add('job', 'waiting', { jobId: 'w' });
+    await queue.add('job', 'delayed', { jobId: 'd', delayMs: 60_000 });
+    await expect(queue.remove('w')).resolves.toBe(true);
+    await expect(queue.remove('d')).resolves.toBe(true);
+    await expect(queue.remove('never-added')).resolves.toBe(false);
+    await expect(queue.counts()).resolves.toEqual(idle);
+
+    const release = gate();
+    const worked = recorder<string>(() => release.opened);
+    queue.process(worked.processor, { concurrency: 1 });
+    await queue.add('job', 'running', { jobId: 'r' });
+    await expect.poll(() => worked.runs.length).toBe(1);
+    await expect(queue.remove('r')).resolves.toBe(false);
+    release.open();
+    await expect.poll(() => queue.counts()).toEqual(idle);
+    expect(worked.runs.map((run) => run.job.data)).toEqual(['running']);
+    // The removed ids are free again.
+    await expect(queue.add('job', 'again', { jobId: 'w' })).resolves.toBe(true);
+    await expect.poll(() => worked.runs.length).toBe(2);
+  });
+
   it('does not run a delayed job before its delay', async () => {
     const { queues } = await open();
     const queue = queues.queue<string>(nextName());
@@ -328,6 +352,12 @@ describe.each([
 
     expect(worked.runs.map((run) => run.job.name)).toEqual(worked.runs.map(() => 'tick'));
     expect(worked.runs.map((run) => run.job.data)).toContainEqual({ kind: 'tick' });
+    // Each job names its occurrence: a whole second, at or before the time it ran.
+    for (const { job, at } of worked.runs) {
+      expect((job.scheduledFor ?? Number.NaN) % 1000).toBe(0);
+      expect(job.scheduledFor).toBeLessThanOrEqual(at + CLOCK_SLACK_MS);
+      expect(job.scheduledFor).toBeGreaterThan(at - 1_500);
+    }
     const gaps = worked.runs.slice(1).map((run, i) => run.at - worked.runs[i]!.at);
     for (const gap of gaps) expect(gap).toBeGreaterThan(500);
     await expect.poll(() => queue.counts()).toEqual(idle);
