@@ -114,12 +114,9 @@ describe('Redis lost for a while during a run', () => {
     await expect
       .poll(async () => (await record(h, job.jobId))?.announced, { timeout: 20_000 })
       .toEqual(['0:completed']);
+    // Either the record's write landed as the connection dropped (its answer lost), or the notice
+    // was found in the thread by its mark: which one depends on the moment Redis went; never a second post.
     expect(threadReplies(h, job)).toHaveLength(1);
-    expect(
-      h.logs.some((line) =>
-        line.includes(`job ${job.jobId}: notice 0:completed was posted before a restart`),
-      ),
-    ).toBe(true);
     expect((await record(h, job.jobId))?.noticesInFlight).toBeUndefined();
   }, 30_000);
 });
