@@ -138,8 +138,9 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
     : undefined;
 
   let worker: Worker | undefined;
+  let stopping = false;
   const closeAll = async () => {
-    worker?.stop();
+    await worker?.stop();
     home.stop();
     await queues.close(STOP_GRACE_MS);
     await background.drain(1_000);
@@ -164,6 +165,10 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
           });
         }
         const { port } = web ? await web.start() : { port: undefined };
+        if (stopping) {
+          await web?.stop(); // told to stop while the receiver started: stop() could not close it yet
+          return { port };
+        }
         if (!web)
           logger.info('docs-agent worker is running (SERVICES=worker: no Slack requests are taken here)');
         // After the web role listens: with many unfinished jobs this takes a while, and Slack need not wait.
@@ -181,6 +186,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
       }
     },
     async stop() {
+      stopping = true;
       await web?.stop();
       await closeAll();
     },

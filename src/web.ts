@@ -56,26 +56,28 @@ export function createWeb(
   const afterAck = new InFlight();
   const ctx: ListenerContext = {
     access: config.access,
-    enqueue: async (request, deliveryId) => {
+    enqueue: async (request, deliveryId, enqueueOptions = {}) => {
       // Queue job ids are Slack's delivery ids: the same delivery again (a replay, a retry) is queued once.
       const jobId = `${request.kind}-${deliveryId ?? randomUUID()}`;
       const adding = requests.add(request.kind, request, { jobId });
       try {
         await withTimeout(adding, ENQUEUE_TIMEOUT_MS);
       } catch (error) {
-        // The person is told nothing was started: an add that lands after all is taken back.
-        void adding
-          .then((added) => (added ? requests.remove(jobId) : true))
-          .then(
-            (removed) => {
-              if (!removed) logger.warn(`a request answered "try again" was queued late and started anyway`);
-            },
-            () => {},
-          );
+        if (enqueueOptions.takeBackIfLate) void takeBack(adding, jobId);
+        else adding.catch(() => {}); // an event's late add stands; its failure is the error below
         throw error;
       }
     },
     track: (work) => void afterAck.run(() => work),
+  };
+  /** The person was told nothing was started: an add that lands after all is taken back. */
+  const takeBack = async (adding: Promise<boolean>, jobId: string) => {
+    try {
+      if (!(await adding) || (await requests.remove(jobId))) return;
+      logger.warn(`a request answered "try again" was queued late and started anyway (${jobId})`);
+    } catch (error) {
+      logger.warn(`could not take back a request queued late (${jobId}): ${String(error)}`);
+    }
   };
   const app = new App({
     token: config.slack.botToken,

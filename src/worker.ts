@@ -44,8 +44,8 @@ export interface Worker {
    * scheduler and catch-up. Run once the process takes requests, then every 10 minutes.
    */
   reconcile(): Promise<void>;
-  /** Stops the periodic reconciliation (the queues' close stops the processors). */
-  stop(): void;
+  /** Stops the periodic reconciliation, waiting for a run under way (the queues' close stops the processors). */
+  stop(): Promise<void>;
 }
 
 /**
@@ -67,14 +67,26 @@ export function startWorker(parts: WorkerParts): Worker {
   queues.follow.process(followProcessor(jobs), followWorkerOptions(config.poll));
   queues.digest.process(digestProcessor(parts.digest), { concurrency: 1 });
 
-  const reconcile = async () => {
-    const resumed = await followUnfinishedJobs(jobs, queues.follow);
-    if (resumed > 0) logger.info(`following ${resumed} unfinished job(s) the queue did not hold`);
-    await scheduleDigest(parts.digest(new AbortController().signal), queues.digest);
+  let running: Promise<void> | undefined;
+  const reconcile = (quiet: boolean) => {
+    running ??= (async () => {
+      const resumed = await followUnfinishedJobs(jobs, queues.follow);
+      if (resumed > 0) logger.info(`following ${resumed} unfinished job(s) the queue did not hold`);
+      await scheduleDigest(parts.digest(new AbortController().signal), queues.digest, { quiet });
+    })().finally(() => {
+      running = undefined;
+    });
+    return running;
   };
   const timer = setInterval(() => {
-    reconcile().catch((error: unknown) => logger.warn(`could not check the queues: ${String(error)}`));
+    reconcile(true).catch((error: unknown) => logger.warn(`could not check the queues: ${String(error)}`));
   }, RECONCILE_EVERY_MS);
   timer.unref();
-  return { reconcile, stop: () => clearInterval(timer) };
+  return {
+    reconcile: () => reconcile(false),
+    async stop() {
+      clearInterval(timer);
+      await running?.catch(() => {});
+    },
+  };
 }

@@ -23,8 +23,15 @@ export interface DigestJob {
   period?: DigestPeriod;
 }
 
-/** Adds, updates or removes the scheduler as the configuration says, then queues the catch-up. */
-export async function scheduleDigest(ctx: DigestContext, queue: WorkQueue<DigestJob>): Promise<void> {
+/**
+ * Adds, updates or removes the scheduler as the configuration says, then queues the catch-up if the
+ * latest occurrence's digest was not posted. `quiet`: the periodic check, logged at debug only.
+ */
+export async function scheduleDigest(
+  ctx: DigestContext,
+  queue: WorkQueue<DigestJob>,
+  options: { quiet?: boolean } = {},
+): Promise<void> {
   const { channel, cron: pattern, timezone } = ctx.config.digest;
   if (!channel) {
     await queue.unschedule(SCHEDULER_ID); // DIGEST_CHANNEL was unset since the last start
@@ -36,8 +43,8 @@ export async function scheduleDigest(ctx: DigestContext, queue: WorkQueue<Digest
     { name: 'scheduled', data: {}, attempts: ATTEMPTS, backoffMs: BACKOFF_MS },
   );
   const missed = previousScheduledRun(pattern, timezone, ctx.now());
-  if (missed) {
-    const period = periodOfRun(missed, timezone);
+  const period = missed && periodOfRun(missed, timezone);
+  if (period && !(await ctx.records.posted(period, channel))) {
     // One catch-up per period, however many workers start at once; posted once (see postScheduledDigest).
     await queue.add(
       'catch-up',
@@ -45,7 +52,9 @@ export async function scheduleDigest(ctx: DigestContext, queue: WorkQueue<Digest
       { jobId: `catch-up-${channel}-${periodKey(period)}`, attempts: ATTEMPTS, backoffMs: BACKOFF_MS },
     );
   }
-  ctx.logger.info(`weekly digest scheduled "${pattern}" (${timezone}) to ${channel}`);
+  const line = `weekly digest scheduled "${pattern}" (${timezone}) to ${channel}`;
+  if (options.quiet) ctx.logger.debug(line);
+  else ctx.logger.info(line);
 }
 
 /** The `digest` queue's processor. `contextFor` gives the digest a context that stops waiting on `signal`. */
@@ -55,6 +64,19 @@ export function digestProcessor(contextFor: (signal: AbortSignal) => DigestConte
     const { channel, timezone } = ctx.config.digest;
     if (!channel) return undefined;
     const why = job.name === 'catch-up' ? 'catch-up' : 'scheduled';
+    // An occurrence older than the latest (no worker ran for weeks): only the latest week is news.
+    const latest = previousScheduledRun(ctx.config.digest.cron, timezone, ctx.now());
+    if (
+      why === 'scheduled' &&
+      job.scheduledFor !== undefined &&
+      latest &&
+      job.scheduledFor < latest.getTime()
+    ) {
+      ctx.logger.info(
+        `skipped the digest of an occurrence long past (${new Date(job.scheduledFor).toISOString()})`,
+      );
+      return undefined;
+    }
     // The week before the occurrence, not before now: a worker may take it up late.
     const period =
       job.data.period ?? periodOfRun(new Date(job.scheduledFor ?? ctx.now().getTime()), timezone);

@@ -78,7 +78,13 @@ async function resumeStart(ctx: JobsContext, start: JobStart): Promise<StartJobO
   if (start.refusal !== undefined) return { kind: 'failed', text: start.refusal, error: undefined };
   const made = await jobOfStart(ctx, start);
   const budget = await ctx.ledger.current(ctx.config.mintlify.projectId);
-  if (made) return { kind: 'started', record: made, budget };
+  if (made?.cardTs) return { kind: 'started', record: made, budget };
+  // Its card is pending (the follower posts it shortly), or the channel refused it before the crash.
+  if (made?.pendingCard) {
+    return { kind: 'unposted', record: made, budget, text: cardLaterText(made.jobId), reason: 'later' };
+  }
+  if (made)
+    return { kind: 'unposted', record: made, budget, text: cannotPostText(made.jobId), reason: 'other' };
   ctx.logger.warn(`a job start by ${start.requestedBy} in ${start.channel} was cut short by a restart`);
   const text = interruptedStartText(start.prompt);
   await ctx.starts.refused(start, text);

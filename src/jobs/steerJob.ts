@@ -3,7 +3,7 @@ import { slackToPlainText } from '../slack/plainText.js';
 import { firstSighting } from '../store/dedupe.js';
 import type { AgentBudget } from '../store/rateLedger.js';
 import { accessRefusal } from './access.js';
-import { followUpFailureText } from './jobAnswers.js';
+import { followUpFailureText, INTERRUPTED_FOLLOW_UP } from './jobAnswers.js';
 import { editJobCard } from './jobNotifications.js';
 import { applyAgentJob, type JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
@@ -25,6 +25,9 @@ export type SteerJobOutcome =
   | { kind: 'refused'; text: string }
   | { kind: 'sent'; record: JobRecord; budget: AgentBudget | undefined }
   | { kind: 'failed'; record: JobRecord; text: string; error: unknown };
+
+// As long as the message's own dedupe: past it, a queue job is not run again.
+const FOLLOW_UP_NOTE_MS = 24 * 3_600_000;
 
 /** A reply between people, not meant for the agent. */
 export const BETWEEN_PEOPLE = '//';
@@ -52,6 +55,12 @@ export async function steerJob(
   const refusal = accessRefusal(ctx.config.access, input.user, input.channel);
   if (refusal) return { kind: 'refused', text: refusal };
 
+  // Noted before the POST, which is never sent twice: the same queue job run again after a crash
+  // finds the note, and tells the person instead of sending the reply a second time.
+  if (!(await ctx.store.atomic.setIfAbsent(`follow-up:${input.handledBy}`, '1', FOLLOW_UP_NOTE_MS))) {
+    ctx.logger.warn(`a follow-up to job ${record.jobId} was cut short by a restart; not sending it again`);
+    return { kind: 'failed', record, text: INTERRUPTED_FOLLOW_UP, error: undefined };
+  }
   try {
     // Sent even when the job looks finished: the service decides whether to reopen it.
     const job = await ctx.mintlify.sendMessage(record.projectId, record.jobId, prompt);

@@ -9,7 +9,16 @@ export interface ListenerContext {
    * (an event id, a trigger id), so the same request delivered again is queued once. Rejects when
    * the queue could not take it within about a second.
    */
-  enqueue: (request: SlackRequest, deliveryId: string | undefined) => Promise<void>;
+  enqueue: (
+    request: SlackRequest,
+    deliveryId: string | undefined,
+    /**
+     * The door answers "nothing was started" when the queue is too slow: an add that lands after all
+     * is then taken back. Not for events, which Slack delivers again under the same id (or, in Socket
+     * Mode, never again): their late add is the one that counts.
+     */
+    options?: { takeBackIfLate?: boolean },
+  ) => Promise<void>;
   /** The little a listener does after its ack (open the shortcut's form): stopping waits for it. */
   track: (work: Promise<void>) => void;
 }

@@ -70,8 +70,11 @@ describe('the weekly digest schedule', () => {
     });
     await first.stopBot();
 
+    // The restarted bot sees the record: it queues no catch-up at all.
     const restarted = await bot({ env: WEEKLY, slack, mintlify, namespace });
-    await logged(restarted, /catch-up digest for .*: already posted/);
+    await logged(restarted, /weekly digest scheduled/);
+    await restarted.bot.drained();
+    expect(restarted.logs.some((line) => line.includes('catch-up digest'))).toBe(false);
     expect(slack.callsTo('chat.postMessage')).toHaveLength(1);
   });
 

@@ -8,7 +8,7 @@ import { FAST_POLL } from '../jobs/followSupport.js';
 import { PROJECT_ID, SECRETS } from '../support/botHarness.js';
 import { type BotProcess, botEnv, runBot } from '../support/botProcess.js';
 import { TEST_REDIS_URL, uniqueNamespace } from '../support/redis.js';
-import { sendSlashCommand } from '../support/slackRequests.js';
+import { sendEvent, sendSlashCommand } from '../support/slackRequests.js';
 
 /**
  * The bot is SIGKILLed at each step of a job's life, at a point the fakes make exact (a call
@@ -187,6 +187,43 @@ describe.concurrent(
         .toBe(cards(w)[0]?.ts);
       expect(second.bot.output()).toContain(`job ${jobId}: found its card, posted before a restart`);
       await expectFollowedToItsEnd(w, jobId as string);
+    });
+
+    it('while sending a follow-up (Mintlify got it, the answer never came): it is not sent twice, and its author is told', async (t) => {
+      const w = await world(t);
+      const { expect } = t;
+      const first = await w.boot();
+      await startJob(w, first.url, 'Document the import command');
+      await expect.poll(() => cards(w).length).toBe(1);
+      const cardTs = cards(w)[0]?.ts as string;
+      await expect
+        .poll(async () => (await w.records.get([...w.mintlify.jobs.keys()][0] as string))?.cardTs)
+        .toBe(cardTs);
+
+      w.mintlify.injectFault('sendMessage', { delayMs: HELD_BACK_MS, phase: 'body' });
+      const sent = new Promise<void>((resolve) => {
+        w.mintlify.onAnswer((request) => request.operation === 'sendMessage' && resolve());
+      });
+      const said = { user: REQUESTER, text: 'Also list the flags', thread_ts: cardTs };
+      const { ts } = w.slack.seedMessage(CHANNEL, said);
+      await sendEvent(first.url, SECRETS.signingSecret, {
+        type: 'message',
+        channel: CHANNEL,
+        channel_type: 'channel',
+        ts,
+        ...said,
+      });
+      await sent;
+      await kill(first.bot);
+
+      await w.boot();
+      const told = await w.slack.waitForCall(
+        'chat.postEphemeral',
+        (call) => call.args.user === REQUESTER && call.args.thread_ts === cardTs,
+        RECOVERY_MS,
+      );
+      expect(String(told.args.text)).toContain('I was restarted while sending your reply');
+      expect(w.mintlify.requestsFor('sendMessage')).toHaveLength(1);
     });
 
     it('while following the job (a check under way): the restarted bot follows it to its end', async (t) => {

@@ -66,7 +66,7 @@ export function docsAgentCommand(ctx: ListenerContext) {
     const { reply, work } = acknowledgeCommand(ctx.access, command);
     if (work) {
       try {
-        await ctx.enqueue(requestOf(work, command), command.trigger_id);
+        await ctx.enqueue(requestOf(work, command), command.trigger_id, { takeBackIfLate: true });
       } catch (error) {
         logger.error(`could not queue /docs-agent: ${String(error)}`);
         await ack({ response_type: 'ephemeral', text: TRY_AGAIN_SHORTLY });

@@ -61,6 +61,7 @@ export function sendToDocsAgentForm(ctx: ListenerContext) {
         await ctx.enqueue(
           { kind: 'form_submission', user, instruction, includeThread, message },
           body.trigger_id,
+          { takeBackIfLate: true },
         );
       } catch (error) {
         logger.error(`could not queue a "Send to docs agent" form: ${String(error)}`);
