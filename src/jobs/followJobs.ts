@@ -30,8 +30,9 @@ const OUTAGE_AFTER = 20;
 
 /** POLL_CONCURRENCY and POLL_REQUESTS_PER_MINUTE as the queue's worker options. */
 export function followWorkerOptions(poll: JobsContext['config']['poll']): WorkerOptions {
-  // Spread over the minute (2 a second rather than 120 at once), and never above the budget.
-  const max = Math.max(1, Math.floor(poll.requestsPerMinute / 60));
+  // BullMQ's limiter counts fixed windows, so any sliding window may hold one window's worth more:
+  // windows of a tenth of a second keep that to 1 % of the budget over 10 s, and spread the reads.
+  const max = Math.max(1, Math.floor(poll.requestsPerMinute / 600));
   return {
     concurrency: poll.concurrency,
     limiter: { max, durationMs: Math.round((60_000 * max) / poll.requestsPerMinute) },
