@@ -1,38 +1,71 @@
 /**
- * Acknowledgement latency under load: signed slash commands and thread-reply events at rising
- * concurrency against the bot in HTTP mode, side by side in the same run with a bare Bolt app that
- * only calls ack() (the floor). Slack gives an app 3 s to acknowledge.
+ * Acknowledgement latency of `/docs-agent <instruction>` under load: how long Slack waits for the
+ * HTTP answer (the ack; Slack allows 3 s), for the bot and, in the same run, for a bare Bolt app
+ * whose listener only calls ack() (the floor).
  *
- *   npx tsx bench/ackLatency.bench.ts [--requests 2000] [--rates 20,100] [--concurrency 10,50,200] [--latency 80] [--repeats 3]
+ *   npx tsx bench/ackLatency.bench.ts [--rates 20,100] [--seconds 20] [--concurrency 200] [--requests 2000]
+ *                                     [--repeats 2] [--latency 80] [--setups bare,split,single]
+ *                                     [--loader js|tsx] [--quick]
  *   npm run bench:ack
  *
- * Three processes: the Slack and Mintlify fakes (answering after `--latency` ms, like the real
- * services over the internet), the app under test (the real bot on Redis, or the bare app), and this
- * one, which sends the requests and times each until its HTTP answer (the ack).
+ * The apps under test, each in fresh processes for every run, as an operator runs them:
+ *   bare    bench/support/bareBoltApp.ts
+ *   split   the bot (src/main.ts) with SERVICES=web in one process and SERVICES=worker in another
+ *   single  the bot with both roles in one process (the default SERVICES=web,worker)
+ * `--loader js` (the default) compiles src/ and the bare app with tsc and runs `node <file>.js`, as
+ * `npm run build && npm start` does; `--loader tsx` runs both from source (`node --import tsx`).
+ * Both bot setups run on Redis (REDIS_URL, default redis://127.0.0.1:6379), in a namespace of their
+ * own (web and worker share it), deleted once they stop. The Slack and Mintlify fakes run in a child
+ * process and answer every call after `--latency` ms; this process sends the signed commands and
+ * times each until its answer. After each load the bench waits until every acknowledged command's
+ * work is done by the bot's worker (its job created at Mintlify, and the person answered through
+ * the response URL), so the bot measured is one that does its work. Each run starts with a warm-up
+ * of 100 commands, 10 in flight, whose work is done before the load starts. `BENCH_CPU_PROFILE=<dir>`
+ * has every process of the apps write a CPU profile there. `--quick` runs a short version (5-second
+ * loads, 500 requests in flight, 1 repeat): about a minute; the defaults take about 7 minutes.
  */
 import { type ChildProcess, fork } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { cpus, setPriority } from 'node:os';
+import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { App, HTTPReceiver, LogLevel } from '@slack/bolt';
 import { Agent, request } from 'undici';
-import { createDocsAgent } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
-import { createLogger } from '../src/log.js';
 import { startMintlifyFake } from '../test/fakes/mintlifyFake.js';
 import { startSlackFake } from '../test/fakes/slackFake.js';
 import { signRequest } from '../test/support/slackRequests.js';
+import {
+  argument,
+  cpuSeconds,
+  dropNamespace,
+  entryPoints,
+  LISTENING,
+  type NodeProcess,
+  numbers,
+  percentile,
+  portOf,
+  REDIS_URL,
+  redisPid,
+  startNode,
+  WORKER_RUNNING,
+} from './support/processes.js';
 
 const BOT_TOKEN = 'xoxb-bench-ack-0000';
 const SIGNING_SECRET = 'bench-signing-secret';
 const API_KEY = 'mint_bench_ack_key';
 const PROJECT_ID = 'proj_bench';
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const TSX = ['--import', 'tsx'];
+type Entry = ReturnType<typeof entryPoints>;
+/** What the bot acknowledges a queued instruction with; anything else means it was not queued. */
+const STARTING = 'Starting a docs agent job';
+/** How long the bench waits for the work of one load to be done before it reports it unfinished. */
+const WORK_TIMEOUT_MS = 180_000;
 
-function argument(name: string, fallback: string): string {
-  const at = process.argv.indexOf(`--${name}`);
-  return at >= 0 ? (process.argv[at + 1] ?? fallback) : fallback;
-}
+type Setup = 'bare' | 'split' | 'single';
+const SETUP_NAMES: Record<Setup, string> = {
+  bare: 'bare Bolt app (ack only)',
+  split: 'bot: SERVICES=web + a worker process',
+  single: 'bot: one process (web,worker)',
+};
 
 interface FakeUrls {
   slackApiUrl: string;
@@ -40,382 +73,447 @@ interface FakeUrls {
   mintlifyUrl: string;
 }
 
-/** Child: both fakes, answering after a realistic delay. */
+/** What the fakes have seen of the bot's work so far. */
+interface Work {
+  /** Jobs created at Mintlify. */
+  created: number;
+  /** Commands answered through their response URL (the worker's last step). */
+  answered: number;
+  /** When the last of each came (Date.now()). */
+  lastAt: number;
+}
+
+/** Child: both fakes, answering after a realistic delay, counting the bot's work. */
 async function serveFakes(latencyMs: number): Promise<void> {
   const mintlify = await startMintlifyFake({ apiKey: API_KEY, projectId: PROJECT_ID, latencyMs });
   const slack = await startSlackFake({ botToken: BOT_TOKEN, latencyMs });
+  const work: Work = { created: 0, answered: 0, lastAt: 0 };
+  mintlify.onAnswer((request, answer) => {
+    if (request.operation !== 'createJob' || answer.status >= 300) return;
+    work.created += 1;
+    work.lastAt = Date.now();
+  });
+  slack.onCall((call) => {
+    if (call.method !== 'response_url') return;
+    work.answered += 1;
+    work.lastAt = Date.now();
+  });
+  // Count and forget: the fakes' logs would otherwise grow with every request of the run.
+  setInterval(() => {
+    mintlify.requests.splice(0);
+    slack.calls.splice(0);
+  }, 1_000).unref();
+  process.on('message', (message: { type: string }) => {
+    if (message.type === 'work') process.send?.({ type: 'work', work });
+  });
+  process.on('disconnect', () => process.exit(0));
   const urls: FakeUrls = {
     slackApiUrl: slack.apiUrl,
     responseUrl: slack.responseUrl('bench'),
     mintlifyUrl: mintlify.url,
   };
-  // Every accepted request ends in one Mintlify call: a job created, or a follow-up sent.
-  let workDone = 0;
-  let lastWorkAt = 0;
-  mintlify.onAnswer((request) => {
-    if (request.operation !== 'createJob' && request.operation !== 'sendMessage') return;
-    workDone += 1;
-    lastWorkAt = Date.now();
-  });
-  // The main process asks for the ts of the next job card, to send thread replies into its thread.
-  process.on('message', (message: { type: string; since: number }) => {
-    if (message.type === 'work') process.send?.({ type: 'work', done: workDone, lastAt: lastWorkAt });
-    if (message.type !== 'nextCard') return;
-    // The card, then the answer to the person, which comes once the job's record knows its thread.
-    const since = (call: { at: number }) => call.at >= message.since;
-    void slack
-      .waitForCall('chat.postMessage', (call) => since(call) && call.response.ok === true, 10_000)
-      .then(async (card) => {
-        await slack.waitForCall('response_url', since, 10_000);
-        process.send?.({ type: 'card', ts: card.response.ts });
-      });
-  });
   process.send?.({ type: 'ready', urls });
 }
 
-/** Child: the app under test, on a free port. */
-async function serveTarget(kind: 'bot' | 'bare', urls: FakeUrls): Promise<void> {
-  const silent = createLogger({ level: 'error', secrets: [], sink: () => {} });
-  let port: number | undefined;
-  if (kind === 'bot') {
-    const config = loadConfig({
-      SLACK_BOT_TOKEN: BOT_TOKEN,
-      SLACK_SIGNING_SECRET: SIGNING_SECRET,
-      SLACK_API_URL: urls.slackApiUrl,
-      MINTLIFY_API_KEY: API_KEY,
-      MINTLIFY_PROJECT_ID: PROJECT_ID,
-      MINTLIFY_API_URL: urls.mintlifyUrl,
-      REDIS_URL,
-      STORE_NAMESPACE: `docs-agent-bench:ack:${process.pid}`,
-      PORT: '0',
-      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'error',
-    });
-    // As main.ts runs it: both roles in this process (SERVICES=web,worker).
-    const bot = await createDocsAgent(config, { logger: silent });
-    ({ port } = await bot.start());
-    process.once('SIGTERM', () => void bot.stop().finally(() => process.exit(0)));
-  } else {
-    const receiver = new HTTPReceiver({
-      signingSecret: SIGNING_SECRET,
-      endpoints: '/slack/events',
-      logger: silent,
-    });
-    const app = new App({
-      token: BOT_TOKEN,
-      receiver,
-      logger: silent,
-      logLevel: LogLevel.ERROR,
-      clientOptions: { slackApiUrl: urls.slackApiUrl },
-    });
-    app.command('/docs-agent', async ({ ack }) => ack());
-    app.event('message', async () => {});
-    const server = (await app.start(0)) as unknown as { address(): { port: number } };
-    port = server.address().port;
+/** The app under test, started: its URL and its processes (one, or the bot's web and worker). */
+interface Target {
+  url: string;
+  processes: NodeProcess[];
+}
+
+async function startTarget(setup: Setup, entry: Entry, urls: FakeUrls, namespace: string): Promise<Target> {
+  // BENCH_CPU_PROFILE=<dir>: every process of the app writes a CPU profile there when it stops.
+  const profile = process.env.BENCH_CPU_PROFILE;
+  const start = (file: string, env: Record<string, string>) => {
+    const { args, execArgv } = entry(file);
+    return startNode(args, env, [
+      ...execArgv,
+      ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
+    ]);
+  };
+  const slackEnv = {
+    SLACK_BOT_TOKEN: BOT_TOKEN,
+    SLACK_SIGNING_SECRET: SIGNING_SECRET,
+    SLACK_API_URL: urls.slackApiUrl,
+    PORT: '0',
+  };
+  if (setup === 'bare') {
+    const bare = start('bench/support/bareBoltApp.ts', slackEnv);
+    const { line } = await bare.line(LISTENING);
+    return { url: `http://127.0.0.1:${portOf(line)}`, processes: [bare] };
   }
-  process.send?.({ type: 'ready', port });
+  // As an operator configures it (README, "Run it"); LOG_LEVEL stays at its default, info.
+  const botEnv = {
+    ...slackEnv,
+    MINTLIFY_API_KEY: API_KEY,
+    MINTLIFY_PROJECT_ID: PROJECT_ID,
+    MINTLIFY_API_URL: urls.mintlifyUrl,
+    REDIS_URL,
+    STORE_NAMESPACE: namespace,
+  };
+  if (setup === 'single') {
+    const bot = start('src/main.ts', botEnv);
+    const { line } = await bot.line(LISTENING);
+    return { url: `http://127.0.0.1:${portOf(line)}`, processes: [bot] };
+  }
+  const worker = start('src/main.ts', { ...botEnv, SERVICES: 'worker' });
+  const web = start('src/main.ts', { ...botEnv, SERVICES: 'web' });
+  const [{ line }] = await Promise.all([web.line(LISTENING), worker.line(WORKER_RUNNING)]);
+  return { url: `http://127.0.0.1:${portOf(line)}`, processes: [web, worker] };
 }
 
 /** One run of one app under one load. */
 interface Sample {
-  /** "10 in flight" (closed loop) or "100 req/s offered" (open loop). */
-  mode: string;
   latencies: number[];
   seconds: number;
+  /** Answers other than HTTP 200. */
   errors: number;
-  /** Commands answered "too busy" (the bot's load shedding), not started. */
-  refused: number;
+  /** 200s that do not say the job is starting (the bot's "couldn't take that": the queue did not take it). */
+  notQueued: number;
+  /** The bot's work for this run: jobs created, commands answered, and how long it took from the first request. */
+  work?: { created: number; answered: number; seconds: number; afterLastAck: number };
+  /** CPU used from the start of the load until its work was done, in % of one core: the app's processes, the fakes, Redis, this process. */
+  cpu?: { app: number; fakes: number; redis: number; load: number };
 }
 
-/** Every run of one app under one load, pooled. */
-interface RunResult {
-  target: string;
-  mode: string;
-  requests: number;
-  p50: number;
-  p99: number;
-  max: number;
-  /** The p99 of each run on its own, to show how much runs differ. */
-  runP99s: number[];
-  perSecond: number;
-  errors: number;
-  refused: number;
-  /** Accepted requests whose work (the Mintlify call) was done, per second from the run's start. */
-  workPerSecond?: number;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? Number.NaN;
-}
-
-const sorted = (values: number[]) => [...values].sort((x, y) => x - y);
-
-function pooled(target: string, samples: Sample[], workPerSecond: number[]): RunResult {
-  const all = sorted(samples.flatMap((sample) => sample.latencies));
-  const sum = (pick: (sample: Sample) => number) =>
-    samples.reduce((total, sample) => total + pick(sample), 0);
+/** CPU seconds so far of the app's processes, the fakes, Redis and this process (the load). */
+function cpuNow(app: number[], fakes: number, redis: number) {
+  const self = process.cpuUsage();
   return {
-    target,
-    mode: samples[0]?.mode ?? '',
-    requests: all.length,
-    p50: percentile(all, 50),
-    p99: percentile(all, 99),
-    max: all.at(-1) ?? Number.NaN,
-    runP99s: samples.map((sample) => percentile(sorted(sample.latencies), 99)),
-    perSecond: all.length / sum((sample) => sample.seconds),
-    errors: sum((sample) => sample.errors),
-    refused: sum((sample) => sample.refused),
-    ...(workPerSecond.length === samples.length
-      ? { workPerSecond: workPerSecond.reduce((x, y) => x + y, 0) / workPerSecond.length }
-      : {}),
+    app: app.reduce((sum, pid) => sum + cpuSeconds(pid), 0),
+    fakes: cpuSeconds(fakes),
+    redis: cpuSeconds(redis),
+    load: (self.user + self.system) / 1e6,
   };
 }
 
-/** One signed request (a slash command or a thread reply): its latency until the ack, in ms, whether it was a 200, and whether the bot refused it as too busy. */
-async function send(url: string, urls: FakeUrls, threadTs: string, n: number, dispatcher: Agent) {
-  const { body, contentType } = n % 2 === 0 ? slashCommand(n, urls) : threadReply(n, threadTs);
+/** Every command has a response URL and a trigger of its own, as Slack gives. */
+let commands = 0;
+
+function slashCommand(urls: FakeUrls, channelPrefix: string) {
+  commands += 1;
+  const body = new URLSearchParams({
+    command: '/docs-agent',
+    text: `Document flag number ${commands}`,
+    user_id: `U${commands % 50}`,
+    // Spread over 100 channels, as a workspace's commands are (the Slack fake keeps each channel's history).
+    channel_id: `${channelPrefix}${String(commands % 100).padStart(3, '0')}`,
+    team_id: 'T0TEAM',
+    api_app_id: 'A0APP',
+    response_url: `${urls.responseUrl}-${commands}`,
+    trigger_id: `${commands}.1.bench`,
+  }).toString();
+  return body;
+}
+
+interface Load {
+  /** "20 req/s offered" (open loop) or "200 in flight" (closed loop). */
+  name: string;
+  run(send: () => Promise<Answer>): Promise<Omit<Sample, 'work'>>;
+}
+
+interface Answer {
+  ms: number;
+  ok: boolean;
+  queued: boolean;
+}
+
+/** One signed slash command: its latency until the ack, in ms, and what the ack said. */
+async function sendCommand(url: string, body: string, dispatcher: Agent): Promise<Answer> {
   const started = performance.now();
   const response = await request(`${url}/slack/events`, {
     method: 'POST',
     dispatcher,
-    headers: { 'content-type': contentType, ...signRequest(SIGNING_SECRET, body) },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...signRequest(SIGNING_SECRET, body) },
     body,
   });
   const answer = await response.body.text();
   return {
     ms: performance.now() - started,
     ok: response.statusCode === 200,
-    refused: answer.includes('very busy'),
+    queued: answer.includes(STARTING),
   };
 }
 
-/** Closed loop: `concurrency` requests in flight at all times, `count` in all (the app's saturation). */
-async function loadAtConcurrency(
-  url: string,
-  urls: FakeUrls,
-  threadTs: string,
-  count: number,
-  concurrency: number,
-): Promise<Sample> {
-  const dispatcher = new Agent({ connections: concurrency, pipelining: 1 });
+function tally() {
   const latencies: number[] = [];
-  let next = 0;
   let errors = 0;
-  let refused = 0;
-  const startedAt = performance.now();
-  const worker = async () => {
-    while (next < count) {
-      const answer = await send(url, urls, threadTs, next++, dispatcher);
+  let notQueued = 0;
+  return {
+    add(answer: Answer) {
       latencies.push(answer.ms);
       if (!answer.ok) errors += 1;
-      if (answer.refused) refused += 1;
-    }
+      else if (!answer.queued) notQueued += 1;
+    },
+    sample: (seconds: number) => ({ latencies, seconds, errors, notQueued }),
   };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  const seconds = (performance.now() - startedAt) / 1000;
-  await dispatcher.close();
-  return { mode: `${concurrency} in flight`, latencies, seconds, errors, refused };
+}
+
+/** Closed loop: `concurrency` requests in flight at all times, `count` in all (each app's saturation). */
+function closedLoop(concurrency: number, count: number): Load {
+  return {
+    name: `${concurrency} in flight`,
+    async run(send) {
+      const counts = tally();
+      let sent = 0;
+      const startedAt = performance.now();
+      const loop = async () => {
+        while (sent < count) {
+          sent += 1;
+          counts.add(await send());
+        }
+      };
+      await Promise.all(Array.from({ length: concurrency }, loop));
+      return counts.sample((performance.now() - startedAt) / 1000);
+    },
+  };
 }
 
 /** Open loop: requests start at a fixed rate whatever the answers do, as Slack's traffic does. */
-async function loadAtRate(
-  url: string,
-  urls: FakeUrls,
-  threadTs: string,
-  count: number,
-  perSecond: number,
-): Promise<Sample> {
-  const dispatcher = new Agent({ connections: 256, pipelining: 1 });
-  const latencies: number[] = [];
-  let errors = 0;
-  let refused = 0;
-  const startedAt = performance.now();
-  const sends: Array<Promise<void>> = [];
-  for (let n = 0; n < count; n += 1) {
-    const due = startedAt + (n * 1000) / perSecond;
-    const wait = due - performance.now();
-    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
-    sends.push(
-      send(url, urls, threadTs, n, dispatcher).then((answer) => {
-        latencies.push(answer.ms);
-        if (!answer.ok) errors += 1;
-        if (answer.refused) refused += 1;
-      }),
-    );
-  }
-  await Promise.all(sends);
-  const seconds = (performance.now() - startedAt) / 1000;
-  await dispatcher.close();
-  return { mode: `${perSecond} req/s offered`, latencies, seconds, errors, refused };
-}
-
-/** Every command has a response URL of its own, as Slack gives (each takes 5 answers). */
-let commands = 0;
-
-function slashCommand(n: number, urls: FakeUrls) {
-  commands += 1;
-  const body = new URLSearchParams({
-    command: '/docs-agent',
-    text: `Document flag number ${n}`,
-    user_id: `U${n % 50}`,
-    channel_id: 'C0BENCH',
-    team_id: 'T0TEAM',
-    api_app_id: 'A0APP',
-    response_url: `${urls.responseUrl}-${commands}`,
-    trigger_id: `${n}.1.bench`,
-  }).toString();
-  return { body, contentType: 'application/x-www-form-urlencoded' };
-}
-
-/** Every thread reply of a bench is a new message (the bot acts once on each message ts). */
-let replies = 0;
-
-function threadReply(n: number, threadTs: string) {
-  replies += 1;
-  const ts = `${1_800_000_000 + replies}.000100`;
-  const body = JSON.stringify({
-    type: 'event_callback',
-    team_id: 'T0TEAM',
-    api_app_id: 'A0APP',
-    event_id: `Ev${replies}`,
-    event_time: Math.floor(Date.now() / 1000),
-    event: {
-      type: 'message',
-      channel: 'C0BENCH',
-      user: `U${n % 50}`,
-      text: `Also cover case ${n}`,
-      ts,
-      thread_ts: threadTs,
+function openLoop(perSecond: number, count: number): Load {
+  return {
+    name: `${perSecond} req/s offered`,
+    async run(send) {
+      const counts = tally();
+      const sends: Array<Promise<void>> = [];
+      const startedAt = performance.now();
+      for (let n = 0; n < count; n += 1) {
+        const wait = startedAt + (n * 1000) / perSecond - performance.now();
+        if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+        sends.push(send().then(counts.add));
+      }
+      await Promise.all(sends);
+      return counts.sample((performance.now() - startedAt) / 1000);
     },
-  });
-  return { body, contentType: 'application/json' };
+  };
 }
 
-function child(
-  role: string,
-  args: string[],
-): Promise<{ process: ChildProcess; message: Record<string, unknown> }> {
-  // BENCH_CPU_PROFILE=dir writes a CPU profile of the bot's process there, to see where its time goes.
-  const profile =
-    role === 'bot' && process.env.BENCH_CPU_PROFILE
-      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`]
-      : [];
-  const process_ = fork(fileURLToPath(import.meta.url), [role, ...args], {
-    execArgv: ['--import', 'tsx', ...profile],
-  });
-  return once(process_, 'message').then(([message]) => ({
-    process: process_,
-    message: message as Record<string, unknown>,
-  }));
+class Fakes {
+  private constructor(
+    readonly child: ChildProcess,
+    readonly urls: FakeUrls,
+    readonly redisPid: number,
+  ) {}
+
+  static async start(latencyMs: number): Promise<Fakes> {
+    const child = fork(fileURLToPath(import.meta.url), ['--fakes', String(latencyMs)], { execArgv: TSX });
+    const [message] = (await once(child, 'message')) as [{ urls: FakeUrls }];
+    return new Fakes(child, message.urls, await redisPid());
+  }
+
+  async work(): Promise<Work> {
+    const reply = once(this.child, 'message');
+    this.child.send({ type: 'work' });
+    const [message] = (await reply) as [{ work: Work }];
+    return message.work;
+  }
+
+  /** Waits until `created` jobs and `answered` answers (in all) have reached the fakes, or the time runs out. */
+  async settled(expected: { created: number; answered: number }, timeoutMs: number): Promise<Work> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const work = await this.work();
+      const done = work.created >= expected.created && work.answered >= expected.answered;
+      if (done || Date.now() > deadline) return work;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  stop(): void {
+    this.child.disconnect();
+  }
+}
+
+/** One app, fresh, under one load: warm-up, the load, then (the bot) the wait for its work. */
+async function runOnce(
+  setup: Setup,
+  entry: Entry,
+  load: Load,
+  fakes: Fakes,
+  namespace: string,
+  instance: number,
+) {
+  const target = await startTarget(setup, entry, fakes.urls, namespace);
+  const cpu = () =>
+    cpuNow(
+      target.processes.map((p) => p.pid),
+      fakes.child.pid ?? 0,
+      fakes.redisPid,
+    );
+  const channelPrefix = `C${String(instance).padStart(4, '0')}`;
+  const dispatcher = new Agent({ connections: 256, pipelining: 1 });
+  const send = () => sendCommand(target.url, slashCommand(fakes.urls, channelPrefix), dispatcher);
+  try {
+    const before = await fakes.work();
+    // A warm-up of 100 commands, whose work is done before the load starts.
+    const warmUp = await closedLoop(10, 100).run(send);
+    const warmQueued = warmUp.latencies.length - warmUp.errors - warmUp.notQueued;
+    const bot = setup !== 'bare';
+    const warm = bot
+      ? await fakes.settled(
+          { created: before.created + warmQueued, answered: before.answered + warmQueued },
+          WORK_TIMEOUT_MS,
+        )
+      : before;
+    const startedAt = Date.now();
+    const cpuBefore = cpu();
+    const sample: Sample = await load.run(send);
+    const lastAckAt = Date.now();
+    if (bot) {
+      const queued = sample.latencies.length - sample.errors - sample.notQueued;
+      const work = await fakes.settled(
+        { created: warm.created + queued, answered: warm.answered + queued },
+        WORK_TIMEOUT_MS,
+      );
+      sample.work = {
+        created: work.created - warm.created,
+        answered: work.answered - warm.answered,
+        seconds: (work.lastAt - startedAt) / 1000,
+        afterLastAck: Math.max(0, (work.lastAt - lastAckAt) / 1000),
+      };
+    }
+    const cpuAfter = cpu();
+    const seconds = (Date.now() - startedAt) / 1000;
+    const share = (pick: (c: typeof cpuAfter) => number) =>
+      ((pick(cpuAfter) - pick(cpuBefore)) / seconds) * 100;
+    sample.cpu = {
+      app: share((c) => c.app),
+      fakes: share((c) => c.fakes),
+      redis: share((c) => c.redis),
+      load: share((c) => c.load),
+    };
+    return sample;
+  } finally {
+    await dispatcher.close();
+    await Promise.all(target.processes.map((process_) => process_.stop()));
+  }
+}
+
+interface Row {
+  load: string;
+  setup: Setup;
+  samples: Sample[];
 }
 
 async function main(): Promise<void> {
-  const count = Number(argument('requests', '2000'));
-  const levels = argument('concurrency', '10,50,200').split(',').filter(Boolean).map(Number);
-  const rates = argument('rates', '20,100').split(',').filter(Boolean).map(Number);
-  const latencyMs = argument('latency', '80');
-  const repeats = Number(argument('repeats', '3'));
-  const fakes = await child('fakes', [latencyMs]);
-  // The fakes stand for Slack and Mintlify, whose CPU is not the bot's machine's in production: on
-  // this one they take second place to the app under test (and to the load), floor and bot alike.
-  if (fakes.process.pid) setPriority(fakes.process.pid, 10);
-  const urls = fakes.message.urls as FakeUrls;
-  const results: RunResult[] = [];
-  let expectedWork = 0; // requests whose Mintlify call the fakes should have seen by now
-  const runs = [
-    ...rates.map((rate) => ({ run: loadAtRate, level: rate, count: rate * 20 })),
-    ...levels.map((level) => ({ run: loadAtConcurrency, level, count })),
+  const quick = process.argv.includes('--quick');
+  const rates = numbers(argument('rates', '20,100'));
+  const seconds = Number(argument('seconds', quick ? '5' : '20'));
+  const levels = numbers(argument('concurrency', '200'));
+  const requests = Number(argument('requests', quick ? '500' : '2000'));
+  const repeats = Number(argument('repeats', quick ? '1' : '2'));
+  const latencyMs = Number(argument('latency', '80'));
+  const setups = argument('setups', 'bare,split,single').split(',').filter(Boolean) as Setup[];
+  const loader = argument('loader', 'js');
+  const entry = entryPoints(loader);
+  const run = `docs-agent-bench:ack:${randomUUID().slice(0, 8)}`;
+  const startedAt = Date.now();
+
+  const fakes = await Fakes.start(latencyMs);
+  const loads = [
+    ...rates.map((rate) => openLoop(rate, rate * seconds)),
+    ...levels.map((level) => closedLoop(level, requests)),
   ];
-
-  for (const { run, level, count: requests } of runs) {
-    const samples = { bare: [] as Sample[], bot: [] as Sample[] };
-    const workPerSecond: number[] = [];
-    // Side by side: the floor, then the bot, under the same load, each in a fresh process; `repeats`
-    // times over, taking turns, so a slow spell of this shared machine falls on both.
-    for (let repeat = 0; repeat < repeats; repeat += 1) {
-      for (const target of ['bare', 'bot'] as const) {
-        const app = await child(target, [JSON.stringify(urls)]);
-        const url = `http://127.0.0.1:${app.message.port}`;
-        // One job first, so thread replies land in a job's thread (the bot sends them as follow-ups).
-        const threadTs = target === 'bot' ? await firstCardTs(url, urls, fakes.process) : '1700000000.000100';
-        const warmUp = await loadAtConcurrency(url, urls, threadTs, 100, 10);
-        if (target === 'bot') {
-          expectedWork += 1 + warmUp.latencies.length - warmUp.refused; // the first job, and the warm-up's
-          await workSettled(fakes.process, expectedWork);
+  const rows: Row[] = [];
+  let instance = 0;
+  // Stopped early: the namespace goes too (the processes this bench started are killed on exit).
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => void dropNamespace(run).finally(() => process.exit(130)));
+  }
+  try {
+    for (const load of loads) {
+      const bySetup = new Map<Setup, Sample[]>(setups.map((setup) => [setup, []]));
+      // Side by side: every app under the same load, each in fresh processes, `repeats` times over
+      // taking turns, so that a slow spell of this shared machine falls on all of them.
+      for (let repeat = 0; repeat < repeats; repeat += 1) {
+        for (const setup of setups) {
+          instance += 1;
+          const namespace = `${run}:${instance}`;
+          const sample = await runOnce(setup, entry, load, fakes, namespace, instance);
+          await dropNamespace(namespace);
+          bySetup.get(setup)?.push(sample);
+          process.stderr.write(`${load.name}, ${setup}, run ${repeat + 1}: ${summary(sample)}\n`);
         }
-        const startedAt = Date.now();
-        const sample = await run(url, urls, threadTs, requests, level);
-        samples[target].push(sample);
-        if (target === 'bot') {
-          const accepted = sample.latencies.length - sample.refused;
-          expectedWork += accepted;
-          const work = await workSettled(fakes.process, expectedWork);
-          if (work.done >= expectedWork) workPerSecond.push(accepted / ((work.lastAt - startedAt) / 1000));
-        }
-        app.process.kill('SIGTERM');
-        await once(app.process, 'exit');
       }
+      for (const setup of setups) rows.push({ load: load.name, setup, samples: bySetup.get(setup) ?? [] });
     }
-    results.push(
-      pooled('bare Bolt (ack only)', samples.bare, []),
-      pooled('docs-agent', samples.bot, workPerSecond),
-    );
+  } finally {
+    fakes.stop();
+    await dropNamespace(run);
   }
-  fakes.process.kill('SIGKILL');
-  report(results, latencyMs);
+  report(rows, { latencyMs, repeats, loader, minutes: (Date.now() - startedAt) / 60_000 });
 }
 
-/**
- * Waits (up to 60 s) until `expected` requests' work has reached Mintlify, then says how much had
- * and when the last arrived. The bot acknowledges first: its work may finish well after the acks.
- */
-async function workSettled(fakes: ChildProcess, expected: number): Promise<{ done: number; lastAt: number }> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const reply = once(fakes, 'message');
-    fakes.send({ type: 'work' });
-    const [work] = (await reply) as [{ done: number; lastAt: number }];
-    if (work.done >= expected || Date.now() > deadline) return work;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+function summary(sample: Sample): string {
+  const sorted = [...sample.latencies].sort((a, b) => a - b);
+  const work = sample.work
+    ? `, ${sample.work.created} jobs created, ${sample.work.answered} answered, last ${sample.work.afterLastAck.toFixed(1)} s after the last ack`
+    : '';
+  const cpu = sample.cpu
+    ? `; CPU (% of one core) app ${sample.cpu.app.toFixed(0)}, fakes ${sample.cpu.fakes.toFixed(0)}, Redis ${sample.cpu.redis.toFixed(0)}, load ${sample.cpu.load.toFixed(0)}`
+    : '';
+  return `p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms, max ${(sorted.at(-1) ?? 0).toFixed(1)} ms${work}${cpu}`;
 }
 
-/** Starts one job through the bot and returns its card's ts, as the Slack fake saw it posted. */
-async function firstCardTs(url: string, urls: FakeUrls, fakes: ChildProcess): Promise<string> {
-  const card = once(fakes, 'message');
-  fakes.send({ type: 'nextCard', since: Date.now() });
-  const { body, contentType } = slashCommand(0, urls);
-  await request(`${url}/slack/events`, {
-    method: 'POST',
-    headers: { 'content-type': contentType, ...signRequest(SIGNING_SECRET, body) },
-    body,
-  }).then((response) => response.body.dump());
-  const [message] = (await card) as [{ ts: string }];
-  return message.ts;
-}
-
-function report(results: RunResult[], latencyMs: string): void {
+function report(
+  rows: Row[],
+  run: { latencyMs: number; repeats: number; loader: string; minutes: number },
+): void {
   const ms = (value: number) => `${value.toFixed(1)} ms`;
+  const pooled = (samples: Sample[]) => samples.flatMap((sample) => sample.latencies).sort((a, b) => a - b);
   console.log(
-    `\nack latency (half /docs-agent, half thread replies); Slack and Mintlify fakes answer after ${latencyMs} ms`,
+    `\n/docs-agent ack latency; Slack and Mintlify fakes answer after ${run.latencyMs} ms; ${run.repeats} run(s) per app and load, pooled; ${run.loader === 'js' ? 'compiled JavaScript' : 'from source through tsx'}; ${run.minutes.toFixed(1)} min in all`,
   );
   console.log(
     `machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}\n`,
   );
   console.log(
-    '| load | app | requests | p50 | p99 | max | p99 of each run | acks/s | non-200 | refused busy | work done/s | p99 vs floor |',
+    '| load | app | requests | p50 | p99 | max | p99 of each run | acks/s | non-200 | not queued | jobs created | work done/s | work done after the last ack | CPU: app / fakes / Redis / load | p99 vs bare |',
   );
-  console.log('|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|');
-  for (const r of results) {
-    const floor = results.find((other) => other.mode === r.mode && other.target.startsWith('bare'));
-    const ratio = floor && r !== floor ? `${(r.p99 / floor.p99).toFixed(2)}x` : '';
-    const bare = r.target.startsWith('bare');
+  console.log('|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---:|');
+  for (const row of rows) {
+    const all = pooled(row.samples);
+    const bare = rows.find((other) => other.load === row.load && other.setup === 'bare');
+    const ratio =
+      bare && row !== bare
+        ? `${(percentile(all, 99) / percentile(pooled(bare.samples), 99)).toFixed(2)}x`
+        : '';
+    const sum = (pick: (sample: Sample) => number) =>
+      row.samples.reduce((total, sample) => total + pick(sample), 0);
+    const works = row.samples.flatMap((sample) => (sample.work ? [sample.work] : []));
+    const created = works.reduce((total, work) => total + work.created, 0);
+    const workRate = works.length
+      ? works.reduce((total, work) => total + work.created / work.seconds, 0) / works.length
+      : undefined;
+    const after = works.length ? Math.max(...works.map((work) => work.afterLastAck)) : undefined;
+    const cpus_ = row.samples.flatMap((sample) => (sample.cpu ? [sample.cpu] : []));
+    const meanCpu = (pick: (c: NonNullable<Sample['cpu']>) => number) =>
+      `${(cpus_.reduce((total, c) => total + pick(c), 0) / Math.max(1, cpus_.length)).toFixed(0)} %`;
+    const cpuCell = cpus_.length
+      ? [
+          meanCpu((c) => c.app),
+          meanCpu((c) => c.fakes),
+          meanCpu((c) => c.redis),
+          meanCpu((c) => c.load),
+        ].join(' / ')
+      : '';
     console.log(
-      `| ${r.mode} | ${r.target} | ${r.requests} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${r.runP99s.map((p99) => p99.toFixed(1)).join(' / ')} | ${r.perSecond.toFixed(0)} | ${r.errors} | ${bare ? '' : r.refused} | ${r.workPerSecond?.toFixed(0) ?? ''} | ${ratio} |`,
+      `| ${row.load} | ${SETUP_NAMES[row.setup]} | ${all.length} | ${ms(percentile(all, 50))} | ${ms(percentile(all, 99))} | ${ms(all.at(-1) ?? Number.NaN)} | ${row.samples
+        .map((sample) =>
+          percentile(
+            [...sample.latencies].sort((a, b) => a - b),
+            99,
+          ).toFixed(1),
+        )
+        .join(
+          ' / ',
+        )} | ${(all.length / sum((sample) => sample.seconds)).toFixed(0)} | ${sum((sample) => sample.errors)} | ${row.setup === 'bare' ? '' : sum((sample) => sample.notQueued)} | ${works.length ? created : ''} | ${workRate?.toFixed(0) ?? ''} | ${after === undefined ? '' : `${after.toFixed(1)} s`} | ${cpuCell} | ${ratio} |`,
     );
   }
 }
 
-const [role, arg] = process.argv.slice(2);
-if (role === 'fakes') await serveFakes(Number(arg));
-else if (role === 'bot' || role === 'bare') await serveTarget(role, JSON.parse(arg ?? '{}') as FakeUrls);
-else await main();
+if (process.argv.includes('--fakes')) await serveFakes(Number(argument('fakes', '80')));
+else {
+  await main();
+  process.exit(0);
+}

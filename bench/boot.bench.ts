@@ -1,0 +1,136 @@
+/**
+ * Boot time and idle memory: from spawning a fresh process to its "listening on port" line, and its
+ * resident memory once it has sat idle, for the bot (default SERVICES, with Redis and without) and a
+ * bare Bolt app, each over `--runs` fresh processes taking turns.
+ *
+ *   npx tsx bench/boot.bench.ts [--runs 10] [--idle 5] [--loader js|tsx]
+ *   npm run bench:boot
+ *
+ * `--loader js` (the default) runs plain JavaScript, as production does (`npm run build && npm start`):
+ * the bench compiles src/ and the bare app (bench/support/bareBoltApp.ts) with the project's own
+ * tsc settings into node_modules/.cache/docs-agent-bench/js/ and runs `node <file>.js` for both.
+ * `--loader tsx` runs both from source through the same loader (`node --import tsx <file>.ts`).
+ * Slack is the Slack fake in this process, answering at once (the bot waits for its auth.test
+ * before it listens; the bare app sends it but does not wait). The bot with Redis starts on a
+ * namespace of its own, deleted after each run. A first round is run and not counted (it fills the
+ * file system cache, and tsx's).
+ */
+import { randomUUID } from 'node:crypto';
+import { cpus } from 'node:os';
+import { startSlackFake } from '../test/fakes/slackFake.js';
+import {
+  argument,
+  dropNamespace,
+  entryPoints,
+  LISTENING,
+  median,
+  REDIS_URL,
+  rssMb,
+  startNode,
+} from './support/processes.js';
+
+const BOT_TOKEN = 'xoxb-bench-boot-0000';
+
+type Variant = 'bare' | 'redis' | 'memory';
+const NAMES: Record<Variant, string> = {
+  bare: 'bare Bolt app (ack only)',
+  redis: 'bot, SERVICES=web,worker, with Redis',
+  memory: 'bot, SERVICES=web,worker, without Redis',
+};
+
+interface Measure {
+  bootMs: number;
+  rssAtListenMb: number;
+  idleRssMb: number;
+}
+
+async function main(): Promise<void> {
+  const runs = Number(argument('runs', '10'));
+  const idleMs = Number(argument('idle', '5')) * 1000;
+  const loader = argument('loader', 'js');
+  const entry = entryPoints(loader);
+  const slack = await startSlackFake({ botToken: BOT_TOKEN });
+  const run = `docs-agent-bench:boot:${randomUUID().slice(0, 8)}`;
+  const common = {
+    SLACK_BOT_TOKEN: BOT_TOKEN,
+    SLACK_SIGNING_SECRET: 'bench-signing-secret',
+    SLACK_API_URL: slack.apiUrl,
+    PORT: '0',
+  };
+  const bot = {
+    ...common,
+    MINTLIFY_API_KEY: 'mint_bench_boot_key',
+    MINTLIFY_PROJECT_ID: 'proj_bench',
+    MINTLIFY_API_URL: 'http://127.0.0.1:9',
+  };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => void dropNamespace(run).finally(() => process.exit(130)));
+  }
+
+  const once = async (variant: Variant, n: number): Promise<Measure> => {
+    const { args, execArgv } = entry(variant === 'bare' ? 'bench/support/bareBoltApp.ts' : 'src/main.ts');
+    const namespace = `${run}:${n}`;
+    const env =
+      variant === 'bare'
+        ? common
+        : variant === 'redis'
+          ? { ...bot, REDIS_URL, STORE_NAMESPACE: namespace }
+          : bot;
+    const child = startNode(args, env, execArgv);
+    try {
+      const { at } = await child.line(LISTENING);
+      const rssAtListenMb = rssMb(child.pid);
+      await new Promise((resolve) => setTimeout(resolve, idleMs));
+      return { bootMs: at - child.spawnedAt, rssAtListenMb, idleRssMb: rssMb(child.pid) };
+    } finally {
+      await child.stop();
+      if (variant === 'redis') await dropNamespace(namespace);
+    }
+  };
+
+  const variants: Variant[] = ['bare', 'redis', 'memory'];
+  const results = new Map<Variant, Measure[]>(variants.map((variant) => [variant, []]));
+  let n = 0;
+  try {
+    for (let round = 0; round <= runs; round += 1) {
+      for (const variant of variants) {
+        const measure = await once(variant, (n += 1));
+        if (round > 0) results.get(variant)?.push(measure);
+        process.stderr.write(
+          `${round === 0 ? 'warm-up' : `run ${round}`}, ${variant}: ${measure.bootMs.toFixed(0)} ms to listening, RSS ${measure.rssAtListenMb.toFixed(1)} MB then, ${measure.idleRssMb.toFixed(1)} MB after ${idleMs / 1000} s idle\n`,
+        );
+      }
+    }
+  } finally {
+    await slack.close();
+    await dropNamespace(run);
+  }
+
+  const bare = results.get('bare') ?? [];
+  const bareBoot = median(bare.map((m) => m.bootMs));
+  const bareRss = median(bare.map((m) => m.idleRssMb));
+  console.log(
+    `\nboot to listening and idle RSS; ${runs} fresh processes each (after one uncounted round), ${loader === 'js' ? 'compiled JavaScript (node <file>.js)' : 'from source (node --import tsx <file>.ts)'}, idle ${idleMs / 1000} s`,
+  );
+  console.log(
+    `machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}\n`,
+  );
+  console.log(
+    '| app | boot p50 | boot min / max | boot vs bare | RSS at listening p50 | idle RSS p50 | idle RSS min / max | idle RSS vs bare |',
+  );
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+  for (const variant of variants) {
+    const measures = results.get(variant) ?? [];
+    const boots = measures.map((m) => m.bootMs);
+    const rss = measures.map((m) => m.idleRssMb);
+    const boot = median(boots);
+    const idle = median(rss);
+    const vs = (value: number, floor: number) => (variant === 'bare' ? '' : `${(value / floor).toFixed(2)}x`);
+    console.log(
+      `| ${NAMES[variant]} | ${boot.toFixed(0)} ms | ${Math.min(...boots).toFixed(0)} / ${Math.max(...boots).toFixed(0)} ms | ${vs(boot, bareBoot)} | ${median(measures.map((m) => m.rssAtListenMb)).toFixed(1)} MB | ${idle.toFixed(1)} MB | ${Math.min(...rss).toFixed(1)} / ${Math.max(...rss).toFixed(1)} MB | ${vs(idle, bareRss)} |`,
+    );
+  }
+}
+
+await main();
+process.exit(0);
