@@ -5,7 +5,7 @@
  *
  *   npx tsx bench/ackLatency.bench.ts [--rates 20,100] [--seconds 20] [--concurrency 200] [--requests 2000]
  *                                     [--repeats 2] [--latency 80] [--setups bare,split,single]
- *                                     [--loader js|tsx] [--quick]
+ *                                     [--loader js|tsx] [--pin] [--quick]
  *   npm run bench:ack
  *
  * The apps under test, each in fresh processes for every run, as an operator runs them:
@@ -21,7 +21,10 @@
  * work is done by the bot's worker (its job created at Mintlify, and the person answered through
  * the response URL), so the bot measured is one that does its work. Each run starts with a warm-up
  * of 100 commands, 10 in flight, whose work is done before the load starts. `BENCH_CPU_PROFILE=<dir>`
- * has every process of the apps write a CPU profile there. `--quick` runs a short version (5-second
+ * has every process of the apps write a CPU profile there. `--pin` (Linux, 2 cores or more) gives
+ * the process that takes Slack's requests (the bare app, the bot's web process, the bot's one
+ * process) core 0 to itself and binds everything else (this process, the fakes, the worker
+ * process, Redis) to core 1, as when the web role runs on a machine of its own. `--quick` runs a short version (5-second
  * loads, 500 requests in flight, 1 repeat): about a minute; the defaults take about 7 minutes.
  */
 import { type ChildProcess, fork } from 'node:child_process';
@@ -44,6 +47,7 @@ import {
   percentile,
   portOf,
   REDIS_URL,
+  pinTo,
   redisPid,
   startNode,
   WORKER_RUNNING,
@@ -121,7 +125,20 @@ interface Target {
   processes: NodeProcess[];
 }
 
+/** `--pin`: the process taking Slack's requests gets core 0 to itself, the rest shares core 1. */
+const PIN = process.argv.includes('--pin');
+
 async function startTarget(setup: Setup, entry: Entry, urls: FakeUrls, namespace: string): Promise<Target> {
+  const target = await startApp(setup, entry, urls, namespace);
+  if (PIN) {
+    const [receiver, ...others] = target.processes;
+    if (receiver) pinTo(receiver.pid, '0');
+    for (const other of others) pinTo(other.pid, '1');
+  }
+  return target;
+}
+
+async function startApp(setup: Setup, entry: Entry, urls: FakeUrls, namespace: string): Promise<Target> {
   // BENCH_CPU_PROFILE=<dir>: every process of the app writes a CPU profile there when it stops.
   const profile = process.env.BENCH_CPU_PROFILE;
   const start = (file: string, env: Record<string, string>) => {
@@ -159,6 +176,7 @@ async function startTarget(setup: Setup, entry: Entry, urls: FakeUrls, namespace
   const worker = start('src/main.ts', { ...botEnv, SERVICES: 'worker' });
   const web = start('src/main.ts', { ...botEnv, SERVICES: 'web' });
   const [{ line }] = await Promise.all([web.line(LISTENING), worker.line(WORKER_RUNNING)]);
+  // The web process first: it takes Slack's requests.
   return { url: `http://127.0.0.1:${portOf(line)}`, processes: [web, worker] };
 }
 
@@ -410,6 +428,9 @@ async function main(): Promise<void> {
   const startedAt = Date.now();
 
   const fakes = await Fakes.start(latencyMs);
+  if (PIN) {
+    for (const pid of [process.pid, fakes.child.pid ?? 0, fakes.redisPid]) pinTo(pid, '1');
+  }
   const loads = [
     ...rates.map((rate) => openLoop(rate, rate * seconds)),
     ...levels.map((level) => closedLoop(level, requests)),
@@ -440,6 +461,8 @@ async function main(): Promise<void> {
   } finally {
     fakes.stop();
     await dropNamespace(run);
+    // Redis is the machine's: it gets every core back.
+    if (PIN) pinTo(fakes.redisPid, `0-${cpus().length - 1}`);
   }
   report(rows, { latencyMs, repeats, loader, minutes: (Date.now() - startedAt) / 60_000 });
 }
@@ -462,7 +485,7 @@ function report(
   const ms = (value: number) => `${value.toFixed(1)} ms`;
   const pooled = (samples: Sample[]) => samples.flatMap((sample) => sample.latencies).sort((a, b) => a - b);
   console.log(
-    `\n/docs-agent ack latency; Slack and Mintlify fakes answer after ${run.latencyMs} ms; ${run.repeats} run(s) per app and load, pooled; ${run.loader === 'js' ? 'compiled JavaScript' : 'from source through tsx'}; ${run.minutes.toFixed(1)} min in all`,
+    `\n/docs-agent ack latency; Slack and Mintlify fakes answer after ${run.latencyMs} ms; ${run.repeats} run(s) per app and load, pooled; ${run.loader === 'js' ? 'compiled JavaScript' : 'from source through tsx'}; ${PIN ? 'pinned (--pin: the app taking requests on core 0, the rest on core 1); ' : ''}${run.minutes.toFixed(1)} min in all`,
   );
   console.log(
     `machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}\n`,

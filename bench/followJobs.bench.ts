@@ -24,7 +24,7 @@ import { createDocsAgent } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { JobRecords, type JobRecord } from '../src/jobs/jobRecord.js';
 import { createLogger } from '../src/log.js';
-import { openRedisStore } from '../src/store/store.js';
+import { openRedisStore } from '../src/store/redisStore.js';
 import { startMintlifyFake } from '../test/fakes/mintlifyFake.js';
 import { type SeededMessage, startSlackFake } from '../test/fakes/slackFake.js';
 import { argument, dropNamespace, percentile, REDIS_URL, redisUsage } from './support/processes.js';

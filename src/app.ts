@@ -10,7 +10,6 @@ import { JobRecords } from './jobs/jobRecord.js';
 import { JobStarts } from './jobs/jobStarts.js';
 import type { JobsContext } from './jobs/jobsContext.js';
 import { MintlifyClient, type MintlifyClientOptions } from './mintlify/index.js';
-import { openBullmqQueues } from './queue/bullmqQueues.js';
 import { openMemoryQueues } from './queue/memoryQueues.js';
 import type { Queues } from './queue/queue.js';
 import { REQUESTS_QUEUE, type SlackRequest } from './requests/slackRequest.js';
@@ -57,25 +56,30 @@ export interface DocsAgent {
 export async function createDocsAgent(config: Config, options: DocsAgentOptions): Promise<DocsAgent> {
   const { logger } = options;
   const now = options.now ?? (() => new Date());
-  const store = await openStore(config.store, logger);
-  if (store.kind === 'memory') {
-    logger.warn('REDIS_URL is not set: state is kept in memory and every job thread is forgotten on restart');
-  }
   const slack = new webApi.WebClient(config.slack.botToken, {
     ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl } : {}),
     retryConfig: options.slackRetries ?? SLACK_RETRIES,
     logger,
   });
-  let identity: Awaited<ReturnType<typeof verifySlackToken>>;
-  try {
-    identity = await verifySlackToken(slack, logger);
-  } catch (error) {
+  // Both at once: each is a network round trip, and either failing stops the start.
+  const [opened, verified] = await Promise.allSettled([
+    openStore(config.store, logger),
+    verifySlackToken(slack, logger),
+  ]);
+  if (opened.status === 'rejected') throw opened.reason;
+  const store = opened.value;
+  if (verified.status === 'rejected') {
     await store.close();
-    throw error;
+    throw verified.reason;
+  }
+  const identity = verified.value;
+  if (store.kind === 'memory') {
+    logger.warn('REDIS_URL is not set: state is kept in memory and every job thread is forgotten on restart');
   }
 
+  // BullMQ is loaded only with Redis: a bot without it starts without BullMQ's code.
   const queues: Queues = store.redis
-    ? openBullmqQueues({
+    ? (await import('./queue/bullmqQueues.js')).openBullmqQueues({
         client: store.redis,
         prefix: config.store.namespace,
         logger,

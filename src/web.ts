@@ -59,7 +59,8 @@ export function createWeb(
     enqueue: async (request, deliveryId, enqueueOptions = {}) => {
       // Queue job ids are Slack's delivery ids: the same delivery again (a replay, a retry) is queued once.
       const jobId = `${request.kind}-${deliveryId ?? randomUUID()}`;
-      const adding = requests.add(request.kind, request, { jobId });
+      // One round trip: whether an earlier delivery holds the id matters only to a late add's take-back.
+      const adding = requests.submit(request.kind, request, { jobId });
       try {
         await withTimeout(adding, ENQUEUE_TIMEOUT_MS);
       } catch (error) {
@@ -71,10 +72,13 @@ export function createWeb(
     track: (work) => void afterAck.run(() => work),
   };
   /** The person was told nothing was started: an add that lands after all is taken back. */
-  const takeBack = async (adding: Promise<boolean>, jobId: string) => {
+  const takeBack = async (adding: Promise<number>, jobId: string) => {
     try {
-      if (!(await adding) || (await requests.remove(jobId))) return;
-      logger.warn(`a request answered "try again" was queued late and started anyway (${jobId})`);
+      // Removes the job only if this add made it: an earlier delivery's job stands.
+      if (await requests.remove(jobId, await adding)) return;
+      logger.warn(
+        `a request answered "try again" was queued late and could not be taken back: it had started, or was queued before (${jobId})`,
+      );
     } catch (error) {
       logger.warn(`could not take back a request queued late (${jobId}): ${String(error)}`);
     }

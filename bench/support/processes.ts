@@ -161,6 +161,14 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/**
+ * Binds a process (every thread of it) to the given CPUs, as `taskset -a -p -c` does; `--pin` in
+ * the benches uses it to give the app under test a core of its own. Linux only.
+ */
+export function pinTo(pid: number, cpus: string): void {
+  execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
+}
+
 /** Redis's process id (INFO server), to read its CPU time. */
 export async function redisPid(): Promise<number> {
   const client = createClient({ url: REDIS_URL });

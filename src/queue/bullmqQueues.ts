@@ -119,29 +119,36 @@ export function openBullmqQueues(options: {
       throw Worker.RateLimitError();
     };
 
+    const put = (jobName: string, data: T, addOptions: AddOptions): Promise<Job<T, unknown, string>> => {
+      if (closing) throw new Error(`queue ${name} is closed`);
+      // Distinct within this process: the stored timestamp tells two adds of one id apart.
+      lastTimestamp = Math.max(Date.now(), lastTimestamp + 1);
+      return queue.add(jobName, data, {
+        timestamp: lastTimestamp,
+        jobId: addOptions.jobId,
+        delay: addOptions.delayMs,
+        ...retryOptions(addOptions),
+      });
+    };
+
     return {
       name,
       async add(jobName: string, data: T, addOptions: AddOptions = {}): Promise<boolean> {
-        if (closing) throw new Error(`queue ${name} is closed`);
-        // Distinct within this process, so that the read-back below tells two adds of one id apart.
-        lastTimestamp = Math.max(Date.now(), lastTimestamp + 1);
-        const opts: JobsOptions = {
-          timestamp: lastTimestamp,
-          jobId: addOptions.jobId,
-          delay: addOptions.delayMs,
-          ...retryOptions(addOptions),
-        };
-        const job = await queue.add(jobName, data, opts);
+        const job = await put(jobName, data, addOptions);
         if (addOptions.jobId === undefined) return true;
         // BullMQ answers a taken jobId with that same id: the stored timestamp tells whose job it is
         // (none stored: the job ran and was removed in between, most likely the one this add made).
         const stored = await queue.getJob(addOptions.jobId);
         return stored === undefined || stored.timestamp === job.timestamp;
       },
-      async remove(jobId: string): Promise<boolean> {
+      async submit(jobName: string, data: T, addOptions: AddOptions & { jobId: string }): Promise<number> {
+        return (await put(jobName, data, addOptions)).timestamp;
+      },
+      async remove(jobId: string, submitted?: number): Promise<boolean> {
         const job = await queue.getJob(jobId);
-        const state = await job?.getState();
-        if (!job || (state !== 'waiting' && state !== 'delayed' && state !== 'prioritized')) return false;
+        if (!job || (submitted !== undefined && job.timestamp !== submitted)) return false;
+        const state = await job.getState();
+        if (state !== 'waiting' && state !== 'delayed' && state !== 'prioritized') return false;
         // BullMQ refuses (1 → 0) to remove a job a worker has locked meanwhile.
         return (await queue.remove(jobId)) === 1;
       },

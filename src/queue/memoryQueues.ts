@@ -15,7 +15,11 @@ interface Entry<T> extends QueueJob<T> {
   readonly options: AddOptions;
   state: 'waiting' | 'delayed' | 'active' | 'finished';
   keptUntil?: number;
+  /** Distinct for every add in this process: what `submit` resolves with. */
+  readonly stamp: number;
 }
+
+let lastStamp = 0;
 
 /** Every timer here is unref'd: a queue in memory never keeps the process alive. */
 function later(ms: number, fn: () => void): NodeJS.Timeout {
@@ -43,22 +47,42 @@ class MemoryQueue<T> implements WorkQueue<T> {
   ) {}
 
   async add(name: string, data: T, options: AddOptions & { scheduledFor?: number } = {}): Promise<boolean> {
+    return this.put(name, data, options) !== undefined;
+  }
+
+  async submit(name: string, data: T, options: AddOptions & { jobId: string }): Promise<number> {
+    // Refused: a stamp no job holds, so remove(jobId, stamp) leaves the earlier job alone.
+    return this.put(name, data, options)?.stamp ?? ++lastStamp;
+  }
+
+  /** The new entry, or undefined when a job with its id is there already. */
+  private put(name: string, data: T, options: AddOptions & { scheduledFor?: number }): Entry<T> | undefined {
     if (this.closing) throw new Error(`queue ${this.name} is closed`);
     const id = options.jobId ?? String(this.nextId++);
     const existing = this.jobs.get(id);
     const now = this.now();
-    if (existing && (existing.state !== 'finished' || (existing.keptUntil ?? 0) > now)) return false;
-    const entry: Entry<T> = { id, name, data, addedAt: now, attemptsMade: 0, options, state: 'waiting' };
+    if (existing && (existing.state !== 'finished' || (existing.keptUntil ?? 0) > now)) return undefined;
+    const entry: Entry<T> = {
+      id,
+      name,
+      data,
+      addedAt: now,
+      attemptsMade: 0,
+      options,
+      state: 'waiting',
+      stamp: ++lastStamp,
+    };
     if (options.scheduledFor !== undefined) entry.scheduledFor = options.scheduledFor;
     this.jobs.set(id, entry);
     if (options.delayMs && options.delayMs > 0) this.delay(entry, options.delayMs);
     else this.enqueue(entry);
-    return true;
+    return entry;
   }
 
-  async remove(jobId: string): Promise<boolean> {
+  async remove(jobId: string, submitted?: number): Promise<boolean> {
     const entry = this.jobs.get(jobId);
     if (!entry || (entry.state !== 'waiting' && entry.state !== 'delayed')) return false;
+    if (submitted !== undefined && entry.stamp !== submitted) return false;
     this.jobs.delete(jobId);
     const at = this.waiting.indexOf(entry);
     if (at >= 0) this.waiting.splice(at, 1);

@@ -84,8 +84,17 @@ export interface WorkQueue<T> {
   readonly name: string;
   /** Adds a job; false when a job with the same `jobId` is already there (nothing was added). */
   add(name: string, data: T, options?: AddOptions): Promise<boolean>;
-  /** Removes a job that has not started yet; false when it runs already, or is not there. */
-  remove(jobId: string): Promise<boolean>;
+  /**
+   * Adds a job with `options.jobId` in one round trip fewer than `add`: it does not find out
+   * whether a job with that id was there already (then nothing was added). Resolves with a stamp
+   * for `remove`, once the queue holds the job (this one or the earlier).
+   */
+  submit(name: string, data: T, options: AddOptions & { jobId: string }): Promise<number>;
+  /**
+   * Removes a job that has not started yet; false when it runs already, or is not there. Given
+   * `submitted` (what `submit` resolved with), only the job that submit added is removed.
+   */
+  remove(jobId: string, submitted?: number): Promise<boolean>;
   /** Starts this process's worker on the queue (the worker role). Call once per queue. */
   process(processor: Processor<T>, options: WorkerOptions): void;
   /**

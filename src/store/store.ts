@@ -1,9 +1,8 @@
-import KeyvRedis, { createClient, type RedisClientType } from '@keyv/redis';
+import type { RedisClientType } from '@keyv/redis';
 import type { Logger } from '@slack/bolt';
 import { Keyv } from 'keyv';
 import type { AtomicOps } from './atomic.js';
 import { MemoryAtomicOps } from './memoryAtomic.js';
-import { RedisAtomicOps } from './redisAtomic.js';
 
 /**
  * The bot's state: a namespaced keyv for records, and the atomic operations that leases,
@@ -17,28 +16,6 @@ export interface Store {
   /** The Redis connection (Redis only): the queues share it. */
   readonly redis?: RedisClientType;
   close(): Promise<void>;
-}
-
-export class StoreUnavailableError extends Error {
-  constructor(url: string, cause: unknown) {
-    const reason = cause instanceof Error ? cause.message : String(cause);
-    super(
-      `Redis at ${withoutCredentials(url)} did not answer (${reason}). Check REDIS_URL and that Redis is running; ` +
-        'the bot does not fall back to memory when REDIS_URL is set (leave it unset only to try the bot, which then forgets every job on restart)',
-      { cause },
-    );
-    this.name = 'StoreUnavailableError';
-  }
-}
-
-/** The URL without its user and password, fit for a log line. */
-function withoutCredentials(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.protocol}//${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`;
-  } catch {
-    return 'REDIS_URL';
-  }
 }
 
 export function openMemoryStore(namespace: string, now: () => number = Date.now): Store {
@@ -101,84 +78,13 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/**
- * A Redis connection with the bot's settings. `onDown`/`onUp` hear about a connection lost and
- * found again after the first one; a failure to connect at all is the caller's to report.
- */
-async function connectRedis(
-  url: string,
-  connectTimeoutMs: number,
-  events: { onDown?: (error: Error) => void; onUp?: () => void } = {},
-): Promise<RedisClientType> {
-  let down = false;
-  let everConnected = false;
-  const client = createClient({
-    url,
-    // Fail commands at once while Redis is away instead of queueing them: a Slack user gets
-    // "try again shortly" rather than a request that hangs until Redis returns.
-    disableOfflineQueue: true,
-    socket: {
-      connectTimeout: connectTimeoutMs,
-      // At start a few quick tries, then a clear failure; once running, keep trying for good.
-      reconnectStrategy: (retries: number, cause: Error) =>
-        everConnected ? Math.min(100 * 2 ** retries, 5_000) : retries < 3 ? 200 : cause,
-    },
-  }) as RedisClientType;
-  client.on('error', (error: Error) => {
-    if (down || !everConnected) return;
-    down = true;
-    events.onDown?.(error);
-  });
-  client.on('ready', () => {
-    everConnected = true;
-    if (down) events.onUp?.();
-    down = false;
-  });
-  try {
-    await client.connect();
-  } catch (error) {
-    if (client.isOpen) client.destroy();
-    throw new StoreUnavailableError(url, error);
-  }
-  return client;
-}
-
-async function quit(client: RedisClientType): Promise<void> {
-  if (client.isOpen) await client.quit().catch(() => client.destroy());
-}
-
-export async function openRedisStore(options: {
-  url: string;
-  namespace: string;
-  logger: Logger;
-  connectTimeoutMs?: number;
-}): Promise<Store> {
-  const { logger, namespace } = options;
-  const client = await connectRedis(options.url, options.connectTimeoutMs ?? 5_000, {
-    onDown: (error) => logger.error(`Redis is unreachable (${error.message}); retrying in the background`),
-    onUp: () => logger.info('Redis is reachable again'),
-  });
-  const adapter = new KeyvRedis(client, { namespace, throwOnErrors: true });
-  const kv = new Keyv({ store: adapter, namespace, throwOnErrors: true });
-  kv.on('error', () => {}); // reported by the client's own 'error' listener above
-  // Keyv's own key functions, so compare-and-set hits the very key kv.get reads whatever layout
-  // this Keyv version uses (today `<namespace>::<namespace>:<key>`).
-  const recordKey = (key: string) => adapter.createKeyPrefix(kv._getKeyPrefix(key), adapter.namespace);
-  return {
-    kind: 'redis',
-    kv,
-    atomic: new RedisAtomicOps(client, namespace, recordKey),
-    redis: client,
-    close: () => quit(client),
-  };
-}
-
 /** The store the configuration asks for: Redis when REDIS_URL is set, else memory. */
-export function openStore(
+export async function openStore(
   settings: { redisUrl: string | undefined; namespace: string },
   logger: Logger,
 ): Promise<Store> {
-  return settings.redisUrl
-    ? openRedisStore({ url: settings.redisUrl, namespace: settings.namespace, logger })
-    : Promise.resolve(openMemoryStore(settings.namespace));
+  if (!settings.redisUrl) return openMemoryStore(settings.namespace);
+  // Loaded only with Redis: a bot without it starts without the Redis client's code.
+  const { openRedisStore } = await import('./redisStore.js');
+  return openRedisStore({ url: settings.redisUrl, namespace: settings.namespace, logger });
 }

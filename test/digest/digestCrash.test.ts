@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DigestRecords } from '../../src/digest/digestRecords.js';
 import { periodOfRun, previousScheduledRun } from '../../src/digest/period.js';
 import { createLogger } from '../../src/log.js';
-import { openRedisStore } from '../../src/store/store.js';
+import { openRedisStore } from '../../src/store/redisStore.js';
 import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
 import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
 import { PROJECT_ID, SECRETS } from '../support/botHarness.js';

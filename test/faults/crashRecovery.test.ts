@@ -1,7 +1,8 @@
 import { describe, type ExpectStatic, it, type TestContext } from 'vitest';
 import { JobRecords } from '../../src/jobs/jobRecord.js';
 import { createLogger } from '../../src/log.js';
-import { openRedisStore, type Store } from '../../src/store/store.js';
+import { openRedisStore } from '../../src/store/redisStore.js';
+import type { Store } from '../../src/store/store.js';
 import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
 import { type SlackFake, type StoredMessage, startSlackFake } from '../fakes/slackFake.js';
 import { FAST_POLL } from '../jobs/followSupport.js';

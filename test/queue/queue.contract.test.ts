@@ -212,6 +212,25 @@ describe.each([
     await expect.poll(() => worked.runs.length).toBe(2);
   });
 
+  it('submits a job in one step, and takes back only the job that submit added', async () => {
+    const { queues } = await open();
+    const queue = queues.queue<string>(nextName());
+    const first = await queue.submit('job', 'first', { jobId: 's' });
+    // The id is taken: nothing is added, and the stamp of this submit names no job.
+    const second = await queue.submit('job', 'second', { jobId: 's' });
+    expect(second).not.toBe(first);
+    await expect(queue.remove('s', second)).resolves.toBe(false);
+    await expect(queue.counts()).resolves.toEqual({ ...idle, waiting: 1 });
+    await expect(queue.remove('s', first)).resolves.toBe(true);
+    await expect(queue.counts()).resolves.toEqual(idle);
+
+    const worked = recorder<string>();
+    queue.process(worked.processor, { concurrency: 1 });
+    await queue.submit('job', 'third', { jobId: 's' });
+    await expect.poll(() => worked.runs.length).toBe(1);
+    expect(worked.runs.map((run) => run.job.data)).toEqual(['third']);
+  });
+
   it('does not run a delayed job before its delay', async () => {
     const { queues } = await open();
     const queue = queues.queue<string>(nextName());

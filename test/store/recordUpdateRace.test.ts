@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type JobRecord, JobRecords } from '../../src/jobs/jobRecord.js';
 import { createLogger } from '../../src/log.js';
-import { openMemoryStore, openRedisStore, type Store } from '../../src/store/store.js';
+import { openRedisStore } from '../../src/store/redisStore.js';
+import { openMemoryStore, type Store } from '../../src/store/store.js';
 import { TEST_REDIS_URL, uniqueNamespace } from '../support/redis.js';
 
 const logger = createLogger({ level: 'error', secrets: [], sink: () => {} });

@@ -3,7 +3,8 @@ import { createLogger } from '../../src/log.js';
 import { firstSighting } from '../../src/store/dedupe.js';
 import { tryLease, withLease } from '../../src/store/lease.js';
 import { AGENT_USES_PER_HOUR, RateLedger } from '../../src/store/rateLedger.js';
-import { openMemoryStore, openRedisStore, type Store, StoreUnavailableError } from '../../src/store/store.js';
+import { openRedisStore, StoreUnavailableError } from '../../src/store/redisStore.js';
+import { openMemoryStore, type Store } from '../../src/store/store.js';
 import { TEST_REDIS_URL, uniqueNamespace } from '../support/redis.js';
 
 const logger = createLogger({ level: 'error', secrets: [], sink: () => {} });
