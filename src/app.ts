@@ -103,7 +103,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
     config,
     mintlify,
     store,
-    records: new JobRecords(store),
+    records: new JobRecords(store, config.jobRetentionMs),
     starts: new JobStarts(store),
     ledger: new RateLedger(store.atomic, () => now().getTime()),
     slack,

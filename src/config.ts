@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Cron } from 'croner';
 import { z } from 'zod';
 
@@ -94,7 +95,14 @@ const envSchema = z.object({
       .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
       .optional(),
   ),
+  // Heroku Redis and its peers present certificates nothing vouches for: one of these must say so.
+  REDIS_TLS_REJECT_UNAUTHORIZED: z.preprocess(
+    (value) => (typeof value === 'string' ? value.trim().toLowerCase() || undefined : value),
+    z.enum(['true', 'false'], { error: 'must be true or false' }).default('true'),
+  ),
+  REDIS_TLS_CA: optionalText,
   STORE_NAMESPACE: optionalText.default('docs-agent'),
+  JOB_RETENTION_DAYS: integer(30, 1, 3_650),
   SERVICES: z.preprocess(
     blankToUndefined,
     z
@@ -171,6 +179,34 @@ function crossChecks(env: Record<string, string | undefined>): Array<{ variable:
   return problems;
 }
 
+/**
+ * REDIS_TLS_CA: PEM text (newlines may be written as \\n, as some dashboards keep them), or the
+ * path of a PEM file.
+ */
+function readCertificates(value: string | undefined): { pem: string } | { problem: string } | undefined {
+  if (value === undefined) return undefined;
+  const text = value.includes('-----BEGIN') ? value.replace(/\\n/g, '\n') : readPemFile(value);
+  if (text === undefined) {
+    return {
+      problem: 'is neither PEM text (-----BEGIN CERTIFICATE-----...) nor the path of a file that can be read',
+    };
+  }
+  if (!text.includes('-----BEGIN CERTIFICATE-----')) {
+    return {
+      problem: 'holds no certificate (PEM text with -----BEGIN CERTIFICATE-----, or the path of such a file)',
+    };
+  }
+  return { pem: text };
+}
+
+function readPemFile(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
 function isValidTimeZone(timeZone: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone });
@@ -191,6 +227,13 @@ function cronError(pattern: string, timezone: string): string | undefined {
 
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+export interface StoreSettings {
+  redisUrl: string | undefined;
+  namespace: string;
+  /** For rediss:// URLs: whether the certificate must be one the system (or `ca`) trusts, and extra CA certificates (PEM). */
+  tls: { rejectUnauthorized: boolean; ca: string | undefined };
+}
+
 export interface Config {
   slack: {
     botToken: string;
@@ -200,7 +243,9 @@ export interface Config {
     socketMode: boolean;
   };
   mintlify: { apiKey: string; projectId: string; apiUrl: string };
-  store: { redisUrl: string | undefined; namespace: string };
+  store: StoreSettings;
+  /** How long a job's record, its thread lookup and every key about it outlive the job's last activity. */
+  jobRetentionMs: number;
   /** The roles this process runs (SERVICES). */
   services: { web: boolean; worker: boolean };
   /** How long a worker's running work stays locked (a dead worker's is taken over after it). */
@@ -285,6 +330,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         'needs REDIS_URL to run web and worker apart: without Redis the queue lives in one process, which runs both (leave SERVICES unset)',
     });
   }
+  const ca = parsed.success ? readCertificates(parsed.data.REDIS_TLS_CA) : undefined;
+  if (ca && 'problem' in ca) problems.push({ variable: 'REDIS_TLS_CA', problem: ca.problem });
   if (parsed.success && parsed.data.POLL_MAX_INTERVAL_MS < parsed.data.POLL_INTERVAL_MS) {
     problems.push({ variable: 'POLL_MAX_INTERVAL_MS', problem: 'must be at least POLL_INTERVAL_MS' });
   }
@@ -305,7 +352,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       projectId: e.MINTLIFY_PROJECT_ID,
       apiUrl: e.MINTLIFY_API_URL ?? 'https://api.mintlify.com',
     },
-    store: { redisUrl: e.REDIS_URL, namespace: e.STORE_NAMESPACE },
+    store: {
+      redisUrl: e.REDIS_URL,
+      namespace: e.STORE_NAMESPACE,
+      tls: {
+        rejectUnauthorized: e.REDIS_TLS_REJECT_UNAUTHORIZED === 'true',
+        ca: ca && 'pem' in ca ? ca.pem : undefined,
+      },
+    },
+    jobRetentionMs: e.JOB_RETENTION_DAYS * 24 * 3_600_000,
     services: { web: e.SERVICES.includes('web'), worker: e.SERVICES.includes('worker') },
     queueLockMs: e.QUEUE_LOCK_MS,
     port: e.PORT,

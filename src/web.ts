@@ -19,7 +19,7 @@ import type { ListenerContext } from './listeners/context.js';
 import * as events from './listeners/events/index.js';
 import * as shortcuts from './listeners/shortcuts/index.js';
 import * as views from './listeners/views/index.js';
-import type { WorkQueue } from './queue/queue.js';
+import type { Submission, WorkQueue } from './queue/queue.js';
 import type { SlackRequest } from './requests/slackRequest.js';
 import type { SlackIdentity } from './slack/slackIdentity.js';
 
@@ -60,25 +60,26 @@ export function createWeb(
       // Queue job ids are Slack's delivery ids: the same delivery again (a replay, a retry) is queued once.
       const jobId = `${request.kind}-${deliveryId ?? randomUUID()}`;
       // One round trip: whether an earlier delivery holds the id matters only to a late add's take-back.
-      const adding = requests.submit(request.kind, request, { jobId });
+      const submission = requests.submit(request.kind, request, { jobId });
       try {
-        await withTimeout(adding, ENQUEUE_TIMEOUT_MS);
+        await withTimeout(submission.queued, ENQUEUE_TIMEOUT_MS);
       } catch (error) {
-        if (enqueueOptions.takeBackIfLate) void takeBack(adding, jobId);
-        else adding.catch(() => {}); // an event's late add stands; its failure is the error below
+        if (enqueueOptions.takeBackIfLate) void takeBack(submission, jobId);
+        else submission.queued.catch(() => {}); // an event's late add stands; its failure is the error below
         throw error;
       }
     },
     track: (work) => void afterAck.run(() => work),
   };
-  /** The person was told nothing was started: an add that lands after all is taken back. */
-  const takeBack = async (adding: Promise<number>, jobId: string) => {
+  /**
+   * The person was told nothing was started: the late add is withdrawn at once (the mark reaches
+   * Redis right behind it, so its processor does nothing), and removed once it has landed.
+   */
+  const takeBack = async (submission: Submission, jobId: string) => {
     try {
-      // Removes the job only if this add made it: an earlier delivery's job stands.
-      if (await requests.remove(jobId, await adding)) return;
-      logger.warn(
-        `a request answered "try again" was queued late and could not be taken back: it had started, or was queued before (${jobId})`,
-      );
+      await requests.withdraw(jobId, submission.stamp);
+      await submission.queued;
+      await requests.remove(jobId, submission.stamp);
     } catch (error) {
       logger.warn(`could not take back a request queued late (${jobId}): ${String(error)}`);
     }

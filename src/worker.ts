@@ -17,6 +17,13 @@ import type { UserNames } from './slack/plainText.js';
 import type { SlackIdentity } from './slack/slackIdentity.js';
 
 const REQUEST_CONCURRENCY = 16;
+/** The requests whose late add the web role takes back (it answered them "try again shortly"). */
+const WITHDRAWABLE: ReadonlySet<SlackRequest['kind']> = new Set([
+  'command_start',
+  'command_status',
+  'command_digest',
+  'form_submission',
+]);
 
 export interface WorkerParts {
   config: Config;
@@ -61,9 +68,20 @@ export function startWorker(parts: WorkerParts): Worker {
     home: parts.home,
     bot: { userId: parts.identity.botUserId, botId: parts.identity.botId },
   };
-  queues.requests.process((job, signal) => processRequest(requests, job, signal), {
-    concurrency: REQUEST_CONCURRENCY,
-  });
+  queues.requests.process(
+    async (job, signal) => {
+      // A command or form answered "try again shortly" whose add landed late anyway: the person
+      // was told nothing started, so nothing does.
+      if (WITHDRAWABLE.has(job.data.kind) && (await queues.requests.withdrawn(job))) {
+        logger.info(
+          `a request answered "try again shortly" reached the queue late; not acting on it (${job.id})`,
+        );
+        return undefined;
+      }
+      return processRequest(requests, job, signal);
+    },
+    { concurrency: REQUEST_CONCURRENCY },
+  );
   queues.follow.process(followProcessor(jobs), followWorkerOptions(config.poll));
   queues.digest.process(digestProcessor(parts.digest), { concurrency: 1 });
 

@@ -60,7 +60,11 @@ export async function checkJob(
   now: number,
 ): Promise<CheckResult> {
   let record = await ctx.records.get(jobId);
-  if (!record) return { kind: 'done', why: 'no_record' } as const;
+  if (!record) {
+    // Forgotten after JOB_RETENTION_DAYS without news: no longer listed as unfinished either.
+    await ctx.records.forget(jobId);
+    return { kind: 'done', why: 'no_record' } as const;
+  }
   if (record.pendingCard && record.cardTs === null) {
     // Its start was cut short, or Slack was busy: the card comes first, so the news has a thread.
     const card = await recoverJobCard(ctx, record);

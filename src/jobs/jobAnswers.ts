@@ -119,3 +119,9 @@ export function interruptedStartText(prompt: string): string {
 /** A follow-up whose sending was cut short by a restart: it may or may not have reached the job. */
 export const INTERRUPTED_FOLLOW_UP =
   'I was restarted while sending your reply to the docs agent, so I can’t tell whether the job got it. Please check the job’s pull request before sending it again.';
+
+/** A reply under the card of a job forgotten after JOB_RETENTION_DAYS. */
+export function tooOldToSteerText(retentionMs: number): string {
+  const days = Math.round(retentionMs / (24 * 3_600_000));
+  return `This job is more than ${days} day${days === 1 ? '' : 's'} old, so I no longer keep it and can’t pass replies on to it. To change the docs again, start a new job: \`/docs-agent <instruction>\`, or mention me in this thread (the thread so far becomes its context).`;
+}

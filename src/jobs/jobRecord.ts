@@ -77,9 +77,19 @@ export function applyAgentJob(record: JobRecord, job: AgentJob, now: Date): JobR
   };
 }
 
-/** The one place that reads and writes job records and their lookups. */
+/** Default for JOB_RETENTION_DAYS. */
+export const DEFAULT_RETENTION_MS = 30 * 24 * 3_600_000;
+
+/**
+ * The one place that reads and writes job records and their lookups. Each write gives the record,
+ * its thread lookup and the channel's and person's lists a time to live of `retentionMs`
+ * (JOB_RETENTION_DAYS): a job nobody touched for that long is forgotten with every key about it.
+ */
 export class JobRecords {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly retentionMs: number = DEFAULT_RETENTION_MS,
+  ) {}
 
   get(jobId: string): Promise<JobRecord | undefined> {
     return this.store.kv.get<JobRecord>(jobKey(jobId));
@@ -92,7 +102,7 @@ export class JobRecords {
 
   /** Writes the record and keeps the indexes (unfinished, per channel, per person) in step. */
   async save(record: JobRecord): Promise<void> {
-    await this.store.kv.set(jobKey(record.jobId), record);
+    await this.store.kv.set(jobKey(record.jobId), record, this.retentionMs);
     await this.index(record);
   }
 
@@ -103,9 +113,17 @@ export class JobRecords {
       unfinished(record)
         ? atomic.indexAdd(UNFINISHED, record.jobId, score)
         : atomic.indexRemove(UNFINISHED, record.jobId),
-      atomic.indexAdd(channelIndex(record.channel), record.jobId, score, RECENT_PER_CHANNEL),
-      atomic.indexAdd(userIndex(record.requestedBy), record.jobId, score, RECENT_PER_USER),
-      record.threadTs === null ? undefined : kv.set(threadKey(record.channel, record.threadTs), record.jobId),
+      atomic.indexAdd(
+        channelIndex(record.channel),
+        record.jobId,
+        score,
+        RECENT_PER_CHANNEL,
+        this.retentionMs,
+      ),
+      atomic.indexAdd(userIndex(record.requestedBy), record.jobId, score, RECENT_PER_USER, this.retentionMs),
+      record.threadTs === null
+        ? undefined
+        : kv.set(threadKey(record.channel, record.threadTs), record.jobId, this.retentionMs),
     ]);
   }
 
@@ -117,7 +135,8 @@ export class JobRecords {
    * Undefined when the record does not exist; throws RecordContendedError if it kept losing.
    */
   async update(jobId: string, change: (record: JobRecord) => JobRecord): Promise<JobRecord | undefined> {
-    const next = await updateRecord(this.store, jobKey(jobId), change);
+    // Every change is activity: the record's time to live starts again.
+    const next = await updateRecord(this.store, jobKey(jobId), change, this.retentionMs);
     if (!next) return undefined;
     // The record writes are ordered, but two writers' index updates may land in either order: a
     // writer whose record was overtaken redoes the unfinished index (the one whose membership
@@ -130,6 +149,16 @@ export class JobRecords {
       indexed = latest;
     }
     return next;
+  }
+
+  /** Starts the record's time to live again (a reply in its thread), changing nothing else. */
+  async touch(jobId: string): Promise<void> {
+    await this.update(jobId, (record) => record);
+  }
+
+  /** Takes a job whose record is gone (expired) off the unfinished list. */
+  async forget(jobId: string): Promise<void> {
+    await this.store.atomic.indexRemove(UNFINISHED, jobId);
   }
 
   unfinishedIds(): Promise<string[]> {

@@ -17,8 +17,11 @@ export type CardPost =
   /** Slack refused for good: the bot is not in the channel, the channel is gone, a scope is missing. */
   | { kind: 'refused'; error: unknown };
 
+/** The metadata event type every job card carries. */
+export const JOB_CARD_MARK_TYPE = 'docs_agent_job';
+
 export const cardMark = (jobId: string): MessageMark => ({
-  event_type: 'docs_agent_job',
+  event_type: JOB_CARD_MARK_TYPE,
   event_payload: { job_id: jobId },
 });
 

@@ -3,8 +3,9 @@ import { slackToPlainText } from '../slack/plainText.js';
 import { firstSighting } from '../store/dedupe.js';
 import type { AgentBudget } from '../store/rateLedger.js';
 import { accessRefusal } from './access.js';
-import { followUpFailureText, INTERRUPTED_FOLLOW_UP } from './jobAnswers.js';
+import { followUpFailureText, INTERRUPTED_FOLLOW_UP, tooOldToSteerText } from './jobAnswers.js';
 import { editJobCard } from './jobNotifications.js';
+import { JOB_CARD_MARK_TYPE } from './postJobCard.js';
 import { applyAgentJob, type JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
 
@@ -18,11 +19,17 @@ export interface SteerJobInput {
   text: string;
   /** The queue job handling this delivery: run again after a crash, it still sends the reply. */
   handledBy: string;
+  /** The thread's first message is the bot's (a job card, perhaps of a job long forgotten). */
+  parentIsBot?: boolean;
+  /** The reply mentions the bot: then it also arrives as a mention, which may start a job. */
+  mentionsBot?: boolean;
 }
 
 export type SteerJobOutcome =
   | { kind: 'ignored'; why: 'not_a_job_thread' | 'between_people' | 'empty' | 'already_sent' }
   | { kind: 'refused'; text: string }
+  /** The thread is the card's of a job forgotten after JOB_RETENTION_DAYS: its author is told. */
+  | { kind: 'too_old'; text: string }
   | { kind: 'sent'; record: JobRecord; budget: AgentBudget | undefined }
   | { kind: 'failed'; record: JobRecord; text: string; error: unknown };
 
@@ -42,7 +49,14 @@ export async function steerJob(
   input: SteerJobInput,
 ): Promise<SteerJobOutcome> {
   const record = await ctx.records.byThread(input.channel, input.threadTs);
-  if (!record) return { kind: 'ignored', why: 'not_a_job_thread' };
+  if (!record) {
+    if (await forgottenJobThread(ctx, input)) {
+      return { kind: 'too_old', text: tooOldToSteerText(ctx.config.jobRetentionMs) };
+    }
+    return { kind: 'ignored', why: 'not_a_job_thread' };
+  }
+  // A reply is activity: the job is kept JOB_RETENTION_DAYS from now, whatever comes of it.
+  await ctx.records.touch(record.jobId);
 
   const prompt = (await slackToPlainText(input.text, userNames)).trim();
   if (prompt.startsWith(BETWEEN_PEOPLE)) return { kind: 'ignored', why: 'between_people' };
@@ -86,4 +100,24 @@ export async function steerJob(
     const budget = await ctx.ledger.current(record.projectId).catch(() => undefined);
     return { kind: 'failed', record, text: followUpFailureText(error, budget, ctx.now()), error };
   }
+}
+
+/**
+ * A reply under one of the bot's job cards whose job is no longer kept. Only the bot's own
+ * threads are looked at (one read of the thread's first message, for its job card mark), and only
+ * once per reply; a reply that mentions the bot is the mention's to answer.
+ */
+async function forgottenJobThread(ctx: JobsContext, input: SteerJobInput): Promise<boolean> {
+  if (!input.parentIsBot || input.mentionsBot) return false;
+  const first = await ctx.slack.conversations.replies({
+    channel: input.channel,
+    ts: input.threadTs,
+    limit: 1,
+    include_all_metadata: true,
+  });
+  const parent = first.messages?.[0] as { metadata?: { event_type?: string } } | undefined;
+  if (parent?.metadata?.event_type !== JOB_CARD_MARK_TYPE) return false;
+  return firstSighting(ctx.store.atomic, `message:${input.channel}:${input.messageTs}`, {
+    by: input.handledBy,
+  });
 }

@@ -18,12 +18,23 @@ import type {
   QueueJob,
   QueueOptions,
   Queues,
+  Submission,
   WorkerOptions,
   WorkQueue,
 } from './queue.js';
 
 /** Failed jobs stay this long for the operator (and hold their id meanwhile). */
 const FAILED_KEPT_SECONDS = 24 * 60 * 60;
+/**
+ * At most this many finished jobs are kept per queue, whatever their age: enough for the requests
+ * queue's 10 minutes at Slack's pace (it caps a workspace's events near 8 a second).
+ */
+const COMPLETED_KEPT_COUNT = 5_000;
+const FAILED_KEPT_COUNT = 1_000;
+/** Entries of each queue's event stream (about; BullMQ's default is 10,000). */
+const EVENTS_KEPT = 1_000;
+/** A withdrawn submission's mark outlives any wait of its job in the queue. */
+const WITHDRAWN_KEPT_MS = 24 * 3_600_000;
 /** How long close waits past its grace for processors that ignore their abort signal. */
 const CLOSE_OVERRUN_MS = 1_000;
 /**
@@ -63,7 +74,9 @@ export function openBullmqQueues(options: {
   let workerConnection: IRedisClient | undefined;
   const connectWorkers = (): IRedisClient => {
     if (!workerConnection) {
-      workerClient = options.client.duplicate({ disableOfflineQueue: false });
+      // Nor time out: a worker's blocking wait for its next job lasts seconds by design, and a
+      // job's step (its `again`, its completion) waits for a Redis that hangs rather than being lost.
+      workerClient = options.client.duplicate({ disableOfflineQueue: false, commandOptions: undefined });
       workerClient.on('error', () => {}); // reported through the Workers' 'error' events
       workerConnection = createNodeRedisClient(workerClient); // connects it
       workerConnection.on('error', () => {});
@@ -82,10 +95,17 @@ export function openBullmqQueues(options: {
     const queue = new Queue<T, unknown, string, T, unknown, string>(name, {
       connection,
       prefix,
+      // Nothing here reads BullMQ's event stream: a short one keeps a small Redis plan small.
+      streams: { events: { maxLen: EVENTS_KEPT } },
       defaultJobOptions: {
         // BullMQ counts in seconds and drops aged completed jobs when a later job completes.
-        removeOnComplete: keepCompletedMs > 0 ? { age: Math.ceil(keepCompletedMs / 1000) } : true,
-        removeOnFail: keepFailedMs > 0 ? { age: Math.ceil(keepFailedMs / 1000) } : true,
+        // Bounded by count too: a small Redis plan must not fill up with finished work.
+        removeOnComplete:
+          keepCompletedMs > 0
+            ? { age: Math.ceil(keepCompletedMs / 1000), count: COMPLETED_KEPT_COUNT }
+            : true,
+        removeOnFail:
+          keepFailedMs > 0 ? { age: Math.ceil(keepFailedMs / 1000), count: FAILED_KEPT_COUNT } : true,
       },
     });
     queue.on('error', (error) => reportError(`queue ${name}`, error));
@@ -119,34 +139,47 @@ export function openBullmqQueues(options: {
       throw Worker.RateLimitError();
     };
 
-    const put = (jobName: string, data: T, addOptions: AddOptions): Promise<Job<T, unknown, string>> => {
-      if (closing) throw new Error(`queue ${name} is closed`);
-      // Distinct within this process: the stored timestamp tells two adds of one id apart.
+    const withdrawnKey = (jobId: string) => `${prefix}:withdrawn:${name}:${jobId}`;
+    /** Adds the job with a timestamp distinct within this process: the stored one tells two adds of one id apart. */
+    const put = (jobName: string, data: T, addOptions: AddOptions) => {
       lastTimestamp = Math.max(Date.now(), lastTimestamp + 1);
-      return queue.add(jobName, data, {
-        timestamp: lastTimestamp,
-        jobId: addOptions.jobId,
-        delay: addOptions.delayMs,
-        ...retryOptions(addOptions),
-      });
+      const stamp = lastTimestamp;
+      const adding: Promise<Job<T, unknown, string>> = closing
+        ? Promise.reject(new Error(`queue ${name} is closed`))
+        : queue.add(jobName, data, {
+            timestamp: stamp,
+            jobId: addOptions.jobId,
+            delay: addOptions.delayMs,
+            ...retryOptions(addOptions),
+          });
+      return { stamp, adding };
     };
 
     return {
       name,
       async add(jobName: string, data: T, addOptions: AddOptions = {}): Promise<boolean> {
-        const job = await put(jobName, data, addOptions);
+        const { stamp, adding } = put(jobName, data, addOptions);
+        await adding;
         if (addOptions.jobId === undefined) return true;
         // BullMQ answers a taken jobId with that same id: the stored timestamp tells whose job it is
         // (none stored: the job ran and was removed in between, most likely the one this add made).
         const stored = await queue.getJob(addOptions.jobId);
-        return stored === undefined || stored.timestamp === job.timestamp;
+        return stored === undefined || stored.timestamp === stamp;
       },
-      async submit(jobName: string, data: T, addOptions: AddOptions & { jobId: string }): Promise<number> {
-        return (await put(jobName, data, addOptions)).timestamp;
+      submit(jobName: string, data: T, addOptions: AddOptions & { jobId: string }): Submission {
+        const { stamp, adding } = put(jobName, data, addOptions);
+        return { stamp, queued: adding.then(() => undefined) };
       },
-      async remove(jobId: string, submitted?: number): Promise<boolean> {
+      async withdraw(jobId: string, stamp: number): Promise<void> {
+        // On the queue's connection, behind the add: Redis stores the mark right after the job.
+        await options.client.set(withdrawnKey(jobId), String(stamp), { PX: WITHDRAWN_KEPT_MS });
+      },
+      async withdrawn(job: QueueJob<T>): Promise<boolean> {
+        return (await options.client.get(withdrawnKey(job.id))) === String(job.addedAt);
+      },
+      async remove(jobId: string, stamp?: number): Promise<boolean> {
         const job = await queue.getJob(jobId);
-        if (!job || (submitted !== undefined && job.timestamp !== submitted)) return false;
+        if (!job || (stamp !== undefined && job.timestamp !== stamp)) return false;
         const state = await job.getState();
         if (state !== 'waiting' && state !== 'delayed' && state !== 'prioritized') return false;
         // BullMQ refuses (1 → 0) to remove a job a worker has locked meanwhile.

@@ -1,7 +1,7 @@
 import type { Logger } from '@slack/bolt';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cron } from 'croner';
-import type { AddOptions, JobCounts, Processor, ProcessorResult, QueueJob } from './queue.js';
+import type { AddOptions, JobCounts, Processor, ProcessorResult, QueueJob, Submission } from './queue.js';
 import type { QueueOptions, Queues, WorkerOptions, WorkQueue } from './queue.js';
 
 /** As on Redis: failed jobs stay a day (and hold their id meanwhile). */
@@ -15,11 +15,14 @@ interface Entry<T> extends QueueJob<T> {
   readonly options: AddOptions;
   state: 'waiting' | 'delayed' | 'active' | 'finished';
   keptUntil?: number;
-  /** Distinct for every add in this process: what `submit` resolves with. */
-  readonly stamp: number;
 }
 
 let lastStamp = 0;
+/** A job's `addedAt`: the clock, made distinct for every add of this process (a submission's stamp). */
+function nextStamp(now: number): number {
+  lastStamp = Math.max(now, lastStamp + 1);
+  return lastStamp;
+}
 
 /** Every timer here is unref'd: a queue in memory never keeps the process alive. */
 function later(ms: number, fn: () => void): NodeJS.Timeout {
@@ -32,6 +35,8 @@ class MemoryQueue<T> implements WorkQueue<T> {
   private readonly waiting: Entry<T>[] = [];
   private readonly running = new Map<Entry<T>, { controller: AbortController; done: Promise<void> }>();
   private readonly schedulers = new Map<string, Cron>();
+  /** Withdrawn submissions: job id -> stamp. */
+  private readonly withdrawals = new Map<string, number>();
   private worker?: { processor: Processor<T>; options: WorkerOptions };
   private window = { start: Number.NEGATIVE_INFINITY, started: 0 };
   private pausedUntil = 0;
@@ -50,9 +55,24 @@ class MemoryQueue<T> implements WorkQueue<T> {
     return this.put(name, data, options) !== undefined;
   }
 
-  async submit(name: string, data: T, options: AddOptions & { jobId: string }): Promise<number> {
-    // Refused: a stamp no job holds, so remove(jobId, stamp) leaves the earlier job alone.
-    return this.put(name, data, options)?.stamp ?? ++lastStamp;
+  submit(name: string, data: T, options: AddOptions & { jobId: string }): Submission {
+    try {
+      // Refused: a stamp no job holds, so remove(jobId, stamp) leaves the earlier job alone.
+      return {
+        stamp: this.put(name, data, options)?.addedAt ?? nextStamp(this.now()),
+        queued: Promise.resolve(),
+      };
+    } catch (error) {
+      return { stamp: nextStamp(this.now()), queued: Promise.reject(error) };
+    }
+  }
+
+  async withdraw(jobId: string, stamp: number): Promise<void> {
+    this.withdrawals.set(jobId, stamp);
+  }
+
+  async withdrawn(job: QueueJob<T>): Promise<boolean> {
+    return this.withdrawals.get(job.id) === job.addedAt;
   }
 
   /** The new entry, or undefined when a job with its id is there already. */
@@ -66,11 +86,10 @@ class MemoryQueue<T> implements WorkQueue<T> {
       id,
       name,
       data,
-      addedAt: now,
+      addedAt: nextStamp(now),
       attemptsMade: 0,
       options,
       state: 'waiting',
-      stamp: ++lastStamp,
     };
     if (options.scheduledFor !== undefined) entry.scheduledFor = options.scheduledFor;
     this.jobs.set(id, entry);
@@ -79,10 +98,10 @@ class MemoryQueue<T> implements WorkQueue<T> {
     return entry;
   }
 
-  async remove(jobId: string, submitted?: number): Promise<boolean> {
+  async remove(jobId: string, stamp?: number): Promise<boolean> {
     const entry = this.jobs.get(jobId);
     if (!entry || (entry.state !== 'waiting' && entry.state !== 'delayed')) return false;
-    if (submitted !== undefined && entry.stamp !== submitted) return false;
+    if (stamp !== undefined && entry.addedAt !== stamp) return false;
     this.jobs.delete(jobId);
     const at = this.waiting.indexOf(entry);
     if (at >= 0) this.waiting.splice(at, 1);

@@ -55,6 +55,13 @@ export interface AddOptions {
   backoffMs?: number;
 }
 
+export interface Submission {
+  /** The job's `addedAt`, distinct for every add of this process. */
+  readonly stamp: number;
+  /** Resolves once the queue holds the job; rejects when the add failed. */
+  readonly queued: Promise<void>;
+}
+
 export interface WorkerOptions {
   /** Jobs this process runs at once. */
   concurrency: number;
@@ -86,15 +93,24 @@ export interface WorkQueue<T> {
   add(name: string, data: T, options?: AddOptions): Promise<boolean>;
   /**
    * Adds a job with `options.jobId` in one round trip fewer than `add`: it does not find out
-   * whether a job with that id was there already (then nothing was added). Resolves with a stamp
-   * for `remove`, once the queue holds the job (this one or the earlier).
+   * whether a job with that id was there already (then nothing was added). `queued` resolves once
+   * the queue holds the job (this one or the earlier); `stamp` names this submission's job (its
+   * `addedAt`) for `withdraw` and `remove`.
    */
-  submit(name: string, data: T, options: AddOptions & { jobId: string }): Promise<number>;
+  submit(name: string, data: T, options: AddOptions & { jobId: string }): Submission;
   /**
    * Removes a job that has not started yet; false when it runs already, or is not there. Given
-   * `submitted` (what `submit` resolved with), only the job that submit added is removed.
+   * `stamp` (a submission's), only the job that submission added is removed.
    */
-  remove(jobId: string, submitted?: number): Promise<boolean>;
+  remove(jobId: string, stamp?: number): Promise<boolean>;
+  /**
+   * Marks a submission's job as withdrawn, whenever its add lands (call it as soon as the add is
+   * given up on: it is sent behind the add, so a job that starts finds the mark). Its processor
+   * asks `withdrawn` and does nothing; `remove` takes it off the queue once it has landed.
+   */
+  withdraw(jobId: string, stamp: number): Promise<void>;
+  /** True when `job` is a submission's job that was withdrawn. */
+  withdrawn(job: QueueJob<T>): Promise<boolean>;
   /** Starts this process's worker on the queue (the worker role). Call once per queue. */
   process(processor: Processor<T>, options: WorkerOptions): void;
   /**

@@ -10,6 +10,7 @@ import { startJob } from '../jobs/startJob.js';
 import { decodeEntities } from '../slack/plainText.js';
 import type { Respond } from '../slack/respond.js';
 import type { SlackRequest } from './slackRequest.js';
+import { isStoreUnavailable } from '../store/storeErrors.js';
 
 type CommandRequest = Extract<SlackRequest, { kind: 'command_start' | 'command_status' | 'command_digest' }>;
 
@@ -80,6 +81,7 @@ async function answer(
   try {
     reply = await work();
   } catch (error) {
+    if (isStoreUnavailable(error)) throw error; // the queue job waits for Redis, then resumes
     logger.error(`/docs-agent failed: ${String(error)}`);
     reply = { response_type: 'ephemeral', replace_original: true, text: SOMETHING_WRONG };
   }

@@ -10,6 +10,10 @@ export interface FollowUpPlace {
   /** The reply itself: it gets the ✅ once the job has it. */
   ts: string;
   user: string;
+  /** The thread's first message is the bot's. */
+  parentIsBot?: boolean;
+  /** The reply mentions the bot (it also arrives as a mention). */
+  mentionsBot?: boolean;
 }
 
 /** Tells the author how their follow-up went: a ✅ on it, and anything else to them alone. */
@@ -26,7 +30,7 @@ export async function answerFollowUp(
     });
     const note = outcome.budget && budgetNote(outcome.budget);
     if (note) await client.chat.postEphemeral({ channel, user, thread_ts: threadTs, text: note });
-  } else if (outcome.kind === 'failed' || outcome.kind === 'refused') {
+  } else if (outcome.kind === 'failed' || outcome.kind === 'refused' || outcome.kind === 'too_old') {
     await client.chat.postEphemeral({ channel, user, thread_ts: threadTs, text: outcome.text });
   }
 }

@@ -6,6 +6,7 @@ import { type ShortcutOutcome, startFromShortcut } from '../jobs/startFromShortc
 import type { BotIdentity } from '../jobs/threadContext.js';
 import type { UserNames } from '../slack/plainText.js';
 import type { SlackRequest } from './slackRequest.js';
+import { isStoreUnavailable } from '../store/storeErrors.js';
 
 /**
  * The submitted "Send to docs agent" form. The job is created after the form closed, because
@@ -28,6 +29,7 @@ export async function answerForm(
     );
     await tellPerson(client, jobs.logger, user, instruction, outcome);
   } catch (error) {
+    if (isStoreUnavailable(error)) throw error; // the queue job waits for Redis, then resumes
     jobs.logger.error(`a "Send to docs agent" job could not be started: ${String(error)}`);
     await dm(client, jobs.logger, user, shortcutFailureText(SOMETHING_WRONG, instruction));
   }

@@ -5,6 +5,7 @@ import { handleMessageToBot, type MessageToBot, type MessageToBotOutcome } from 
 import type { JobsContext } from '../jobs/jobsContext.js';
 import type { UserNames } from '../slack/plainText.js';
 import { answerFollowUp } from './answerFollowUp.js';
+import { isStoreUnavailable } from '../store/storeErrors.js';
 
 /**
  * Tells the person how their mention or DM went, in the thread it belongs to: help for everyone
@@ -62,6 +63,7 @@ export async function handleAndAnswerMessageToBot(
   try {
     outcome = await handleMessageToBot(jobs, userNames, message, startId);
   } catch (error) {
+    if (isStoreUnavailable(error)) throw error; // the queue job waits for Redis, then resumes
     logger.error(`a ${what} could not be handled: ${String(error)}`);
     await client.chat
       .postEphemeral({

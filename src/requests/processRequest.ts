@@ -3,7 +3,7 @@ import type { HomeRefresher } from '../home/homeRefresher.js';
 import type { JobsContext } from '../jobs/jobsContext.js';
 import { type SteerJobOutcome, steerJob } from '../jobs/steerJob.js';
 import type { BotIdentity } from '../jobs/threadContext.js';
-import type { QueueJob } from '../queue/queue.js';
+import type { ProcessorResult, QueueJob } from '../queue/queue.js';
 import type { UserNames } from '../slack/plainText.js';
 import { respondVia } from '../slack/respond.js';
 import { answerCommand } from './answerCommand.js';
@@ -11,6 +11,10 @@ import { answerFollowUp } from './answerFollowUp.js';
 import { answerForm } from './answerForm.js';
 import { handleAndAnswerMessageToBot } from './answerMessageToBot.js';
 import type { SlackRequest } from './slackRequest.js';
+import { isStoreUnavailable } from '../store/storeErrors.js';
+
+/** How long the requests queue waits when Redis did not answer, before it tries again. */
+const STORE_WAIT_MS = 5_000;
 
 /** What the `requests` processor needs, built once by the worker. */
 export interface RequestsContext {
@@ -25,13 +29,33 @@ export interface RequestsContext {
 /**
  * The processor of the `requests` queue: one acknowledged Slack request, whichever door it came
  * through, runs its use case and is answered here. It never throws for a person's mistake or a
- * service's failure: those are answered in plain words, and the queue job completes.
+ * service's failure: those are answered in plain words, and the queue job completes. Redis away
+ * is the exception: the job waits for it (the queue's rate limit) and runs again.
  */
 export async function processRequest(
   ctx: RequestsContext,
   job: QueueJob<SlackRequest>,
   signal: AbortSignal,
-): Promise<undefined> {
+): Promise<ProcessorResult<SlackRequest>> {
+  try {
+    await runRequest(ctx, job, signal);
+    return undefined;
+  } catch (error) {
+    if (!isStoreUnavailable(error) || signal.aborted) throw error;
+    // Redis is away or hangs: no request of the queue gets further meanwhile. This one waits its
+    // turn and runs again once Redis answers: its start marker and follow-up note keep it to once.
+    ctx.jobs.logger.warn(
+      `Redis did not answer while a Slack request was worked on; it is tried again in ${STORE_WAIT_MS / 1000} s`,
+    );
+    return { rateLimited: { waitMs: STORE_WAIT_MS } };
+  }
+}
+
+async function runRequest(
+  ctx: RequestsContext,
+  job: QueueJob<SlackRequest>,
+  signal: AbortSignal,
+): Promise<void> {
   const request = job.data;
   // The queue job's id names the start: run again after a crash, it is known by it.
   const startId = job.id;
@@ -45,19 +69,19 @@ export async function processRequest(
         respond: respondVia(request.responseUrl),
         startId,
       });
-      return undefined;
+      return;
     case 'thread_reply':
       await steerFromThread(ctx, request, job.id);
-      return undefined;
+      return;
     case 'message_to_bot':
       await handleAndAnswerMessageToBot(ctx.jobs, ctx.userNames, { ...request.message }, startId);
-      return undefined;
+      return;
     case 'form_submission':
       await answerForm(request, { jobs: ctx.jobs, userNames: ctx.userNames, bot: ctx.bot, startId });
-      return undefined;
+      return;
     case 'home_opened':
       await ctx.home.publishNow(request.user);
-      return undefined;
+      return;
   }
 }
 
@@ -78,10 +102,13 @@ async function steerFromThread(
       user: place.user,
       text,
       handledBy,
+      parentIsBot: place.parentIsBot === true,
+      mentionsBot: place.mentionsBot === true,
     });
   } catch (error) {
-    // Most likely the store is away. We cannot tell whether this thread is a job's, so we
-    // stay quiet in the channel rather than answer every thread reply with an error.
+    if (isStoreUnavailable(error)) throw error; // the queue job waits for Redis, then resumes
+    // We cannot tell whether this thread is a job's, so we stay quiet in the channel rather than
+    // answer every thread reply with an error.
     logger.error(`a thread reply could not be handled: ${String(error)}`);
     return;
   }

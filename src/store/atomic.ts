@@ -13,8 +13,11 @@ export interface AtomicOps {
   deleteIfValue(key: string, value: string): Promise<boolean>;
   /** Extends the key's TTL only while it still holds `value` (renewing a lease we own). */
   extendIfValue(key: string, value: string, ttlMs: number): Promise<boolean>;
-  /** Adds (or re-scores) a member of an ordered index; keeps at most `cap` highest scores. */
-  indexAdd(key: string, member: string, score: number, cap?: number): Promise<void>;
+  /**
+   * Adds (or re-scores) a member of an ordered index; keeps at most `cap` highest scores. With
+   * `ttlMs`, the whole index expires that long after its last add.
+   */
+  indexAdd(key: string, member: string, score: number, cap?: number, ttlMs?: number): Promise<void>;
   indexRemove(key: string, member: string): Promise<void>;
   /** Members, highest score first. */
   indexNewest(key: string, limit: number): Promise<string[]>;

@@ -4,6 +4,8 @@ import type { AtomicOps, WindowCount } from './atomic.js';
 export class MemoryAtomicOps implements AtomicOps {
   private readonly values = new Map<string, { value: string; expiresAt: number }>();
   private readonly indexes = new Map<string, Map<string, number>>();
+  /** When an index given a time to live goes, as its Redis key would. */
+  private readonly indexExpiry = new Map<string, number>();
 
   /**
    * `records` is the Map the memory store's `kv` keeps its serialized values in, and `recordKey`
@@ -51,6 +53,11 @@ export class MemoryAtomicOps implements AtomicOps {
   }
 
   private index(key: string) {
+    const expiresAt = this.indexExpiry.get(key);
+    if (expiresAt !== undefined && expiresAt <= this.now()) {
+      this.indexes.delete(key);
+      this.indexExpiry.delete(key);
+    }
     let index = this.indexes.get(key);
     if (!index) {
       index = new Map();
@@ -63,9 +70,10 @@ export class MemoryAtomicOps implements AtomicOps {
     return [...this.index(key).entries()].sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0]));
   }
 
-  async indexAdd(key: string, member: string, score: number, cap?: number) {
+  async indexAdd(key: string, member: string, score: number, cap?: number, ttlMs?: number) {
     const index = this.index(key);
     index.set(member, score);
+    if (ttlMs !== undefined) this.indexExpiry.set(key, this.now() + ttlMs);
     if (cap !== undefined && index.size > cap) {
       for (const [old] of this.sorted(key).slice(0, index.size - cap)) index.delete(old);
     }

@@ -56,9 +56,10 @@ export class RedisAtomicOps implements AtomicOps {
     return Number(result) === 1;
   }
 
-  async indexAdd(key: string, member: string, score: number, cap?: number) {
+  async indexAdd(key: string, member: string, score: number, cap?: number, ttlMs?: number) {
     const multi = this.client.multi().zAdd(this.key(key), { score, value: member });
     if (cap !== undefined) multi.zRemRangeByRank(this.key(key), 0, -cap - 1);
+    if (ttlMs !== undefined) multi.pExpire(this.key(key), ttlMs);
     await multi.exec();
   }
 

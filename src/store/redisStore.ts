@@ -1,23 +1,91 @@
-import KeyvRedis, { createClient, type RedisClientType } from '@keyv/redis';
+import KeyvRedis, { createClient, type RedisClientOptions, type RedisClientType } from '@keyv/redis';
 import type { Logger } from '@slack/bolt';
 import { Keyv } from 'keyv';
+import type { StoreSettings } from '../config.js';
 import { RedisAtomicOps } from './redisAtomic.js';
 import type { Store } from './store.js';
 
+/** How long a connection may take to open (TCP and TLS). */
+const CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * How long a command may wait to be sent (node-redis counts only that: a command already sent
+ * waits for its answer). The waits that matter are bounded where they are: a Slack request is
+ * queued within 1 s or answered "try again shortly" (web.ts), and a start within START_TIMEOUT_MS.
+ */
+const COMMAND_TIMEOUT_MS = 5_000;
+/** A Redis that does not let the bot in within this stops the start (Redis answering nothing, say). */
+const START_TIMEOUT_MS = 15_000;
+/** Marks a namespace whose keys use the one-namespace layout (see `moveDoubledKeys`). */
+const LAYOUT_KEY = 'store-layout';
+const LAYOUT = '2';
+
+/** Node's codes for a certificate that nothing the process trusts vouches for. */
+const UNTRUSTED_CERTIFICATE = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_UNTRUSTED',
+]);
+/** A certificate that is trusted but wrong for this server, or out of date. */
+const UNACCEPTABLE_CERTIFICATE = new Set([
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+]);
+
 export class StoreUnavailableError extends Error {
   constructor(url: string, cause: unknown) {
-    const reason = cause instanceof Error ? cause.message : String(cause);
-    super(
-      `Redis at ${withoutCredentials(url)} did not answer (${reason}). Check REDIS_URL and that Redis is running; ` +
-        'the bot does not fall back to memory when REDIS_URL is set (leave it unset only to try the bot, which then forgets every job on restart)',
-      { cause },
-    );
+    super(`Redis at ${withoutCredentials(url)} ${problemOf(cause)}`, { cause });
     this.name = 'StoreUnavailableError';
   }
 }
 
+/** Why the bot could not use Redis, in plain words, and what to do about it. */
+function problemOf(cause: unknown): string {
+  const code = errorCode(cause);
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  if (typeof code === 'string' && UNTRUSTED_CERTIFICATE.has(code)) {
+    return (
+      `presented a TLS certificate that this machine does not trust (${reason}). Set REDIS_TLS_CA to your ` +
+      "provider's CA certificate (PEM text, or the path of a PEM file), or REDIS_TLS_REJECT_UNAUTHORIZED=false " +
+      'to accept it without checking (Heroku Redis and Heroku Key-Value Store need this)'
+    );
+  }
+  if (typeof code === 'string' && UNACCEPTABLE_CERTIFICATE.has(code)) {
+    return (
+      `presented a TLS certificate that does not fit (${reason}). Check the host name in REDIS_URL; ` +
+      'REDIS_TLS_REJECT_UNAUTHORIZED=false accepts any certificate'
+    );
+  }
+  return (
+    `did not answer (${reason}). Check REDIS_URL and that Redis is running; the bot does not fall back to ` +
+    'memory when REDIS_URL is set (leave it unset only to try the bot, which then forgets every job on restart)'
+  );
+}
+
+/** The first `code` along the error's causes (node-redis wraps the socket's error as `socketError`). */
+function errorCode(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
+    const { code, socketError, cause } = current as {
+      code?: unknown;
+      socketError?: unknown;
+      cause?: unknown;
+    };
+    if (typeof code === 'string') return code;
+    current = socketError ?? cause;
+  }
+  return undefined;
+}
+
+const isCertificateProblem = (error: unknown) => {
+  const code = errorCode(error);
+  return code !== undefined && (UNTRUSTED_CERTIFICATE.has(code) || UNACCEPTABLE_CERTIFICATE.has(code));
+};
+
 /** The URL without its user and password, fit for a log line. */
-function withoutCredentials(url: string): string {
+export function withoutCredentials(url: string): string {
   try {
     const parsed = new URL(url);
     return `${parsed.protocol}//${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`;
@@ -27,26 +95,47 @@ function withoutCredentials(url: string): string {
 }
 
 /**
+ * The client options every Redis connection of the bot shares (the store's, and through it the
+ * queues'): TLS as configured, bounded connects and commands.
+ */
+function clientOptions(settings: StoreSettings & { redisUrl: string }): RedisClientOptions {
+  return {
+    url: settings.redisUrl,
+    // Fail commands at once while Redis is away instead of queueing them: a Slack user gets
+    // "try again shortly" rather than a request that hangs until Redis returns.
+    disableOfflineQueue: true,
+    commandOptions: { timeout: COMMAND_TIMEOUT_MS },
+    socket: {
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      // Used only with rediss:// (node-redis takes TLS from the URL's scheme).
+      rejectUnauthorized: settings.tls.rejectUnauthorized,
+      ...(settings.tls.ca === undefined ? {} : { ca: settings.tls.ca }),
+    },
+  };
+}
+
+/**
  * A Redis connection with the bot's settings. `onDown`/`onUp` hear about a connection lost and
  * found again after the first one; a failure to connect at all is the caller's to report.
  */
 async function connectRedis(
-  url: string,
-  connectTimeoutMs: number,
-  events: { onDown?: (error: Error) => void; onUp?: () => void } = {},
+  settings: StoreSettings & { redisUrl: string },
+  events: { onDown?: (error: Error) => void; onUp?: () => void },
+  start: { timeoutMs: number; prepare: (client: RedisClientType) => Promise<void> },
 ): Promise<RedisClientType> {
   let down = false;
   let everConnected = false;
+  const options = clientOptions(settings);
   const client = createClient({
-    url,
-    // Fail commands at once while Redis is away instead of queueing them: a Slack user gets
-    // "try again shortly" rather than a request that hangs until Redis returns.
-    disableOfflineQueue: true,
+    ...options,
     socket: {
-      connectTimeout: connectTimeoutMs,
-      // At start a few quick tries, then a clear failure; once running, keep trying for good.
-      reconnectStrategy: (retries: number, cause: Error) =>
-        everConnected ? Math.min(100 * 2 ** retries, 5_000) : retries < 3 ? 200 : cause,
+      ...options.socket,
+      // At start a few quick tries, then a clear failure (at once for a certificate: trying again
+      // changes nothing); once running, keep trying for good.
+      reconnectStrategy: (retries: number, cause: Error) => {
+        if (everConnected) return Math.min(100 * 2 ** retries, 5_000);
+        return retries < 3 && !isCertificateProblem(cause) ? 200 : cause;
+      },
     },
   }) as RedisClientType;
   client.on('error', (error: Error) => {
@@ -59,11 +148,21 @@ async function connectRedis(
     if (down) events.onUp?.();
     down = false;
   });
+  let timer: NodeJS.Timeout | undefined;
   try {
-    await client.connect();
+    // A server that takes the connection but never answers (a stuck proxy) would hold the start forever.
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer within ${Math.round(start.timeoutMs / 1000)} s`)),
+        start.timeoutMs,
+      );
+    });
+    await Promise.race([client.connect().then(() => start.prepare(client)), late]);
   } catch (error) {
     if (client.isOpen) client.destroy();
-    throw new StoreUnavailableError(url, error);
+    throw new StoreUnavailableError(settings.redisUrl, error);
+  } finally {
+    clearTimeout(timer);
   }
   return client;
 }
@@ -76,19 +175,39 @@ export async function openRedisStore(options: {
   url: string;
   namespace: string;
   logger: Logger;
-  connectTimeoutMs?: number;
+  /** TLS settings for rediss:// URLs (default: the system's trusted certificates only). */
+  tls?: StoreSettings['tls'];
+  /** Tests shorten how long a start waits for a Redis that does not answer. */
+  startTimeoutMs?: number;
 }): Promise<Store> {
-  const { logger, namespace } = options;
-  const client = await connectRedis(options.url, options.connectTimeoutMs ?? 5_000, {
-    onDown: (error) => logger.error(`Redis is unreachable (${error.message}); retrying in the background`),
-    onUp: () => logger.info('Redis is reachable again'),
-  });
-  const adapter = new KeyvRedis(client, { namespace, throwOnErrors: true });
-  const kv = new Keyv({ store: adapter, namespace, throwOnErrors: true });
+  const { logger, namespace, url: redisUrl } = options;
+  const settings = { redisUrl, namespace, tls: options.tls ?? { rejectUnauthorized: true, ca: undefined } };
+  if (redisUrl.startsWith('rediss://') && !settings.tls.rejectUnauthorized) {
+    logger.warn(
+      "REDIS_TLS_REJECT_UNAUTHORIZED=false: Redis's TLS certificate is not checked (the connection is encrypted, " +
+        'but anyone on the path could pose as your Redis); set REDIS_TLS_CA instead if your provider publishes its CA',
+    );
+  }
+  const client = await connectRedis(
+    settings,
+    {
+      onDown: (error) => logger.error(`Redis is unreachable (${error.message}); retrying in the background`),
+      onUp: () => logger.info('Redis is reachable again'),
+    },
+    {
+      timeoutMs: options.startTimeoutMs ?? START_TIMEOUT_MS,
+      prepare: async (connected) => {
+        await warnUnlessNoEviction(connected, logger);
+        await moveDoubledKeys(connected, namespace, logger);
+      },
+    },
+  );
+  // One namespace in every key: `<namespace>:<key>`, as the atomic operations and BullMQ write theirs.
+  const adapter = new KeyvRedis(client, { namespace, keyPrefixSeparator: ':', throwOnErrors: true });
+  const kv = new Keyv({ store: adapter, namespace, useKeyPrefix: false, throwOnErrors: true });
   kv.on('error', () => {}); // reported by the client's own 'error' listener above
-  // Keyv's own key functions, so compare-and-set hits the very key kv.get reads whatever layout
-  // this Keyv version uses (today `<namespace>::<namespace>:<key>`).
-  const recordKey = (key: string) => adapter.createKeyPrefix(kv._getKeyPrefix(key), adapter.namespace);
+  // Keyv's own key function, so compare-and-set hits the very key kv.get reads.
+  const recordKey = (key: string) => adapter.createKeyPrefix(key, adapter.namespace);
   return {
     kind: 'redis',
     kv,
@@ -96,4 +215,44 @@ export async function openRedisStore(options: {
     redis: client,
     close: () => quit(client),
   };
+}
+
+/**
+ * BullMQ needs `maxmemory-policy noeviction`: a Redis that evicts keys when full may drop queued
+ * work. Read from INFO (CONFIG is disabled on most hosted Redis); a Redis that hides it is left be.
+ */
+async function warnUnlessNoEviction(client: RedisClientType, logger: Logger): Promise<void> {
+  const info = await client.info('memory');
+  const policy = /maxmemory_policy:(\S+)/.exec(info)?.[1];
+  if (policy === undefined || policy === 'noeviction') return;
+  logger.warn(
+    `Redis's maxmemory-policy is ${policy}: when its memory is full it deletes keys, queued work and job ` +
+      'records among them. Set it to noeviction (on Heroku: heroku redis:maxmemory --policy noeviction), so a full ' +
+      'Redis refuses writes instead, which the bot reports',
+  );
+}
+
+/**
+ * Records written before the one-namespace layout sit under `<namespace>::<namespace>:<key>`:
+ * moved once to `<namespace>:<key>` (a key already there is newer, and wins), so an upgrade keeps
+ * following its jobs and steering their threads.
+ */
+async function moveDoubledKeys(client: RedisClientType, namespace: string, logger: Logger): Promise<void> {
+  const layoutKey = `${namespace}:${LAYOUT_KEY}`;
+  if ((await client.get(layoutKey)) === LAYOUT) return;
+  const oldPrefix = `${namespace}::${namespace}:`;
+  let moved = 0;
+  for await (const keys of client.scanIterator({ MATCH: `${globEscape(oldPrefix)}*`, COUNT: 1_000 })) {
+    for (const key of keys) {
+      const target = `${namespace}:${key.slice(oldPrefix.length)}`;
+      if (await client.renameNX(key, target)) moved += 1;
+      else await client.del(key);
+    }
+  }
+  await client.set(layoutKey, LAYOUT);
+  if (moved > 0) logger.info(`moved ${moved} stored record(s) to keys named ${namespace}:<key>`);
+}
+
+function globEscape(text: string): string {
+  return text.replace(/[*?[\]\\]/g, '\\$&');
 }

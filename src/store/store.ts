@@ -1,5 +1,6 @@
 import type { RedisClientType } from '@keyv/redis';
 import type { Logger } from '@slack/bolt';
+import type { StoreSettings } from '../config.js';
 import { Keyv } from 'keyv';
 import type { AtomicOps } from './atomic.js';
 import { MemoryAtomicOps } from './memoryAtomic.js';
@@ -52,6 +53,8 @@ export async function updateRecord<T>(
   store: Store,
   key: string,
   change: (value: T) => T,
+  /** A new time to live from now; without it the record keeps the expiry it has. */
+  ttlMs?: number,
 ): Promise<T | undefined> {
   const { atomic, kv } = store;
   for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
@@ -65,11 +68,12 @@ export async function updateRecord<T>(
       return undefined;
     }
     const next = change(stored.value);
-    const nextRaw = await kv.serializeData<T>({ value: next, expires: stored.expires });
+    const expires = ttlMs === undefined ? stored.expires : Date.now() + ttlMs;
+    const nextRaw = await kv.serializeData<T>({ value: next, expires });
     if (typeof nextRaw !== 'string') {
       throw new Error(`${key}: the store's serializer did not produce a string`);
     }
-    if (await atomic.compareAndSet(key, raw, nextRaw)) return next;
+    if (await atomic.compareAndSet(key, raw, nextRaw, ttlMs)) return next;
   }
   throw new RecordContendedError(key, UPDATE_ATTEMPTS);
 }
@@ -79,12 +83,10 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** The store the configuration asks for: Redis when REDIS_URL is set, else memory. */
-export async function openStore(
-  settings: { redisUrl: string | undefined; namespace: string },
-  logger: Logger,
-): Promise<Store> {
-  if (!settings.redisUrl) return openMemoryStore(settings.namespace);
+export async function openStore(settings: StoreSettings, logger: Logger): Promise<Store> {
+  const { redisUrl } = settings;
+  if (!redisUrl) return openMemoryStore(settings.namespace);
   // Loaded only with Redis: a bot without it starts without the Redis client's code.
   const { openRedisStore } = await import('./redisStore.js');
-  return openRedisStore({ url: settings.redisUrl, namespace: settings.namespace, logger });
+  return openRedisStore({ url: redisUrl, namespace: settings.namespace, tls: settings.tls, logger });
 }

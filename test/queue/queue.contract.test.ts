@@ -212,23 +212,39 @@ describe.each([
     await expect.poll(() => worked.runs.length).toBe(2);
   });
 
-  it('submits a job in one step, and takes back only the job that submit added', async () => {
+  it('submits a job in one step; withdraws and removes only the job that submission added', async () => {
     const { queues } = await open();
     const queue = queues.queue<string>(nextName());
-    const first = await queue.submit('job', 'first', { jobId: 's' });
-    // The id is taken: nothing is added, and the stamp of this submit names no job.
-    const second = await queue.submit('job', 'second', { jobId: 's' });
-    expect(second).not.toBe(first);
-    await expect(queue.remove('s', second)).resolves.toBe(false);
+    const first = queue.submit('job', 'first', { jobId: 's' });
+    await first.queued;
+    // The id is taken: nothing is added, and the stamp of this submission names no job.
+    const second = queue.submit('job', 'second', { jobId: 's' });
+    await second.queued;
+    expect(second.stamp).not.toBe(first.stamp);
+    await expect(queue.remove('s', second.stamp)).resolves.toBe(false);
     await expect(queue.counts()).resolves.toEqual({ ...idle, waiting: 1 });
-    await expect(queue.remove('s', first)).resolves.toBe(true);
+    await expect(queue.remove('s', first.stamp)).resolves.toBe(true);
     await expect(queue.counts()).resolves.toEqual(idle);
 
+    // A withdrawn submission's job that runs anyway is told so; another submission's is not.
+    const withdrawn = queue.submit('job', 'withdrawn', { jobId: 'w' });
+    await queue.withdraw('w', withdrawn.stamp);
+    await withdrawn.queued;
+    const kept = queue.submit('job', 'kept', { jobId: 'x' });
+    await queue.withdraw('x', kept.stamp + 1_000_000);
+    await kept.queued;
     const worked = recorder<string>();
-    queue.process(worked.processor, { concurrency: 1 });
-    await queue.submit('job', 'third', { jobId: 's' });
-    await expect.poll(() => worked.runs.length).toBe(1);
-    expect(worked.runs.map((run) => run.job.data)).toEqual(['third']);
+    const marks: boolean[] = [];
+    queue.process(
+      async (job, signal) => {
+        marks.push(await queue.withdrawn(job));
+        return worked.processor(job, signal);
+      },
+      { concurrency: 1 },
+    );
+    await expect.poll(() => worked.runs.length).toBe(2);
+    expect(worked.runs.map((run) => run.job.data)).toEqual(['withdrawn', 'kept']);
+    expect(marks).toEqual([true, false]);
   });
 
   it('does not run a delayed job before its delay', async () => {

@@ -112,7 +112,7 @@ describe('the redis store', () => {
         url: 'redis://127.0.0.1:1',
         namespace: uniqueNamespace(),
         logger,
-        connectTimeoutMs: 500,
+        startTimeoutMs: 500,
       }),
     ).rejects.toBeInstanceOf(StoreUnavailableError);
   });

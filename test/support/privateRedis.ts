@@ -1,7 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -12,8 +13,11 @@ import { join } from 'node:path';
  * would have, so what the bot wrote is there again after `start()`.
  */
 export interface PrivateRedis {
+  /** redis:// (or rediss:// when started with `tls`). */
   url: string;
   port: number;
+  /** With `tls`: the path of the server's self-signed certificate (PEM), its own CA. */
+  certificateFile?: string;
   /** Gone at once: SIGKILL, connections cut. */
   stop(options?: { keepData?: boolean }): Promise<void>;
   /** Back on the same port (with the data of the last `stop({ keepData: true })`). */
@@ -23,24 +27,35 @@ export interface PrivateRedis {
   close(): Promise<void>;
 }
 
-export async function startPrivateRedis(): Promise<PrivateRedis> {
+export async function startPrivateRedis(options: { tls?: boolean } = {}): Promise<PrivateRedis> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'docs-agent-redis-'));
+  const certificateFile = options.tls ? selfSignedCertificate(dir) : undefined;
   let server: ChildProcess | undefined;
+  const send = (line: string) => sendCommand(port, line, certificateFile !== undefined);
 
   const start = async () => {
+    const listen = certificateFile
+      ? // TLS only, as hosted Redis offers it: a self-signed certificate, no client certificates.
+        ['--port', '0', '--tls-port', String(port), '--tls-cert-file', certificateFile].concat([
+          '--tls-key-file',
+          join(dir, 'key.pem'),
+          '--tls-auth-clients',
+          'no',
+        ])
+      : ['--port', String(port)];
     const child = spawn(
       'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+      [...listen, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
       { stdio: 'ignore' },
     );
     server = child;
-    await waitUntil(async () => (await send(port, 'PING').catch(() => '')).startsWith('+PONG'), 5_000);
+    await waitUntil(async () => (await send('PING').catch(() => '')).startsWith('+PONG'), 5_000);
   };
   const stop = async (options: { keepData?: boolean } = {}) => {
     const child = server;
     if (!child || child.exitCode !== null) return;
-    if (options.keepData) await send(port, 'SAVE');
+    if (options.keepData) await send('SAVE');
     const exited = once(child, 'exit');
     child.kill('SIGKILL');
     await exited;
@@ -49,11 +64,12 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
 
   await start();
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: `${certificateFile ? 'rediss' : 'redis'}://127.0.0.1:${port}`,
     port,
+    ...(certificateFile ? { certificateFile } : {}),
     stop,
     start,
-    command: (line) => send(port, line),
+    command: send,
     close: async () => {
       await stop();
       rmSync(dir, { recursive: true, force: true });
@@ -61,7 +77,20 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   };
 }
 
-function freePort(): Promise<number> {
+/** A key and a self-signed certificate for 127.0.0.1 in `dir` (openssl); returns the certificate's path. */
+function selfSignedCertificate(dir: string): string {
+  const certificate = join(dir, 'cert.pem');
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1']
+      .concat(['-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'])
+      .concat(['-keyout', join(dir, 'key.pem'), '-out', certificate]),
+    { stdio: 'ignore' },
+  );
+  return certificate;
+}
+
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', reject);
@@ -73,9 +102,11 @@ function freePort(): Promise<number> {
   });
 }
 
-function send(port: number, line: string): Promise<string> {
+function sendCommand(port: number, line: string, tls: boolean): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = new Socket();
+    const socket = tls
+      ? tlsConnect({ port, host: '127.0.0.1', rejectUnauthorized: false }, () => socket.write(`${line}\r\n`))
+      : new Socket();
     let reply = '';
     socket.setTimeout(2_000, () => socket.destroy(new Error(`Redis on ${port} did not answer ${line}`)));
     socket.once('error', reject);
@@ -86,7 +117,7 @@ function send(port: number, line: string): Promise<string> {
         resolve(reply);
       }
     });
-    socket.connect(port, '127.0.0.1', () => socket.write(`${line}\r\n`));
+    if (!tls) socket.connect(port, '127.0.0.1', () => socket.write(`${line}\r\n`));
   });
 }
 

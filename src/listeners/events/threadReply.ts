@@ -19,8 +19,17 @@ export function threadReply(ctx: ListenerContext) {
     const { channel, ts, thread_ts: threadTs, user } = event;
     // A reply that mentions the bot also arrives as app_mention: both give the job the same words.
     const text = withoutBotMention(event.text, context.botUserId);
+    const parentUser = (event as { parent_user_id?: string }).parent_user_id;
+    const place = {
+      channel,
+      threadTs,
+      ts,
+      user,
+      parentIsBot: parentUser !== undefined && parentUser === context.botUserId,
+      mentionsBot: context.botUserId !== undefined && event.text.includes(`<@${context.botUserId}`),
+    };
     // Not acknowledged until queued: if the queue cannot take it, Slack delivers it again.
-    await ctx.enqueue({ kind: 'thread_reply', place: { channel, threadTs, ts, user }, text }, body.event_id);
+    await ctx.enqueue({ kind: 'thread_reply', place, text }, body.event_id);
   };
 }
 

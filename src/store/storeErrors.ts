@@ -1,0 +1,25 @@
+/**
+ * The Redis client's errors for a Redis that is away or hangs (node-redis names none of them, so
+ * they are told by their class). Work that meets one waits for Redis and is tried again; it is
+ * never answered "something went wrong", which would send the person to do it twice.
+ */
+const UNAVAILABLE = new Set([
+  'TimeoutError',
+  'ConnectionTimeoutError',
+  'SocketTimeoutError',
+  'ClientClosedError',
+  'ClientOfflineError',
+  'SocketClosedUnexpectedlyError',
+  'ReconnectStrategyError',
+  'CommandTimeoutDuringMaintenanceError',
+  'SocketTimeoutDuringMaintenanceError',
+]);
+
+/** True when `error` (or an error it was caused by) says Redis is away or did not answer in time. */
+export function isStoreUnavailable(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
+    if (UNAVAILABLE.has(current.constructor.name)) return true;
+    current = current.cause;
+  }
+  return false;
+}

@@ -1,0 +1,129 @@
+import { createClient, type RedisClientType } from '@keyv/redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FAST_POLL, record, startFollowedJob, textOf, threadReplies } from '../jobs/followSupport.js';
+import { type BotHarness, startBot } from '../support/botHarness.js';
+import { TEST_REDIS_URL } from '../support/redis.js';
+
+const DAY_MS = 24 * 3_600_000;
+const PR = 'https://github.com/acme/docs/pull/90';
+const BOT_USER = 'U0BOT';
+
+let nextTs = 1_850_000_000;
+/** A person's reply in a thread the bot started (Slack names the parent's author). */
+const replyUnder = (channel: string, threadTs: string, text: string) => {
+  nextTs += 1;
+  return {
+    type: 'message',
+    channel,
+    channel_type: 'channel',
+    user: 'U0READER',
+    text,
+    ts: `${nextTs}.000100`,
+    thread_ts: threadTs,
+    parent_user_id: BOT_USER,
+  };
+};
+
+/** What Redis holds about a finished job, read as an operator would: key names and their TTLs. */
+describe('what a job leaves in Redis', () => {
+  let h: BotHarness;
+  let redis: RedisClientType;
+  let namespace: string;
+
+  beforeAll(async () => {
+    h = await startBot({ env: { ...FAST_POLL, JOB_RETENTION_DAYS: '2' } });
+    namespace = h.config.store.namespace;
+    redis = createClient({ url: TEST_REDIS_URL }) as RedisClientType;
+    await redis.connect();
+  });
+  afterAll(async () => {
+    await h?.close();
+    if (redis) {
+      for await (const keys of redis.scanIterator({ MATCH: `${namespace}:*`, COUNT: 1_000 })) {
+        if (keys.length > 0) await redis.del(keys);
+      }
+      await redis.quit();
+    }
+  });
+
+  const keysNaming = async (...parts: string[]) => {
+    const found: Array<{ key: string; ttlMs: number }> = [];
+    for await (const keys of redis.scanIterator({ MATCH: `${namespace}:*`, COUNT: 1_000 })) {
+      for (const key of keys) {
+        if (parts.some((part) => key.includes(part))) found.push({ key, ttlMs: await redis.pTTL(key) });
+      }
+    }
+    return found;
+  };
+
+  it('gives every key that names a finished job or its card a time to live, under one namespace', async () => {
+    const job = await startFollowedJob(h, 'Document the retention settings');
+    // A reply in the thread while it runs: its dedupe mark and follow-up note name the thread too.
+    await h.event(replyUnder(job.channel, job.cardTs, 'Mention the default as well'));
+    await h.slack.waitForCall('reactions.add');
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+    await expect.poll(async () => (await record(h, job.jobId))?.announced).toEqual(['0:completed']);
+    await h.bot.drained();
+    await expect.poll(async () => h.bot.following()).toBe(0);
+
+    const keys = await keysNaming(job.jobId, job.cardTs);
+    // The record and the thread lookup at least (marks about replies name the reply, and expire within a day).
+    expect(keys.map(({ key }) => key)).toEqual(
+      expect.arrayContaining([
+        `${namespace}:job:${job.jobId}`,
+        `${namespace}:thread:${job.channel}:${job.cardTs}`,
+      ]),
+    );
+    for (const { key, ttlMs } of keys) {
+      expect({ key, expires: ttlMs > 0 }).toEqual({ key, expires: true });
+      expect(ttlMs).toBeLessThanOrEqual(2 * DAY_MS);
+    }
+    const recordKey = keys.find(({ key }) => key === `${namespace}:job:${job.jobId}`);
+    expect(recordKey?.ttlMs).toBeGreaterThan(2 * DAY_MS - 60_000);
+    // The channel's and the person's lists of jobs expire too (they name the job as a member).
+    for (const list of [`${namespace}:jobs:channel:${job.channel}`, `${namespace}:jobs:user:U0USER`]) {
+      expect(await redis.pTTL(list)).toBeGreaterThan(2 * DAY_MS - 60_000);
+    }
+    // One namespace: nothing under `<namespace>::<namespace>:`.
+    const doubled: string[] = [];
+    for await (const found of redis.scanIterator({ MATCH: `${namespace}::*`, COUNT: 1_000 }))
+      doubled.push(...found);
+    expect(doubled).toEqual([]);
+  });
+
+  it('starts the count again on a reply in the thread, and tells the author of a reply once the job is forgotten', async () => {
+    const job = await startFollowedJob(h, 'Document the key layout');
+    const recordKey = `${namespace}:job:${job.jobId}`;
+    const threadKey = `${namespace}:thread:${job.channel}:${job.cardTs}`;
+    // Most of the retention has passed.
+    await redis.pExpire(recordKey, 60_000);
+    await h.event(replyUnder(job.channel, job.cardTs, 'Also the namespace'));
+    await expect.poll(() => redis.pTTL(recordKey)).toBeGreaterThan(2 * DAY_MS - 60_000);
+    expect(await redis.pTTL(threadKey)).toBeGreaterThan(2 * DAY_MS - 60_000);
+    await h.slack.waitForCall('reactions.add', (call) => call.args.channel === job.channel);
+
+    // Its retention runs out (Redis drops both keys).
+    await redis.del([recordKey, threadKey]);
+    const late = replyUnder(job.channel, job.cardTs, 'One more thing');
+    await h.event(late, { eventId: 'EvLATE' });
+    // Slack delivers it again: the author is still told once.
+    await h.event(late, { eventId: 'EvLATE', retryNum: 1, retryReason: 'http_timeout' });
+    const told = await h.slack.waitForCall(
+      'chat.postEphemeral',
+      (call) => call.args.thread_ts === job.cardTs && call.args.user === 'U0READER',
+    );
+    expect(textOf(told)).toContain('more than 2 days old');
+    expect(textOf(told)).toContain('/docs-agent');
+    await h.bot.drained();
+    expect(
+      h.slack.callsTo('chat.postEphemeral').filter((call) => call.args.thread_ts === job.cardTs),
+    ).toHaveLength(1);
+    expect(h.mintlify.requestsFor('sendMessage')).toHaveLength(2); // the two earlier replies only
+    expect(threadReplies(h, job)).toHaveLength(0);
+
+    // A reply in a thread the bot did not start (nor a job card's) is none of its business.
+    await h.event({ ...replyUnder(job.channel, '1700000000.000100', 'hello'), parent_user_id: 'U0OTHER' });
+    await h.bot.drained();
+    expect(h.slack.callsTo('chat.postEphemeral')).toHaveLength(1);
+  });
+});

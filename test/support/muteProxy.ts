@@ -1,0 +1,72 @@
+import { once } from 'node:events';
+import { createServer, type Server, Socket } from 'node:net';
+
+/**
+ * A TCP proxy in front of a Redis that can go mute: connections stay open, but nothing passes
+ * either way (a stuck proxy, a partition) until it speaks again, when what was held flows on.
+ */
+export interface MuteProxy {
+  url: string;
+  mute(): void;
+  speak(): void;
+  close(): Promise<void>;
+}
+
+export async function startMuteProxy(target: { port: number }): Promise<MuteProxy> {
+  const sockets = new Set<Socket>();
+  let muted = false;
+  const server: Server = createServer((client) => {
+    const upstream = new Socket();
+    upstream.connect(target.port, '127.0.0.1');
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => {
+        client.destroy();
+        upstream.destroy();
+      });
+      if (muted) socket.pause();
+    }
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    mute() {
+      muted = true;
+      for (const socket of sockets) socket.pause();
+    },
+    speak() {
+      muted = false;
+      for (const socket of sockets) socket.resume();
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** A server that takes connections and never says a word. */
+export async function startSilentServer(): Promise<{ port: number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => {});
+    socket.on('close', () => sockets.delete(socket));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  return {
+    port: typeof address === 'object' && address ? address.port : 0,
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
