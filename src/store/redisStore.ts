@@ -2,19 +2,20 @@ import KeyvRedis, { createClient, type RedisClientOptions, type RedisClientType 
 import type { Logger } from '@slack/bolt';
 import { Keyv } from 'keyv';
 import type { StoreSettings } from '../config.js';
+import { withDeadlines } from './deadline.js';
 import { RedisAtomicOps } from './redisAtomic.js';
 import type { Store } from './store.js';
 
 /** How long a connection may take to open (TCP and TLS). */
 const CONNECT_TIMEOUT_MS = 5_000;
 /**
- * How long a command may wait to be sent (node-redis counts only that: a command already sent
- * waits for its answer). The waits that matter are bounded where they are: a Slack request is
- * queued within 1 s or answered "try again shortly" (web.ts), and a start within START_TIMEOUT_MS.
+ * How long a command of the bot's own (its records and marks) may wait for its answer. The Redis
+ * client's own timeout bounds only the wait to send it; `withDeadlines` bounds the answer. A Slack
+ * request is bounded tighter still: queued within 1 s, or answered "try again shortly" (web.ts).
  */
 const COMMAND_TIMEOUT_MS = 5_000;
 /** A Redis that does not let the bot in within this stops the start (Redis answering nothing, say). */
-const START_TIMEOUT_MS = 15_000;
+const START_TIMEOUT_MS = 10_000;
 /** Marks a namespace whose keys use the one-namespace layout (see `moveDoubledKeys`). */
 const LAYOUT_KEY = 'store-layout';
 const LAYOUT = '2';
@@ -204,14 +205,19 @@ export async function openRedisStore(options: {
   );
   // One namespace in every key: `<namespace>:<key>`, as the atomic operations and BullMQ write theirs.
   const adapter = new KeyvRedis(client, { namespace, keyPrefixSeparator: ':', throwOnErrors: true });
-  const kv = new Keyv({ store: adapter, namespace, useKeyPrefix: false, throwOnErrors: true });
+  const kv = new Keyv({
+    store: withDeadlines(adapter, COMMAND_TIMEOUT_MS),
+    namespace,
+    useKeyPrefix: false,
+    throwOnErrors: true,
+  });
   kv.on('error', () => {}); // reported by the client's own 'error' listener above
   // Keyv's own key function, so compare-and-set hits the very key kv.get reads.
   const recordKey = (key: string) => adapter.createKeyPrefix(key, adapter.namespace);
   return {
     kind: 'redis',
     kv,
-    atomic: new RedisAtomicOps(client, namespace, recordKey),
+    atomic: withDeadlines(new RedisAtomicOps(client, namespace, recordKey), COMMAND_TIMEOUT_MS),
     redis: client,
     close: () => quit(client),
   };

@@ -4,6 +4,7 @@
  * never answered "something went wrong", which would send the person to do it twice.
  */
 const UNAVAILABLE = new Set([
+  'StoreTimeoutError',
   'TimeoutError',
   'ConnectionTimeoutError',
   'SocketTimeoutError',

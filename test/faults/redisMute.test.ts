@@ -1,5 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { TRY_AGAIN_SHORTLY } from '../../src/listeners/context.js';
+import { createLogger } from '../../src/log.js';
+import { StoreTimeoutError } from '../../src/store/deadline.js';
+import { openRedisStore } from '../../src/store/redisStore.js';
+import { isStoreUnavailable } from '../../src/store/storeErrors.js';
 import { startMintlifyFake } from '../fakes/mintlifyFake.js';
 import { startSlackFake } from '../fakes/slackFake.js';
 import { FAST_POLL, record, startFollowedJob, textOf, threadReplies } from '../jobs/followSupport.js';
@@ -7,6 +11,7 @@ import { type BotHarness, PROJECT_ID, SECRETS, startBot } from '../support/botHa
 import { botEnv, runBot } from '../support/botProcess.js';
 import { type MuteProxy, startMuteProxy, startSilentServer } from '../support/muteProxy.js';
 import { type PrivateRedis, startPrivateRedis } from '../support/privateRedis.js';
+import { uniqueNamespace } from '../support/redis.js';
 
 const PR = 'https://github.com/acme/docs/pull/77';
 /** How long Redis stays mute in the running bot's scenario: past the Redis client's 5-s command timeout. */
@@ -101,6 +106,38 @@ describe('a Redis that goes mute while the bot runs, then answers again', () => 
         expect.objectContaining({ prompt: 'Document the memory policy' }),
       ]);
       expect(threadReplies(h, job)).toHaveLength(1);
+    },
+  );
+});
+
+describe('a command of the bot’s own to a Redis that went mute', () => {
+  it(
+    'gives up after its deadline, counts as Redis away, and works again once Redis answers',
+    { timeout: 20_000 },
+    async () => {
+      const redis = await startPrivateRedis();
+      const proxy = await startMuteProxy(redis);
+      const logger = createLogger({ level: 'error', secrets: [], sink: () => {} });
+      const store = await openRedisStore({ url: proxy.url, namespace: uniqueNamespace('mute'), logger });
+      try {
+        await store.kv.set('thread:C1:1.1', 'job-1');
+        proxy.mute();
+        const asked = Date.now();
+        const error: unknown = await store.kv.get('thread:C1:1.1').catch((caught: unknown) => caught);
+        expect(Date.now() - asked).toBeLessThan(8_000);
+        expect(error).toBeInstanceOf(StoreTimeoutError);
+        expect(isStoreUnavailable(error)).toBe(true);
+        await expect(store.atomic.setIfAbsent('seen:x', '1', 60_000)).rejects.toBeInstanceOf(
+          StoreTimeoutError,
+        );
+        proxy.speak();
+        await expect.poll(() => store.kv.get('thread:C1:1.1'), { timeout: 5_000 }).toBe('job-1');
+      } finally {
+        proxy.speak();
+        await store.close();
+        await proxy.close();
+        await redis.close();
+      }
     },
   );
 });

@@ -322,7 +322,10 @@ describe.each([
     const windows: number[][] = [];
     for (const at of starts) {
       const current = windows.at(-1);
-      if (current && at < current[0]! + limiter.durationMs - CLOCK_SLACK_MS) current.push(at);
+      // Starts are timed when the processor runs, which a loaded machine may delay after Redis
+      // opened the window: a fifth of the window's length is allowed for it (an unlimited queue
+      // starts all six within milliseconds, so this still fails it).
+      if (current && at < current[0]! + limiter.durationMs * 0.8) current.push(at);
       else windows.push([at]);
     }
     for (const window of windows) expect(window.length).toBeLessThanOrEqual(limiter.max);

@@ -1,3 +1,4 @@
+import { createClient } from '@keyv/redis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { firstSighting } from '../../src/store/dedupe.js';
@@ -5,6 +6,7 @@ import { tryLease, withLease } from '../../src/store/lease.js';
 import { AGENT_USES_PER_HOUR, RateLedger } from '../../src/store/rateLedger.js';
 import { openRedisStore, StoreUnavailableError } from '../../src/store/redisStore.js';
 import { openMemoryStore, type Store } from '../../src/store/store.js';
+import { startPrivateRedis } from '../support/privateRedis.js';
 import { TEST_REDIS_URL, uniqueNamespace } from '../support/redis.js';
 
 const logger = createLogger({ level: 'error', secrets: [], sink: () => {} });
@@ -104,6 +106,49 @@ describe('the redis store', () => {
     const after = await openRedisStore({ url: TEST_REDIS_URL, namespace, logger });
     opened.push(after);
     expect(await after.kv.get('thread:C1:1.2')).toBe('job-1');
+  });
+
+  it('moves records written under the doubled namespace of earlier versions, once', async () => {
+    const namespace = uniqueNamespace('layout');
+    const raw = createClient({ url: TEST_REDIS_URL });
+    await raw.connect();
+    try {
+      const old = `${namespace}::${namespace}:thread:C1:9.9`;
+      await raw.set(old, JSON.stringify({ value: 'job-old', expires: null }));
+      const lines: string[] = [];
+      const heard = createLogger({ level: 'info', secrets: [], sink: (line) => lines.push(line) });
+      const store = await openRedisStore({ url: TEST_REDIS_URL, namespace, logger: heard });
+      opened.push(store);
+      expect(await store.kv.get('thread:C1:9.9')).toBe('job-old');
+      expect(await raw.exists(old)).toBe(0);
+      expect(await raw.exists(`${namespace}:thread:C1:9.9`)).toBe(1);
+      expect(lines.filter((line) => line.includes('moved 1 stored record(s)'))).toHaveLength(1);
+      // Once done, not looked for again.
+      await raw.set(old, JSON.stringify({ value: 'job-stale', expires: null }));
+      opened.push(await openRedisStore({ url: TEST_REDIS_URL, namespace, logger: heard }));
+      expect(await raw.exists(old)).toBe(1);
+      await raw.del([old, `${namespace}:thread:C1:9.9`, `${namespace}:store-layout`]);
+    } finally {
+      await raw.quit();
+    }
+  });
+
+  it('warns at start when Redis may evict keys (BullMQ needs noeviction)', async () => {
+    const redis = await startPrivateRedis();
+    try {
+      const lines: string[] = [];
+      const heard = createLogger({ level: 'info', secrets: [], sink: (line) => lines.push(line) });
+      opened.push(await openRedisStore({ url: redis.url, namespace: uniqueNamespace(), logger: heard }));
+      expect(lines.filter((line) => line.includes('maxmemory-policy'))).toHaveLength(0);
+      await redis.command('CONFIG SET maxmemory-policy allkeys-lru');
+      opened.push(await openRedisStore({ url: redis.url, namespace: uniqueNamespace(), logger: heard }));
+      const warnings = lines.filter((line) => line.includes("Redis's maxmemory-policy is allkeys-lru"));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain('noeviction');
+    } finally {
+      await Promise.all(opened.splice(0).map((store) => store.close()));
+      await redis.close();
+    }
   });
 
   it('refuses to start, clearly, when Redis does not answer', async () => {
