@@ -36,6 +36,8 @@ export interface SandboxOptions {
   interactive?: boolean;
   /** The bot's own log lines, shown dimmed, from this level. Default warn. */
   logLevel?: LogLevel;
+  /** Preview deployments of a job's pull request (PREVIEWS). Default on. */
+  previews?: boolean;
   /** Aborting quits now, as `quit` does. */
   signal?: AbortSignal;
 }
@@ -78,7 +80,13 @@ export async function runSandbox(options: SandboxOptions): Promise<void> {
     const stopWatching = slack.fake.onCall((call) => view.show(call));
     closing.push(async () => stopWatching());
 
-    const config = sandboxConfig(slack, mintlify, jobSeconds, options.logLevel ?? 'warn');
+    const config = sandboxConfig(
+      slack,
+      mintlify,
+      jobSeconds,
+      options.logLevel ?? 'warn',
+      options.previews ?? true,
+    );
     const logger = createLogger({
       level: config.logLevel,
       secrets: secretsOf(config),
@@ -109,6 +117,7 @@ function sandboxConfig(
   mintlify: SimulatedMintlify,
   jobSeconds: number,
   logLevel: LogLevel,
+  previews: boolean,
 ): Config {
   // A few checks per job, never more than one a second, so an ending is seen soon without a flood.
   const pollMs = String(Math.round(Math.min(1_000, Math.max(100, (jobSeconds * 1000) / 4))));
@@ -126,6 +135,7 @@ function sandboxConfig(
     POLL_INTERVAL_MS: pollMs,
     POLL_MAX_INTERVAL_MS: pollMs,
     LOG_LEVEL: logLevel,
+    PREVIEWS: previews ? 'on' : 'off',
   });
 }
 

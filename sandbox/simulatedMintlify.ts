@@ -7,7 +7,8 @@ import { visitorsWeek } from './visitorsDataset.js';
  * plus a driver that plays the docs agent. A job works for `jobSeconds`, then completes with a pull
  * request, or fails when its instruction mentions "fail" (the instruction alone: not the Slack
  * message or thread the bot adds as context). A follow-up reopens the job (the fake does that) and
- * starts another round of the same length; the pull request stays the same.
+ * starts another round of the same length; the pull request stays the same. A preview deployment
+ * of the pull request's branch succeeds after `previewSeconds` (3 by default).
  */
 
 export const SANDBOX_MINTLIFY = {
@@ -26,12 +27,14 @@ export interface SimulatedMintlify {
 
 export async function startSimulatedMintlify(options: {
   jobSeconds: number;
+  previewSeconds?: number;
   now?: () => Date;
 }): Promise<SimulatedMintlify> {
   const fake = await startMintlifyFake({
     apiKey: SANDBOX_MINTLIFY.apiKey,
     projectId: SANDBOX_MINTLIFY.projectId,
     repository: SANDBOX_MINTLIFY.repository,
+    previewDeployMs: (options.previewSeconds ?? 3) * 1000,
   });
 
   // The digest asks for the last 7 full days (UTC, the bot's default) and, to compare, the 7 before.

@@ -6,10 +6,17 @@ import { HomeRefresher } from './home/homeRefresher.js';
 import { publishHome } from './home/publishHome.js';
 import { InFlight } from './inFlight.js';
 import { FOLLOW_QUEUE, type FollowCheck, followJob } from './jobs/followJobs.js';
-import { JobRecords } from './jobs/jobRecord.js';
+import { type JobRecord, JobRecords } from './jobs/jobRecord.js';
 import { JobStarts } from './jobs/jobStarts.js';
 import type { JobsContext } from './jobs/jobsContext.js';
 import { MintlifyClient, type MintlifyClientOptions } from './mintlify/index.js';
+import {
+  PREVIEW_QUEUE,
+  PREVIEW_STATUS_QUEUE,
+  type PreviewCheck,
+  type PreviewRequest,
+  requestPreview,
+} from './previews/previews.js';
 import { openMemoryQueues } from './queue/memoryQueues.js';
 import type { Queues } from './queue/queue.js';
 import { REQUESTS_QUEUE, type SlackRequest } from './requests/slackRequest.js';
@@ -34,6 +41,8 @@ export interface DocsAgentOptions {
   /** Tests shorten the Slack client's and Mintlify client's retry waits. */
   slackRetries?: webApi.RetryOptions;
   mintlify?: Partial<Pick<MintlifyClientOptions, 'retry' | 'timeouts' | 'sleep'>>;
+  /** Tests read deployments more often, and shorten the preview limiter's window. */
+  previews?: { statusEveryMs?: number; limiter?: { max: number; durationMs: number } };
   /** Tests shorten the digest's waits for the analytics rate limit. */
   digest?: DigestContext['collect'];
   now?: () => Date;
@@ -90,6 +99,8 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
   // A check that failed for good is dropped at once, so its job can be followed again (see worker.ts).
   const follow = queues.queue<FollowCheck>(FOLLOW_QUEUE, { keepFailedMs: 0 });
   const digestQueue = queues.queue<DigestJob>(DIGEST_QUEUE);
+  const previewQueue = queues.queue<PreviewRequest>(PREVIEW_QUEUE, { keepFailedMs: 0 });
+  const previewStatus = queues.queue<PreviewCheck>(PREVIEW_STATUS_QUEUE, { keepFailedMs: 0 });
 
   const mintlify = new MintlifyClient({
     apiKey: config.mintlify.apiKey,
@@ -114,6 +125,9 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
         logger.error(`job ${jobId} could not be queued for following: ${String(error)}`),
       ),
     onJobChanged: (record) => home.refresh(record.requestedBy),
+    ...(config.previews
+      ? { onJobFinished: (record: JobRecord) => requestPreview(previewQueue, record) }
+      : {}),
   };
   const home = new HomeRefresher({
     publish: (user) => publishHome(jobs, user),
@@ -165,7 +179,8 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
             home,
             identity,
             digest: digestFor,
-            queues: { requests, follow, digest: digestQueue },
+            queues: { requests, follow, digest: digestQueue, previews: previewQueue, previewStatus },
+            ...(options.previews ? { previews: options.previews } : {}),
           });
         }
         const { port } = web ? await web.start() : { port: undefined };

@@ -103,6 +103,10 @@ const envSchema = z.object({
   REDIS_TLS_CA: optionalText,
   STORE_NAMESPACE: optionalText.default('docs-agent'),
   JOB_RETENTION_DAYS: integer(30, 1, 3_650),
+  PREVIEWS: z.preprocess(
+    (value) => (typeof value === 'string' ? value.trim().toLowerCase() || undefined : value),
+    z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
+  ),
   SERVICES: z.preprocess(
     blankToUndefined,
     z
@@ -246,6 +250,8 @@ export interface Config {
   store: StoreSettings;
   /** How long a job's record, its thread lookup and every key about it outlive the job's last activity. */
   jobRetentionMs: number;
+  /** Whether a finished job's pull request gets a preview deployment (PREVIEWS). */
+  previews: boolean;
   /** The roles this process runs (SERVICES). */
   services: { web: boolean; worker: boolean };
   /** How long a worker's running work stays locked (a dead worker's is taken over after it). */
@@ -361,6 +367,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       },
     },
     jobRetentionMs: e.JOB_RETENTION_DAYS * 24 * 3_600_000,
+    previews: e.PREVIEWS === 'on',
     services: { web: e.SERVICES.includes('web'), worker: e.SERVICES.includes('worker') },
     queueLockMs: e.QUEUE_LOCK_MS,
     port: e.PORT,

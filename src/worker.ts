@@ -10,6 +10,13 @@ import {
   followWorkerOptions,
 } from './jobs/followJobs.js';
 import type { JobsContext } from './jobs/jobsContext.js';
+import {
+  PREVIEW_LIMITER,
+  type PreviewCheck,
+  type PreviewRequest,
+  previewProcessor,
+  previewStatusProcessor,
+} from './previews/previews.js';
 import type { WorkQueue } from './queue/queue.js';
 import { processRequest, type RequestsContext } from './requests/processRequest.js';
 import type { SlackRequest } from './requests/slackRequest.js';
@@ -32,12 +39,16 @@ export interface WorkerParts {
   userNames: UserNames;
   home: HomeRefresher;
   identity: SlackIdentity;
+  /** Tests read deployments more often, and shorten the preview limiter's window. */
+  previews?: { statusEveryMs?: number; limiter?: { max: number; durationMs: number } };
   /** A digest context whose waits stop when `signal` is aborted (the worker is closing). */
   digest: (signal: AbortSignal) => DigestContext;
   queues: {
     requests: WorkQueue<SlackRequest>;
     follow: WorkQueue<FollowCheck>;
     digest: WorkQueue<DigestJob>;
+    previews: WorkQueue<PreviewRequest>;
+    previewStatus: WorkQueue<PreviewCheck>;
   };
 }
 
@@ -84,6 +95,17 @@ export function startWorker(parts: WorkerParts): Worker {
   );
   queues.follow.process(followProcessor(jobs), followWorkerOptions(config.poll));
   queues.digest.process(digestProcessor(parts.digest), { concurrency: 1 });
+  // Mintlify allows 5 preview deployments a minute per organization: one limiter for every process.
+  const previews = {
+    ...jobs,
+    statusQueue: queues.previewStatus,
+    ...(parts.previews?.statusEveryMs ? { statusEveryMs: parts.previews.statusEveryMs } : {}),
+  };
+  queues.previews.process(previewProcessor(previews), {
+    concurrency: 1,
+    limiter: parts.previews?.limiter ?? PREVIEW_LIMITER,
+  });
+  queues.previewStatus.process(previewStatusProcessor(previews), { concurrency: 4 });
 
   let running: Promise<void> | undefined;
   const reconcile = (quiet: boolean) => {

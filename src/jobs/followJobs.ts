@@ -109,9 +109,11 @@ export function followProcessor(
         );
         return { rateLimited: { waitMs } };
       }
-      case 'done':
+      case 'done': {
+        if (result.why !== 'finished') return undefined;
+        const record = await ctx.records.get(jobId).catch(() => undefined);
         // A follow-up may have reopened the job while this check was ending it: keep following.
-        if (result.why === 'finished' && (await reopened(ctx, jobId))) {
+        if (record && !FINISHED.has(record.status) && record.goneAt === undefined) {
           const fresh = { ...newJobMemory(memory.projectId), activeSince: Date.now(), redrawCard: true };
           return {
             again: {
@@ -120,14 +122,19 @@ export function followProcessor(
             },
           };
         }
+        if (record && ctx.onJobFinished) {
+          try {
+            await ctx.onJobFinished(record);
+          } catch (error) {
+            // Checked again shortly: the job is settled, so that check only tries this again.
+            ctx.logger.warn(`job ${jobId}: its preview could not be queued: ${String(error)}`);
+            return again(retryDelayMs(timing, age, job.data.failures + 1), job.data.failures + 1);
+          }
+        }
         return undefined;
+      }
     }
   };
-}
-
-async function reopened(ctx: JobsContext, jobId: string): Promise<boolean> {
-  const record = await ctx.records.get(jobId).catch(() => undefined);
-  return record !== undefined && !FINISHED.has(record.status) && record.goneAt === undefined;
 }
 
 /**

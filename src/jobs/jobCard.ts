@@ -3,7 +3,7 @@ import type { types } from '@slack/bolt';
 type KnownBlock = types.KnownBlock;
 
 import { escapeSlackText, quote, slackDate, truncate } from '../slack/escape.js';
-import type { JobRecord, JobState } from './jobRecord.js';
+import type { JobPreview, JobRecord, JobState } from './jobRecord.js';
 
 /** How a job's state reads on its card: an emoji and a few words. */
 export function statusLabel(record: Pick<JobRecord, 'status' | 'prLink'>): string {
@@ -29,6 +29,24 @@ export function elapsed(fromIso: string, to: Date): string {
 
 function repositoryName(url: string): string {
   return url.replace(/^https?:\/\/(www\.)?github\.com\//, '').replace(/\.git$/, '');
+}
+
+/** Where a preview deployment stands, for the card; none once it succeeded (the button says it). */
+function previewLine(preview: JobPreview): string | undefined {
+  const branch = `\`${escapeSlackText(preview.branch)}\``;
+  switch (preview.state) {
+    case 'asked':
+    case 'queued':
+    case 'in_progress':
+      return `:hourglass_flowing_sand: Deploying a preview of ${branch}…`;
+    case 'failure':
+      return truncate(
+        `:warning: The preview of ${branch} failed: ${escapeSlackText(truncate(preview.summary ?? 'no reason given', 300))}. The pull request stands.`,
+        2000,
+      );
+    case 'success':
+      return undefined;
+  }
 }
 
 /** The job card: who asked, what, and where the job stands. Block Kit plus a plain-text fallback. */
@@ -57,20 +75,30 @@ export function jobCard(record: JobRecord, now: Date): { text: string; blocks: K
     },
     { type: 'context', elements: [{ type: 'mrkdwn', text: truncate(details.join('  ·  '), 3000) }] },
   ];
+  const preview = record.preview?.round === record.round ? record.preview : undefined;
   if (record.prLink) {
-    blocks.push({
-      type: 'actions',
-      elements: [
-        {
-          type: 'button',
-          action_id: 'open_pull_request',
-          text: { type: 'plain_text', text: 'Open pull request' },
-          url: record.prLink,
-          style: 'primary',
-        },
-      ],
-    });
+    const elements: types.Button[] = [
+      {
+        type: 'button',
+        action_id: 'open_pull_request',
+        text: { type: 'plain_text', text: 'Open pull request' },
+        url: record.prLink,
+        style: 'primary',
+      },
+    ];
+    // The preview's URL only once its deployment succeeded: before, it shows nothing (or the old pages).
+    if (preview?.state === 'success' && preview.url) {
+      elements.push({
+        type: 'button',
+        action_id: 'open_preview',
+        text: { type: 'plain_text', text: 'Preview' },
+        url: preview.url,
+      });
+    }
+    blocks.push({ type: 'actions', elements });
   }
+  const previewNote = preview && previewLine(preview);
+  if (previewNote) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: previewNote }] });
   if (record.status === 'active' || record.status === 'unknown') {
     blocks.push({
       type: 'context',

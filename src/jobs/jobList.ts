@@ -11,11 +11,20 @@ export function threadLink(channel: string, ts: string): string {
   return `https://slack.com/archives/${channel}/p${ts.replace('.', '')}`;
 }
 
-/** Links to a job's thread and pull request, those it has. */
+/** The latest round's preview, once deployed. */
+function previewUrlOf(record: JobRecord): string | undefined {
+  const preview = record.preview;
+  return preview?.round === record.round && preview.state === 'success' ? preview.url : undefined;
+}
+
+const safeUrl = (url: string) => url.replace(/[<>|\s]/g, (character) => encodeURIComponent(character));
+
+/** Links to a job's thread, pull request and preview, those it has. */
 export function jobLinks(record: JobRecord): string[] {
   return [
     record.threadTs ? `<${threadLink(record.channel, record.threadTs)}|thread>` : undefined,
     record.prLink ? pullRequestLink(record.prLink) : undefined,
+    previewUrlOf(record) ? `<${safeUrl(previewUrlOf(record) as string)}|preview>` : undefined,
   ].filter((link): link is string => link !== undefined);
 }
 

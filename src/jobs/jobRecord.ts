@@ -9,6 +9,21 @@ export type JobState = JobStatus | 'unknown';
 
 export const FINISHED: ReadonlySet<JobState> = new Set(['completed', 'failed', 'archived']);
 
+/** A preview deployment of the job's branch, asked for once its pull request was ready. */
+export interface JobPreview {
+  /** The round whose pull request it shows: a later round's deployment replaces it. */
+  round: number;
+  branch: string;
+  /** `asked`: the request is under way; `queued`/`in_progress`: Mintlify deploys it. */
+  state: 'asked' | 'queued' | 'in_progress' | 'success' | 'failure';
+  askedAt: string;
+  statusId?: string;
+  /** Where it will be; shown only once the deployment succeeded. */
+  url?: string;
+  /** Why it failed, in Mintlify's words or ours. */
+  summary?: string;
+}
+
 /** One agent job and the Slack thread that belongs to it. */
 export interface JobRecord {
   jobId: string;
@@ -45,6 +60,8 @@ export interface JobRecord {
   pendingCard?: { threadTs: string | null; since: string };
   /** Notifications whose post began but is not known to have landed (key -> when): looked for before posting again. */
   noticesInFlight?: Record<string, string>;
+  /** The preview deployment of the pull request's branch (PREVIEWS). */
+  preview?: JobPreview;
 }
 
 export const DISPLAY_PROMPT_MAX = 600;

@@ -9,7 +9,10 @@ import type { JobStarts } from './jobStarts.js';
 /** What the job use cases need, built once in app.ts and passed in. */
 export interface JobsContext {
   config: Config;
-  mintlify: Pick<MintlifyClient, 'createJob' | 'getJob' | 'sendMessage'>;
+  mintlify: Pick<
+    MintlifyClient,
+    'createJob' | 'getJob' | 'sendMessage' | 'deployPreview' | 'deploymentStatus'
+  >;
   store: Store;
   records: JobRecords;
   /** Starts under way, so one cut short by a crash is told to the person. */
@@ -20,6 +23,8 @@ export interface JobsContext {
   now: () => Date;
   /** Called when a job starts or is reopened, so the follower picks it up. */
   onJobActive: (jobId: string) => void;
+  /** Called when a job's check ends with the job finished: its pull request's preview is asked for, if due. */
+  onJobFinished?: (record: JobRecord) => Promise<void>;
   /** Called when what a person would see of a job changed (its status, its pull request): the Home tab refreshes. */
   onJobChanged?: (record: JobRecord) => void;
 }

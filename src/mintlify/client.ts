@@ -16,7 +16,16 @@ import {
 } from './errorMapping.js';
 import { ConnectionError, RateLimitedError, ServiceError, TimeoutError } from './errors.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, type Sleep, withRetry } from './retry.js';
-import { type AgentJob, agentJobSchema, type VisitorsPage, visitorsPageSchema } from './schemas.js';
+import {
+  type AgentJob,
+  agentJobSchema,
+  type DeploymentStatus,
+  deploymentStatusSchema,
+  type PreviewDeployment,
+  previewDeploymentSchema,
+  type VisitorsPage,
+  visitorsPageSchema,
+} from './schemas.js';
 
 export interface MintlifyClientOptions {
   /** An admin key (`mint_...`). */
@@ -129,6 +138,30 @@ export class MintlifyClient {
       path: `/v2/agent/${encodeURIComponent(projectId)}/job/${encodeURIComponent(jobId)}/message`,
       body: { prompt },
       schema: agentJobSchema,
+    });
+  }
+
+  /**
+   * POST /v1/project/preview/{projectId}: deploys a preview of `branch` (202; a preview that
+   * exists is deployed again). 403 on a plan without previews. Never retried once it may have been sent.
+   */
+  deployPreview(projectId: string, branch: string): Promise<PreviewDeployment> {
+    return this.#call({
+      operation: 'deployPreview',
+      method: 'POST',
+      path: `/v1/project/preview/${encodeURIComponent(projectId)}`,
+      body: { branch },
+      schema: previewDeploymentSchema,
+    });
+  }
+
+  /** GET /v1/project/update-status/{statusId}: a deployment's state (queued, in_progress, success, failure). */
+  deploymentStatus(statusId: string): Promise<DeploymentStatus> {
+    return this.#call({
+      operation: 'deploymentStatus',
+      method: 'GET',
+      path: `/v1/project/update-status/${encodeURIComponent(statusId)}`,
+      schema: deploymentStatusSchema,
     });
   }
 

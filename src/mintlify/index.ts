@@ -17,5 +17,13 @@ export {
 } from './errors.js';
 export type { RetryPolicy, Sleep } from './retry.js';
 export { backoffDelayMs, DEFAULT_RETRY_POLICY, parseRetryAfter } from './retry.js';
-export type { AgentJob, JobStatus, VisitorsPage, VisitorsRow } from './schemas.js';
+export type {
+  AgentJob,
+  DeploymentState,
+  DeploymentStatus,
+  JobStatus,
+  PreviewDeployment,
+  VisitorsPage,
+  VisitorsRow,
+} from './schemas.js';
 export { agentJobSchema, FINAL_JOB_STATUSES, jobStatusSchema, visitorsPageSchema } from './schemas.js';

@@ -44,6 +44,25 @@ export const visitorsPageSchema = z.looseObject({
 export type VisitorsPage = z.infer<typeof visitorsPageSchema>;
 export type VisitorsRow = VisitorsPage['visitors'][number];
 
+/** POST /v1/project/preview/{projectId} (202): the deployment to follow, and where it will be. */
+export const previewDeploymentSchema = z.looseObject({
+  statusId: z.string().optional(),
+  previewUrl: z.string().optional(),
+});
+export type PreviewDeployment = z.infer<typeof previewDeploymentSchema>;
+
+export const deploymentStateSchema = z.enum(['queued', 'in_progress', 'success', 'failure']);
+export type DeploymentState = z.infer<typeof deploymentStateSchema>;
+
+/** GET /v1/project/update-status/{statusId}: a deployment's progress (no field is marked required). */
+export const deploymentStatusSchema = z.looseObject({
+  _id: z.string().optional(),
+  status: deploymentStateSchema.optional(),
+  summary: z.string().optional(),
+  endedAt: z.string().optional(),
+});
+export type DeploymentStatus = z.infer<typeof deploymentStatusSchema>;
+
 /**
  * Error bodies: `{error}` (admin) or `{error, details?: [{message}]}` (analytics). Read leniently:
  * a proxy's HTML page or an odd body must still give a readable error, never a crash.

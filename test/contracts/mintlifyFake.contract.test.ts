@@ -13,6 +13,9 @@ const CREATE = '/v2/agent/{projectId}/job';
 const GET = '/v2/agent/{projectId}/job/{id}';
 const MESSAGE = '/v2/agent/{projectId}/job/{id}/message';
 const VISITORS = '/v1/analytics/{projectId}/visitors';
+// The deployments spec's server is https://api.mintlify.com/v1: its paths start after /v1.
+const PREVIEW = '/project/preview/{projectId}';
+const STATUS = '/project/update-status/{statusId}';
 
 let fake: MintlifyFake;
 beforeAll(async () => {
@@ -140,6 +143,36 @@ describe('the Mintlify fake answers what the published specs allow', () => {
     expect(jobResult.errors.join()).toMatch(/\/status/);
     expect(pageResult.valid).toBe(false);
     expect(pageResult.errors.join()).toMatch(/\/hasMore/);
+  });
+
+  it('preview: 202 deployment, 400 without a branch, 403 on a plan without previews; status: 200 in each state', async () => {
+    const asked = await call('POST', `/v1/project/preview/${PROJECT_ID}`, { branch: 'mintlify/job-7' });
+    const noBranch = await call('POST', `/v1/project/preview/${PROJECT_ID}`, {});
+    fake.setPreviewsAvailable(false);
+    const refused = await call('POST', `/v1/project/preview/${PROJECT_ID}`, { branch: 'mintlify/job-7' });
+    fake.setPreviewsAvailable(true);
+    expect([asked.status, noBranch.status, refused.status]).toEqual([202, 400, 403]);
+    for (const answer of [asked, noBranch, refused]) expectDeclared('deploy', 'POST', PREVIEW, answer);
+
+    const { statusId } = asked.body as { statusId: string };
+    const read = () => call('GET', `/v1/project/update-status/${statusId}`);
+    const states = [await read()];
+    fake.setDeployment(statusId, { status: 'in_progress' });
+    states.push(await read());
+    fake.setDeployment(statusId, { status: 'failure', summary: 'Broken link in quickstart.mdx' });
+    states.push(await read());
+    fake.setDeployment(statusId, { status: 'success', summary: 'Deployed' });
+    states.push(await read());
+    expect(states.map((state) => (state.body as { status: string }).status)).toEqual([
+      'queued',
+      'in_progress',
+      'failure',
+      'success',
+    ]);
+    for (const state of states) expectDeclared('deploy', 'GET', STATUS, state);
+    fake.injectFault('deploymentStatus', { schemaBreaking: true });
+    const broken = await read();
+    expect(validateResponse('deploy', 'GET', STATUS, broken.status, broken.body).valid).toBe(false);
   });
 
   it('the helper applies OpenAPI 3.0 nullable only where the spec says so', () => {

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 
-export type SpecName = 'admin' | 'analytics';
+export type SpecName = 'admin' | 'analytics' | 'deploy';
 
 interface OpenApiDocument {
   openapi: string;
@@ -21,6 +21,7 @@ interface ResponseObject {
 const SPEC_FILES: Record<SpecName, string> = {
   admin: 'admin-openapi.json',
   analytics: 'analytics.openapi.json',
+  deploy: 'deploy-openapi.json',
 };
 
 function loadSpec(name: SpecName): OpenApiDocument {

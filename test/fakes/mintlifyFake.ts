@@ -18,7 +18,7 @@ import { setMaxListeners } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { AgentJob, VisitorsPage, VisitorsRow } from '../../src/mintlify/index.js';
+import type { AgentJob, DeploymentState, VisitorsPage, VisitorsRow } from '../../src/mintlify/index.js';
 import {
   type Answer,
   type FakeOperation,
@@ -51,17 +51,34 @@ export interface MintlifyFakeOptions {
   port?: number;
   /** Added before every answer, for benchmarks. */
   latencyMs?: number;
+  /** When set, a preview deployment is in progress at once and succeeds after this long (the sandbox). */
+  previewDeployMs?: number;
   repository?: string;
   model?: string;
 }
 
 export type VisitorsTotals = VisitorsPage['totals'];
 
+/** A preview deployment as the fake keeps it. */
+export interface FakeDeployment {
+  statusId: string;
+  branch: string;
+  previewUrl: string;
+  status: DeploymentState;
+  summary?: string;
+}
+
 export interface MintlifyFake {
   url: string;
   port: number;
   requests: RecordedRequest[];
   jobs: Map<string, AgentJob>;
+  /** Preview deployments by status id, in the order they were asked for. */
+  deployments: Map<string, FakeDeployment>;
+  /** Ends (or moves) a deployment: `success`, `failure` (with a summary), `in_progress`. */
+  setDeployment(statusId: string, patch: Partial<Pick<FakeDeployment, 'status' | 'summary'>>): void;
+  /** false: the plan has no previews, and asking for one answers 403. */
+  setPreviewsAvailable(available: boolean): void;
   /** Merges `patch` into the job (creating it if unknown); archiving sets archivedAt unless given. */
   setJob(id: string, patch: Partial<AgentJob>): AgentJob;
   addVisitors(rows: VisitorsRow[]): void;
@@ -104,6 +121,9 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
   const answerListeners = new Set<(request: RecordedRequest, answer: Answer) => void>();
   let faults: Array<{ match: FaultMatch; fault: Fault; remaining: number }> = [];
   let jobCounter = 0;
+  const deployments = new Map<string, FakeDeployment>();
+  let previewsAvailable = true;
+  const deployTimers = new Set<NodeJS.Timeout>();
   const shutdown = new AbortController();
   // Every answer waiting out `latencyMs` listens on it: under load, many more than Node's default 10.
   setMaxListeners(0, shutdown.signal);
@@ -164,11 +184,61 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
     return json(200, { totals, visitors: page, hasMore: offset + limit < rows.length });
   };
 
+  const previewAnswer = (projectId: string, body: unknown): Answer => {
+    if (projectId !== options.projectId) return json(403, { error: 'API key has no access to this project' });
+    if (!previewsAvailable) {
+      return json(403, { error: 'Preview deployments are not available on your current plan' });
+    }
+    const branch = (body as { branch?: unknown } | undefined)?.branch;
+    if (typeof branch !== 'string' || branch.length < 1) {
+      return json(400, { error: 'Invalid request. The `branch` field is required.' });
+    }
+    const statusId = `status-${deployments.size + 1}`;
+    const slug = branch
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '');
+    // A branch deployed before keeps its preview URL: Mintlify redeploys it.
+    const previewUrl = `https://acme-${slug}.mintlify.app`;
+    const deployment: FakeDeployment = { statusId, branch, previewUrl, status: 'queued' };
+    deployments.set(statusId, deployment);
+    if (options.previewDeployMs !== undefined) {
+      deployment.status = 'in_progress';
+      const timer = setTimeout(() => {
+        deployTimers.delete(timer);
+        deployment.status = 'success';
+        deployment.summary = 'Deployed';
+      }, options.previewDeployMs);
+      deployTimers.add(timer);
+    }
+    return json(202, { statusId, previewUrl });
+  };
+
+  const statusOf = (deployment: FakeDeployment) => ({
+    _id: deployment.statusId,
+    projectId: options.projectId,
+    createdAt: new Date().toISOString(),
+    ...(deployment.status === 'success' || deployment.status === 'failure'
+      ? { endedAt: new Date().toISOString() }
+      : {}),
+    status: deployment.status,
+    ...(deployment.summary === undefined ? {} : { summary: deployment.summary }),
+    logs: [],
+    subdomain: 'acme',
+    source: 'api',
+    commit: { ref: deployment.branch },
+  });
+
   /** What the real service would answer, with its side effects on the stored jobs. */
   const answerNormally = (request: RecordedRequest, segments: string[]): Answer => {
     if (request.operation === undefined) return json(404, { error: 'Not found' });
     if (request.headers.authorization !== `Bearer ${options.apiKey}`) {
       return json(401, { error: DEFAULT_MESSAGES[401] });
+    }
+    if (request.operation === 'deployPreview') return previewAnswer(segments[4] ?? '', request.body);
+    if (request.operation === 'deploymentStatus') {
+      const deployment = deployments.get(segments[4] ?? '');
+      return deployment ? json(200, statusOf(deployment)) : json(404, { error: 'Status not found' });
     }
     if (segments[3] !== options.projectId)
       return json(403, { error: 'API key has no access to this project' });
@@ -194,6 +264,8 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
       }
       case 'visitors':
         return visitorsAnswer(request.query);
+      default:
+        return json(404, { error: 'Not found' });
     }
   };
 
@@ -254,6 +326,15 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
     port,
     requests,
     jobs,
+    deployments,
+    setDeployment: (statusId, patch) => {
+      const deployment = deployments.get(statusId);
+      if (!deployment) throw new Error(`no deployment ${statusId}`);
+      Object.assign(deployment, patch);
+    },
+    setPreviewsAvailable: (available) => {
+      previewsAvailable = available;
+    },
     setJob,
     addVisitors: (rows) => {
       visitors.push(...rows);
@@ -289,9 +370,12 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
       fixedTotals = undefined;
       visitorsByDateFrom.clear();
       faults = [];
+      deployments.clear();
+      previewsAvailable = true;
     },
     close: async () => {
       shutdown.abort();
+      for (const timer of deployTimers) clearTimeout(timer);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -6,7 +6,8 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 
-export type FakeOperation = 'createJob' | 'getJob' | 'sendMessage' | 'visitors';
+export type FakeOperation =
+  'createJob' | 'getJob' | 'sendMessage' | 'visitors' | 'deployPreview' | 'deploymentStatus';
 
 export interface RecordedRequest {
   operation: FakeOperation | undefined;
@@ -80,6 +81,11 @@ function operationOf(method: string, segments: string[]): FakeOperation | undefi
   // "/v2/agent/{projectId}/job/{id}/message" splits into ['', 'v2', 'agent', projectId, 'job', id, 'message'].
   const [, version, area, projectId, ...rest] = segments;
   if (!projectId) return undefined;
+  // "/v1/project/preview/{projectId}" and "/v1/project/update-status/{statusId}".
+  if (version === 'v1' && area === 'project' && rest.length === 1 && rest[0]) {
+    if (method === 'POST' && projectId === 'preview') return 'deployPreview';
+    if (method === 'GET' && projectId === 'update-status') return 'deploymentStatus';
+  }
   if (version === 'v2' && area === 'agent' && rest[0] === 'job') {
     if (method === 'POST' && rest.length === 1) return 'createJob';
     if (method === 'GET' && rest.length === 2 && rest[1]) return 'getJob';

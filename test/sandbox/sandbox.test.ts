@@ -5,13 +5,19 @@ import { describe, expect, it } from 'vitest';
 import { runSandbox } from '../../sandbox/runSandbox.js';
 
 /** Runs the sandbox in this process on a piped script, as `printf ... | npm run sandbox` does; resolves with what it printed. */
-async function runScript(lines: string[], jobSeconds = 0.2): Promise<string> {
+async function runScript(lines: string[], jobSeconds = 0.2, previews = false): Promise<string> {
   const output = new PassThrough();
   let printed = '';
   output.on('data', (chunk: Buffer) => {
     printed += chunk.toString('utf8');
   });
-  await runSandbox({ input: Readable.from([lines.map((line) => `${line}\n`).join('')]), output, jobSeconds });
+  // Previews add card edits at moments of their own: only the test of previews has them.
+  await runSandbox({
+    input: Readable.from([lines.map((line) => `${line}\n`).join('')]),
+    output,
+    jobSeconds,
+    previews,
+  });
   return printed;
 }
 
@@ -35,6 +41,19 @@ const DONE =
   /↳ #1 @docs-agent: @ada ✅ The docs agent is done: .*https:\/\/github\.com\/acme\/docs\/pull\/101.* is ready for review/;
 
 describe('npm run sandbox', () => {
+  it('deploys a preview of the pull request, a few seconds after it is ready', async () => {
+    const printed = await runScript(
+      ['/docs-agent Document the --dry-run flag', 'wait-for ready for review', 'wait-for is deployed'],
+      0.2,
+      true,
+    );
+    expectInOrder(printed, [
+      'Deploying a preview of mintlify/job-1…',
+      '[Preview → https://acme-mintlify-job-1.mintlify.app]',
+      '↳ #1 @docs-agent: 👀 The preview of this change is deployed',
+    ]);
+  }, 30_000);
+
   it('tells a whole story: a job’s card, steering it in its thread, its pull request, then the digest', async () => {
     const printed = await runScript([
       '/docs-agent Document the --dry-run flag',

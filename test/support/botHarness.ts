@@ -51,6 +51,8 @@ export interface HarnessOptions {
   /** Use the in-memory store instead of Redis. */
   memory?: boolean;
   mintlifyOptions?: DocsAgentOptions['mintlify'];
+  /** Default: deployments read every 50 ms; Mintlify's limiter of 5 a minute. */
+  previews?: DocsAgentOptions['previews'];
 }
 
 /** Starts the real bot over HTTP on a free port, against loopback fakes of Slack and Mintlify. */
@@ -69,6 +71,8 @@ export async function startBot(options: HarnessOptions = {}): Promise<BotHarness
     STORE_NAMESPACE: options.namespace ?? uniqueNamespace('bot'),
     PORT: '0',
     LOG_LEVEL: 'debug',
+    // Previews add card edits and thread replies; the tests of previews turn them on.
+    PREVIEWS: 'off',
     ...options.env,
   });
   const logs: string[] = [];
@@ -77,6 +81,7 @@ export async function startBot(options: HarnessOptions = {}): Promise<BotHarness
     logger,
     slackRetries: { retries: 2, factor: 1, minTimeout: 10, maxTimeout: 20 },
     mintlify: { retry: { baseDelayMs: 5, maxDelayMs: 20, maxElapsedMs: 500 }, ...options.mintlifyOptions },
+    previews: { statusEveryMs: 50, ...options.previews },
   });
   const { port } = await bot.start();
   const url = `http://127.0.0.1:${port}`;

@@ -5,4 +5,7 @@ export function register(app: App): void {
   app.action('open_pull_request', async ({ ack }) => {
     await ack();
   });
+  app.action('open_preview', async ({ ack }) => {
+    await ack();
+  });
 }

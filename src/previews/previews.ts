@@ -1,0 +1,285 @@
+import { ForbiddenError, isMintlifyError, type MintlifyClient, RateLimitedError } from '../mintlify/index.js';
+import type { Processor, WorkQueue } from '../queue/queue.js';
+import { editJobCard, noticeKey, announceOnce } from '../jobs/jobNotifications.js';
+import type { JobPreview, JobRecord } from '../jobs/jobRecord.js';
+import type { JobsContext } from '../jobs/jobsContext.js';
+
+/**
+ * Preview deployments: once a job's pull request is ready, Mintlify deploys its branch, and the
+ * card links the rendered pages. Two queues: `previews` asks for the deployment (one POST per job
+ * and round, under a limiter of Mintlify's 5 a minute for the whole deployment), and
+ * `preview-status` follows the deployment until it succeeds or fails.
+ */
+export const PREVIEW_QUEUE = 'previews';
+export const PREVIEW_STATUS_QUEUE = 'preview-status';
+
+/** Mintlify's limit: 5 preview deployments a minute per organization. */
+export const PREVIEW_LIMITER = { max: 5, durationMs: 60_000 };
+/** How often a deployment is read while it is queued or in progress. */
+const STATUS_EVERY_MS = 5_000;
+/** A deployment still unfinished after this is reported as failed (the pull request stands). */
+const GIVE_UP_MS = 30 * 60_000;
+/** A plan without previews (403) is not asked again for this long. */
+const REFUSED_FOR_MS = 60 * 60_000;
+/**
+ * A processor that threw (Redis away, say) is tried again: asking again after a crash is safe
+ * (Mintlify redeploys the branch), and reading a deployment always is.
+ */
+const RETRIES = { attempts: 5, backoffMs: 5_000 };
+/** A preview request that Mintlify rate-limited without saying for how long waits this. */
+const RATE_LIMITED_WAIT_MS = 60_000;
+
+export interface PreviewRequest {
+  jobId: string;
+  round: number;
+}
+
+export interface PreviewCheck {
+  jobId: string;
+  round: number;
+  statusId: string;
+  /** When the deployment was asked for (ms since the epoch). */
+  since: number;
+}
+
+export interface PreviewsContext extends JobsContext {
+  mintlify: JobsContext['mintlify'] & Pick<MintlifyClient, 'deployPreview' | 'deploymentStatus'>;
+  statusQueue: WorkQueue<PreviewCheck>;
+  /** Tests shorten how often a deployment is read. */
+  statusEveryMs?: number;
+}
+
+/** The queue job that asks for one round's preview: one per job and round in the whole deployment. */
+export const previewJobId = (jobId: string, round: number) => `preview-${jobId}-${round}`;
+const refusedKey = (projectId: string) => `previews-refused:${projectId}`;
+
+/** A finished job whose pull request has no preview for its latest round yet. */
+export function previewDue(record: JobRecord): boolean {
+  return (
+    record.status === 'completed' &&
+    record.prLink !== null &&
+    record.ref !== null &&
+    record.ref !== '' &&
+    record.preview?.round !== record.round
+  );
+}
+
+/** The preview the card shows: the latest round's only (a redeploy replaces it). */
+export function currentPreview(record: JobRecord): JobPreview | undefined {
+  return record.preview?.round === record.round ? record.preview : undefined;
+}
+
+/** Queues the preview of a finished job's pull request when one is due (a no-op otherwise). */
+export async function requestPreview(queue: WorkQueue<PreviewRequest>, record: JobRecord): Promise<void> {
+  if (!previewDue(record)) return;
+  await queue.add(
+    'deploy',
+    { jobId: record.jobId, round: record.round },
+    { jobId: previewJobId(record.jobId, record.round), ...RETRIES },
+  );
+}
+
+/** The `previews` queue's processor: asks Mintlify to deploy the branch, once. */
+export function previewProcessor(ctx: PreviewsContext): Processor<PreviewRequest> {
+  return async (job) => {
+    const { jobId, round } = job.data;
+    const record = await ctx.records.get(jobId);
+    if (!record || record.round !== round || record.status !== 'completed' || !record.prLink || !record.ref) {
+      return undefined; // reopened meanwhile, or gone: its next round asks for its own
+    }
+    const asked = record.preview?.round === round ? record.preview : undefined;
+    if (asked?.statusId) {
+      // Asked before a crash: follow that deployment rather than asking again.
+      await followDeployment(ctx, record, asked.statusId, Date.parse(asked.askedAt));
+      return undefined;
+    }
+    if ((await ctx.store.kv.get(refusedKey(record.projectId))) !== undefined) return undefined;
+
+    const branch = record.ref;
+    // Noted before the POST; a crash right after it asks once more (Mintlify redeploys: harmless).
+    const askedAt = ctx.now().toISOString();
+    await setPreview(ctx, jobId, round, { round, branch, state: 'asked', askedAt });
+    let deployment: Awaited<ReturnType<PreviewsContext['mintlify']['deployPreview']>>;
+    try {
+      deployment = await ctx.mintlify.deployPreview(record.projectId, branch);
+    } catch (error) {
+      if (error instanceof RateLimitedError) {
+        // Refused, so not deployed: asked again once the limit allows, with every other request.
+        return { rateLimited: { waitMs: error.retryAfterMs ?? RATE_LIMITED_WAIT_MS } };
+      }
+      if (error instanceof ForbiddenError) {
+        await learnRefused(ctx, record.projectId, error);
+        await clearPreview(ctx, jobId, round);
+        return undefined;
+      }
+      if (!isMintlifyError(error)) throw error;
+      // 400, 5xx, a timeout: the POST may have reached Mintlify, so it is not sent again.
+      ctx.logger.warn(`job ${jobId}: the preview of ${branch} could not be asked for: ${error.message}`);
+      await showPreview(ctx, jobId, round, {
+        state: 'failure',
+        summary: `Mintlify did not take the request (${plainReason(error)})`,
+      });
+      return undefined;
+    }
+    if (!deployment.statusId) {
+      await showPreview(ctx, jobId, round, {
+        state: 'failure',
+        summary: 'Mintlify gave no deployment to follow',
+      });
+      return undefined;
+    }
+    const updated = await setPreview(ctx, jobId, round, {
+      round,
+      branch,
+      state: 'queued',
+      askedAt,
+      statusId: deployment.statusId,
+      ...(deployment.previewUrl ? { url: deployment.previewUrl } : {}),
+    });
+    if (updated) await editJobCard(ctx, updated);
+    await followDeployment(ctx, record, deployment.statusId, Date.parse(askedAt));
+    return undefined;
+  };
+}
+
+async function followDeployment(ctx: PreviewsContext, record: JobRecord, statusId: string, since: number) {
+  await ctx.statusQueue.add(
+    'status',
+    { jobId: record.jobId, round: record.round, statusId, since },
+    { jobId: `preview-status-${statusId}`, delayMs: ctx.statusEveryMs ?? STATUS_EVERY_MS, ...RETRIES },
+  );
+}
+
+/** The `preview-status` queue's processor: reads the deployment until it succeeds or fails. */
+export function previewStatusProcessor(ctx: PreviewsContext): Processor<PreviewCheck> {
+  return async (job) => {
+    const { jobId, round, statusId, since } = job.data;
+    const again = { again: { delayMs: ctx.statusEveryMs ?? STATUS_EVERY_MS, data: job.data } };
+    const record = await ctx.records.get(jobId);
+    const preview = record && currentPreview(record);
+    // Superseded (a later round asked for its own) or already shown.
+    if (
+      !preview ||
+      preview.statusId !== statusId ||
+      preview.state === 'success' ||
+      preview.state === 'failure'
+    ) {
+      return undefined;
+    }
+    const late = ctx.now().getTime() - since > GIVE_UP_MS;
+    let status: Awaited<ReturnType<PreviewsContext['mintlify']['deploymentStatus']>>;
+    try {
+      status = await ctx.mintlify.deploymentStatus(statusId);
+    } catch (error) {
+      if (!isMintlifyError(error)) throw error;
+      if (late) {
+        await showPreview(ctx, jobId, round, {
+          state: 'failure',
+          summary: 'Mintlify did not say how it went',
+        });
+        return undefined;
+      }
+      if (error instanceof RateLimitedError)
+        return { again: { ...again.again, delayMs: error.retryAfterMs ?? RATE_LIMITED_WAIT_MS } };
+      return again;
+    }
+    if (status.status === 'success') {
+      const shown = await showPreview(ctx, jobId, round, { state: 'success' });
+      if (shown?.preview?.url) await announcePreview(ctx, shown, shown.preview.url);
+      return undefined;
+    }
+    if (status.status === 'failure') {
+      await showPreview(ctx, jobId, round, {
+        state: 'failure',
+        summary: status.summary?.trim() || 'Mintlify did not say why',
+      });
+      return undefined;
+    }
+    if (late) {
+      await showPreview(ctx, jobId, round, {
+        state: 'failure',
+        summary: 'it did not finish within 30 minutes',
+      });
+      return undefined;
+    }
+    if (status.status === 'in_progress' && preview.state !== 'in_progress') {
+      await setPreview(ctx, jobId, round, { ...preview, state: 'in_progress' });
+    }
+    return again;
+  };
+}
+
+/** One short reply in the thread, without a mention: the card already changed for the person. */
+async function announcePreview(ctx: PreviewsContext, record: JobRecord, url: string): Promise<void> {
+  const safe = url.replace(/[<>|\s]/g, (character) => encodeURIComponent(character));
+  await announceOnce(ctx, record.jobId, {
+    key: noticeKey(record.round, 'preview'),
+    round: record.round,
+    text: `:eyes: The preview of this change is deployed: <${safe}|open the preview>`,
+  });
+}
+
+/** Writes the round's preview (unless the job moved on to another round) and returns the record. */
+function setPreview(
+  ctx: PreviewsContext,
+  jobId: string,
+  round: number,
+  preview: JobPreview,
+): Promise<JobRecord | undefined> {
+  return ctx.records.update(jobId, (current) =>
+    current.round === round ? { ...current, preview } : current,
+  );
+}
+
+async function clearPreview(ctx: PreviewsContext, jobId: string, round: number): Promise<void> {
+  await ctx.records.update(jobId, (current) => {
+    if (current.round !== round || current.preview === undefined) return current;
+    const { preview: _dropped, ...rest } = current;
+    return rest;
+  });
+}
+
+/** Ends the round's preview (success or failure) and redraws the card; returns the record. */
+async function showPreview(
+  ctx: PreviewsContext,
+  jobId: string,
+  round: number,
+  end: Pick<JobPreview, 'state' | 'summary'>,
+): Promise<JobRecord | undefined> {
+  const updated = await ctx.records.update(jobId, (current) => {
+    if (current.round !== round || current.preview?.round !== round) return current;
+    return { ...current, preview: { ...current.preview, ...end } };
+  });
+  if (updated && currentPreview(updated)) {
+    await editJobCard(ctx, updated);
+    ctx.onJobChanged?.(updated);
+  }
+  return updated;
+}
+
+/** A plan without previews: not asked again for an hour, said once in the log. */
+async function learnRefused(ctx: PreviewsContext, projectId: string, error: ForbiddenError): Promise<void> {
+  await ctx.store.kv.set(refusedKey(projectId), error.message, REFUSED_FOR_MS);
+  if (await ctx.store.atomic.setIfAbsent(`previews-refused-said:${projectId}`, '1', REFUSED_FOR_MS)) {
+    ctx.logger.warn(
+      `Mintlify refused a preview deployment for project ${projectId} (403: the plan may not include previews, ` +
+        'or the API key lacks the write scope); no previews are asked for this hour, and cards show none. ' +
+        'Set PREVIEWS=off to stop asking.',
+    );
+  }
+}
+
+function plainReason(error: { kind: string; message: string }): string {
+  switch (error.kind) {
+    case 'timeout':
+      return 'no answer in time';
+    case 'connection':
+      return 'it could not be reached';
+    case 'service':
+      return 'it had a problem on its side';
+    case 'invalid_request':
+      return 'it refused the branch';
+    default:
+      return 'an unexpected answer';
+  }
+}

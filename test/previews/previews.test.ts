@@ -1,0 +1,234 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { SlackCall } from '../fakes/slackFake.js';
+import {
+  FAST_POLL,
+  record,
+  type StartedJob,
+  startFollowedJob,
+  textOf,
+  threadReplies,
+} from '../jobs/followSupport.js';
+import { type BotHarness, type HarnessOptions, startBot } from '../support/botHarness.js';
+import { uniqueNamespace } from '../support/redis.js';
+
+const PR = 'https://github.com/acme/docs/pull/50';
+
+const harnesses: BotHarness[] = [];
+afterEach(async () => {
+  for (const h of harnesses.splice(0).reverse()) await h.close();
+});
+const bot = async (options: HarnessOptions = {}) => {
+  const h = await startBot({ ...options, env: { ...FAST_POLL, PREVIEWS: 'on', ...options.env } });
+  harnesses.push(h);
+  return h;
+};
+
+/** The buttons of the card's last edit (or of the card itself). */
+function cardButtons(h: BotHarness, job: StartedJob): Array<{ text: string; url: string }> {
+  const edits = h.slack.callsTo('chat.update').filter((call) => call.args.ts === job.cardTs);
+  const blocks = (edits.at(-1)?.args.blocks ?? []) as Array<{ type: string; elements?: unknown[] }>;
+  return blocks
+    .filter((block) => block.type === 'actions')
+    .flatMap((block) => (block.elements ?? []) as Array<{ text: { text: string }; url: string }>)
+    .map((button) => ({ text: button.text.text, url: button.url }));
+}
+
+const lastCardText = (h: BotHarness, job: StartedJob) =>
+  JSON.stringify(
+    h.slack
+      .callsTo('chat.update')
+      .filter((call) => call.args.ts === job.cardTs)
+      .at(-1)?.args.blocks,
+  );
+
+const cardEditsWith = (h: BotHarness, job: StartedJob, text: string): SlackCall[] =>
+  h.slack
+    .callsTo('chat.update')
+    .filter((call) => call.args.ts === job.cardTs && JSON.stringify(call.args.blocks).includes(text));
+
+async function finish(h: BotHarness, job: StartedJob): Promise<void> {
+  h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+  await expect.poll(async () => (await record(h, job.jobId))?.status).toBe('completed');
+}
+
+const deploymentOf = async (h: BotHarness, count = 1) => {
+  await expect.poll(() => h.mintlify.deployments.size).toBe(count);
+  return [...h.mintlify.deployments.values()].at(-1)!;
+};
+
+describe('preview deployments of a job’s pull request', () => {
+  it('asks once for the job’s branch, and shows the URL only once the deployment succeeded', async () => {
+    const h = await bot();
+    const job = await startFollowedJob(h, 'Document the preview flow');
+    await finish(h, job);
+    const deployment = await deploymentOf(h);
+    expect(h.mintlify.requestsFor('deployPreview').map((request) => request.body)).toEqual([
+      { branch: `mintlify/${job.jobId}` },
+    ]);
+    // Deploying: the card says so, without the URL.
+    await expect.poll(() => lastCardText(h, job)).toContain('Deploying a preview');
+    expect(lastCardText(h, job)).not.toContain(deployment.previewUrl);
+    expect(cardButtons(h, job).map((button) => button.text)).toEqual(['Open pull request']);
+    expect(JSON.stringify(h.slack.callsTo('chat.postMessage'))).not.toContain(deployment.previewUrl);
+
+    h.mintlify.setDeployment(deployment.statusId, { status: 'in_progress' });
+    h.mintlify.setDeployment(deployment.statusId, { status: 'success', summary: 'Deployed' });
+    await expect
+      .poll(() => cardButtons(h, job))
+      .toEqual([
+        { text: 'Open pull request', url: PR },
+        { text: 'Preview', url: deployment.previewUrl },
+      ]);
+    // The thread says so once, in a reply that mentions nobody.
+    const note = await h.slack.waitForCall(
+      'chat.postMessage',
+      (call) => call.args.thread_ts === job.cardTs && textOf(call).includes(deployment.previewUrl),
+    );
+    expect(textOf(note)).not.toMatch(/<@U/);
+    await h.bot.drained();
+    expect(threadReplies(h, job).filter((call) => textOf(call).includes(deployment.previewUrl))).toHaveLength(
+      1,
+    );
+    expect(h.mintlify.requestsFor('deployPreview')).toHaveLength(1);
+    // The App Home lists it next to the pull request.
+    await expect
+      .poll(() => JSON.stringify(h.slack.callsTo('views.publish').at(-1)?.args.view))
+      .toContain(deployment.previewUrl);
+  });
+
+  it('says the preview failed, with the deployment’s summary; the pull request stands', async () => {
+    const h = await bot();
+    const job = await startFollowedJob(h, 'Document the failure case');
+    await finish(h, job);
+    const deployment = await deploymentOf(h);
+    h.mintlify.setDeployment(deployment.statusId, {
+      status: 'failure',
+      summary: 'Broken link in <quickstart.mdx>',
+    });
+    await expect.poll(() => cardEditsWith(h, job, 'The preview of').length).toBeGreaterThan(0);
+    const text = lastCardText(h, job);
+    expect(text).toContain('Broken link in &lt;quickstart.mdx&gt;');
+    expect(text).toContain('The pull request stands');
+    expect(cardButtons(h, job)).toEqual([{ text: 'Open pull request', url: PR }]);
+    expect(text).not.toContain(deployment.previewUrl);
+  });
+
+  it('deploys again, once, when a follow-up makes the job finish again', async () => {
+    const h = await bot();
+    const job = await startFollowedJob(h, 'Document the redeploy');
+    await finish(h, job);
+    const first = await deploymentOf(h, 1);
+    h.mintlify.setDeployment(first.statusId, { status: 'success' });
+    await expect.poll(() => cardButtons(h, job).length).toBe(2);
+
+    await h.event({
+      type: 'message',
+      channel: job.channel,
+      channel_type: 'channel',
+      user: 'U0USER',
+      text: 'Also mention the flag',
+      ts: '1860000000.000100',
+      thread_ts: job.cardTs,
+    });
+    await expect.poll(async () => (await record(h, job.jobId))?.round).toBe(1);
+    // Reopened: the old preview is not shown as the new round's.
+    await expect.poll(() => cardButtons(h, job).map((button) => button.text)).toEqual(['Open pull request']);
+    await finish(h, job);
+    const second = await deploymentOf(h, 2);
+    expect(second.branch).toBe(`mintlify/${job.jobId}`);
+    await expect.poll(() => lastCardText(h, job)).toContain('Deploying a preview');
+    h.mintlify.setDeployment(second.statusId, { status: 'success' });
+    await expect
+      .poll(() => cardButtons(h, job).map((button) => button.text))
+      .toEqual(['Open pull request', 'Preview']);
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('deployPreview')).toHaveLength(2);
+  });
+
+  it('learns a plan without previews (403) once: no more requests for the hour, one log line, nothing on the cards', async () => {
+    const h = await bot();
+    h.mintlify.setPreviewsAvailable(false);
+    const jobs = [
+      await startFollowedJob(h, 'Document A', 'C0ONE'),
+      await startFollowedJob(h, 'Document B', 'C0TWO'),
+    ];
+    await finish(h, jobs[0]!);
+    await expect.poll(() => h.mintlify.requestsFor('deployPreview').length).toBe(1);
+    await expect.poll(async () => (await record(h, jobs[0]!.jobId))?.preview).toBeUndefined();
+    await finish(h, jobs[1]!);
+    await h.bot.drained();
+    await expect.poll(async () => h.bot.following()).toBe(0);
+    expect(h.mintlify.requestsFor('deployPreview')).toHaveLength(1);
+    expect(h.logs.filter((line) => line.includes('refused a preview deployment'))).toHaveLength(1);
+    for (const job of jobs) {
+      expect(lastCardText(h, job)).not.toContain('preview');
+      expect(cardButtons(h, job).map((button) => button.text)).toEqual(['Open pull request']);
+    }
+  });
+
+  it('waits out a 429 and asks again; a 5xx is shown as a failure and never asked again', async () => {
+    const h = await bot();
+    h.mintlify.injectFault('deployPreview', { status: 429, retryAfter: '1' });
+    const limited = await startFollowedJob(h, 'Document the rate limit', 'C0ONE');
+    await finish(h, limited);
+    await deploymentOf(h, 1);
+    expect(h.mintlify.requestsFor('deployPreview')).toHaveLength(2);
+
+    h.mintlify.injectFault('deployPreview', { status: 503 });
+    const broken = await startFollowedJob(h, 'Document the outage', 'C0TWO');
+    await finish(h, broken);
+    await expect.poll(() => lastCardText(h, broken)).toContain('did not take the request');
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('deployPreview')).toHaveLength(3);
+  });
+
+  it('lets requests wait their turn under the limiter; none is dropped', async () => {
+    const h = await bot({ previews: { limiter: { max: 1, durationMs: 700 } } });
+    const jobs = [
+      await startFollowedJob(h, 'Document one', 'C0ONE'),
+      await startFollowedJob(h, 'Document two', 'C0TWO'),
+      await startFollowedJob(h, 'Document three', 'C0THREE'),
+    ];
+    for (const job of jobs) h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+    await expect.poll(() => h.mintlify.requestsFor('deployPreview').length, { timeout: 5_000 }).toBe(3);
+    const asked = h.mintlify
+      .requestsFor('deployPreview')
+      .map((request) => (request.body as { branch: string }).branch);
+    expect(asked.sort()).toEqual(jobs.map((job) => `mintlify/${job.jobId}`).sort());
+  });
+
+  it('after a crash between asking and showing, follows the same deployment and edits the card once', async () => {
+    const namespace = uniqueNamespace('preview-crash');
+    const first = await bot({ namespace });
+    const job = await startFollowedJob(first, 'Document the crash');
+    await finish(first, job);
+    const deployment = await deploymentOf(first);
+    await expect
+      .poll(async () => (await record(first, job.jobId))?.preview?.statusId)
+      .toBe(deployment.statusId);
+    await first.stopBot();
+
+    first.mintlify.setDeployment(deployment.statusId, { status: 'success' });
+    const second = await bot({ namespace, slack: first.slack, mintlify: first.mintlify });
+    await expect
+      .poll(() => cardEditsWith(second, job, deployment.previewUrl).length, { timeout: 10_000 })
+      .toBe(1);
+    await second.bot.drained();
+    expect(first.mintlify.requestsFor('deployPreview')).toHaveLength(1);
+    expect(cardEditsWith(second, job, deployment.previewUrl)).toHaveLength(1);
+    expect(
+      threadReplies(second, job).filter((call) => textOf(call).includes(deployment.previewUrl)),
+    ).toHaveLength(1);
+  });
+
+  it('asks for nothing with PREVIEWS=off', async () => {
+    const h = await bot({ env: { PREVIEWS: 'off' } });
+    const job = await startFollowedJob(h, 'Document without previews');
+    await finish(h, job);
+    await expect.poll(async () => h.bot.following()).toBe(0);
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('deployPreview')).toHaveLength(0);
+    expect(lastCardText(h, job)).not.toContain('Deploying a preview');
+    expect(cardButtons(h, job).map((button) => button.text)).toEqual(['Open pull request']);
+  });
+});
