@@ -1,5 +1,6 @@
 import { periodOfRun, previousPeriod } from '../src/digest/period.js';
 import { type MintlifyFake, startMintlifyFake } from '../test/fakes/mintlifyFake.js';
+import { seedStruggles } from './strugglesDataset.js';
 import { visitorsWeek } from './visitorsDataset.js';
 
 /**
@@ -43,6 +44,7 @@ export async function startSimulatedMintlify(options: {
   const lastWeek = visitorsWeek(1);
   fake.setVisitors(thisWeek.rows, thisWeek.totals);
   fake.setVisitorsOf(previousPeriod(period).dateFrom, lastWeek.rows, lastWeek.totals);
+  seedStruggles(fake, period.dateFrom);
 
   const rounds = new Map<string, NodeJS.Timeout>();
   let pullRequests = 0;

@@ -140,6 +140,7 @@ const envSchema = z.object({
   DIGEST_CRON: optionalText.default('0 9 * * 1'),
   DIGEST_TIMEZONE: optionalText.default('UTC'),
   DIGEST_TOP: integer(10, 1, 40),
+  DIGEST_STRUGGLES: integer(3, 0, 5),
   DIGEST_MAX_PAGES: integer(1_000, 1, 100_000),
   // 75 min: one full window of the hourly analytics limit, and a little more.
   DIGEST_GIVE_UP_MS: integer(4_500_000, 1_000, 24 * 3_600_000),
@@ -271,6 +272,8 @@ export interface Config {
     cron: string;
     timezone: string;
     top: number;
+    /** Items of each kind in "Where readers struggled"; 0 leaves the section out. */
+    struggles: number;
     maxPages: number;
     /** How long a digest may wait out Mintlify's analytics rate limit before it gives up. */
     giveUpMs: number;
@@ -384,6 +387,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       cron: e.DIGEST_CRON,
       timezone: e.DIGEST_TIMEZONE,
       top: e.DIGEST_TOP,
+      struggles: e.DIGEST_STRUGGLES,
       maxPages: e.DIGEST_MAX_PAGES,
       giveUpMs: e.DIGEST_GIVE_UP_MS,
       siteUrl: e.DOCS_SITE_URL,

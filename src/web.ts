@@ -104,7 +104,7 @@ export function createWeb(
   events.register(app, ctx);
   shortcuts.register(app, ctx);
   views.register(app, ctx);
-  actions.register(app);
+  actions.register(app, ctx);
   app.error(async (error) => {
     logger.error(`a Slack request was not queued: ${String(error)}`);
     throw error; // answered with an HTTP error, so Slack sends the event again

@@ -8,7 +8,10 @@ import { DigestRecords } from './digestRecords.js';
 /** What the digest use cases need, built once (by app.ts or the one-shot entry) and passed in. */
 export interface DigestContext {
   config: Config;
-  mintlify: Pick<MintlifyClient, 'visitorsPage'>;
+  mintlify: Pick<
+    MintlifyClient,
+    'visitorsPage' | 'feedbackByPage' | 'feedbackPage' | 'searchesPage' | 'assistantPage'
+  >;
   store: Store;
   records: DigestRecords;
   slack: Pick<webApi.WebClient, 'chat' | 'conversations'>;

@@ -2,6 +2,8 @@ import type { types } from '@slack/bolt';
 import { escapeSlackText, truncate } from '../slack/escape.js';
 import type { SiteTotals, VisitorNumbers } from './collectVisitors.js';
 import { addDays } from './period.js';
+import type { Struggles } from './struggles.js';
+import { strugglesBlocks } from './strugglesMessage.js';
 import type { PageVisitors } from './topPages.js';
 
 type KnownBlock = types.KnownBlock;
@@ -19,6 +21,8 @@ export interface DigestView {
   previous?: { totals?: SiteTotals; top?: PageVisitors[] } | undefined;
   /** When set, paths link to the docs site. */
   siteUrl?: string | undefined;
+  /** "Where readers struggled", when DIGEST_STRUGGLES asks for it. */
+  struggles?: Struggles | undefined;
 }
 
 export interface DigestMessage {
@@ -61,6 +65,7 @@ export function digestMessage(view: DigestView): DigestMessage {
         section(
           `:zzz: *No visits recorded* this week.${lastWeek && lastWeek.total > 0 ? ` Last week: ${n(lastWeek.total)} visitors.` : ''}`,
         ),
+        ...(view.struggles ? strugglesBlocks(view.struggles, range) : []),
       ],
     };
   }
@@ -108,6 +113,7 @@ export function digestMessage(view: DigestView): DigestMessage {
   }
   if (!previous?.totals) notes.push('no numbers from last week to compare with');
   blocks.push(context(notes.join('  ·  ')));
+  if (view.struggles) blocks.push(...strugglesBlocks(view.struggles, range));
 
   return { text: fallbackText(view, range), blocks };
 }

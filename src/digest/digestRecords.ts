@@ -1,6 +1,7 @@
 import type { Store } from '../store/store.js';
 import type { PeriodDates, VisitorNumbers } from './collectVisitors.js';
 import { periodKey } from './period.js';
+import type { Struggles } from './struggles.js';
 
 /**
  * What the store remembers about digests, shared by every instance and kept across restarts:
@@ -24,6 +25,7 @@ export type StoredNumbers = VisitorNumbers & { collectedAt: string };
 const KEEP_MS = 92 * 86_400_000;
 
 const numbersKey = (period: PeriodDates) => `digest:numbers:${periodKey(period)}`;
+const strugglesKey = (period: PeriodDates) => `digest:struggles:${periodKey(period)}`;
 const postedKey = (period: PeriodDates, channel: string) => `digest:posted:${channel}:${periodKey(period)}`;
 
 export class DigestRecords {
@@ -39,6 +41,15 @@ export class DigestRecords {
       { ...numbers, collectedAt: at.toISOString() },
       KEEP_MS,
     );
+  }
+
+  /** What readers struggled with in the period, as read in full once. */
+  struggles(period: PeriodDates): Promise<Struggles | undefined> {
+    return this.store.kv.get<Struggles>(strugglesKey(period));
+  }
+
+  async saveStruggles(period: PeriodDates, struggles: Struggles): Promise<void> {
+    await this.store.kv.set(strugglesKey(period), struggles, KEEP_MS);
   }
 
   posted(period: PeriodDates, channel: string): Promise<PostedDigest | undefined> {

@@ -7,6 +7,7 @@ import type { DigestContext } from './digestContext.js';
 import { type DigestMessage, digestMessage } from './digestMessage.js';
 import type { PostedDigest } from './digestRecords.js';
 import { type DigestPeriod, periodKey, periodOfRun, previousPeriod } from './period.js';
+import { collectStruggles, type Struggles } from './struggles.js';
 
 /**
  * Posting a digest: gather the period's numbers (from the store when this period was already
@@ -149,7 +150,37 @@ async function buildMessage(
     : await readSiteTotals(ctx.mintlify, config.mintlify.projectId, before).then((totals) =>
         totals ? { totals } : undefined,
       );
-  return digestMessage({ numbers, timeZone: period.timeZone, previous, siteUrl: config.digest.siteUrl });
+  const struggles = config.digest.struggles > 0 ? await periodStruggles(ctx, period) : undefined;
+  return digestMessage({
+    numbers,
+    timeZone: period.timeZone,
+    previous,
+    siteUrl: config.digest.siteUrl,
+    struggles,
+  });
+}
+
+/**
+ * What readers struggled with: read once per period (at most 10 analytics requests), kept when
+ * read in full, so a second digest of the period spends none. A kind Mintlify refused is read
+ * again next time.
+ */
+async function periodStruggles(ctx: DigestContext, period: DigestPeriod): Promise<Struggles> {
+  const top = ctx.config.digest.struggles;
+  const kept = await ctx.records.struggles(period);
+  const fits = (items: unknown[]) => items.length <= top;
+  if (kept && fits(kept.pages) && fits(kept.searches) && fits(kept.questions) && kept.top === top) {
+    return { ...kept, requests: 0 };
+  }
+  const read = await collectStruggles(ctx.mintlify, ctx.config.mintlify.projectId, period, { top });
+  if (read.unread.length > 0) {
+    ctx.logger.warn(
+      `the digest for ${periodKey(period)}: Mintlify did not give ${read.unread.join(', ')} (left out of "Where readers struggled")`,
+    );
+  } else {
+    await ctx.records.saveStruggles(period, read);
+  }
+  return read;
 }
 
 /**

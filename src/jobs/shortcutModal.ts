@@ -2,6 +2,7 @@ import type { types, ViewOutput } from '@slack/bolt';
 import { z } from 'zod';
 import { escapeSlackText, quote, truncate } from '../slack/escape.js';
 import { slackToPlainText } from '../slack/plainText.js';
+import { evidenceText, type StruggleValue, struggleValueSchema } from '../digest/strugglesMessage.js';
 import { filesNote } from './threadContext.js';
 
 /** The message shortcut's callback_id: the same string is declared in manifest.yml. */
@@ -28,6 +29,8 @@ const chosenMessageSchema = z.object({
   /** Slack markup, cut to fit the form: the submission reads the full text again when it can. */
   text: z.string(),
   files: z.array(z.string()),
+  /** From a digest's "Fix with the docs agent": what readers struggled with, the job's evidence. */
+  struggle: struggleValueSchema.optional(),
 });
 export type ChosenMessage = z.infer<typeof chosenMessageSchema>;
 
@@ -49,26 +52,21 @@ export function chosenMessage(
   };
 }
 
-/** The form: the instruction, the message quoted read-only, and the thread checkbox when it has a thread. */
-export async function sendToAgentModal(message: ChosenMessage): Promise<types.ModalView> {
+/**
+ * The form: the instruction, the message quoted read-only, and the thread checkbox when it has a
+ * thread. From a digest's button, the instruction comes filled in and the evidence replaces the message.
+ */
+export async function sendToAgentModal(
+  message: ChosenMessage,
+  options: { instruction?: string } = {},
+): Promise<types.ModalView> {
+  if (message.struggle) return modalView(message, evidenceBlocks(message.struggle), options.instruction);
   // No users.info here: the form must open within Slack's 3 s, so mentions show as ids.
   const plain = await slackToPlainText(message.text, async () => undefined);
   const shown = [plain.trim() ? quote(escapeSlackText(truncate(plain, PREVIEW_MAX))) : '>_(no text)_'];
   const files = filesNote(message.files.map((name) => ({ name })));
   if (files) shown.push(escapeSlackText(files));
   const blocks: types.KnownBlock[] = [
-    {
-      type: 'input',
-      block_id: INSTRUCTION_BLOCK,
-      label: { type: 'plain_text', text: 'What should the agent change in the docs?' },
-      element: {
-        type: 'plain_text_input',
-        action_id: INSTRUCTION_ACTION,
-        multiline: true,
-        max_length: 3_000,
-        placeholder: { type: 'plain_text', text: 'For example: document the behaviour described here' },
-      },
-    },
     {
       type: 'section',
       text: {
@@ -99,6 +97,47 @@ export async function sendToAgentModal(message: ChosenMessage): Promise<types.Mo
       },
     ],
   });
+  return modalView(message, blocks);
+}
+
+/** The evidence from a digest, in plain text: readers' words never render as mentions or links. */
+function evidenceBlocks(struggle: StruggleValue): types.KnownBlock[] {
+  return [
+    {
+      type: 'section',
+      text: { type: 'mrkdwn', text: '*What readers struggled with* (from the docs digest)' },
+    },
+    { type: 'section', text: { type: 'plain_text', text: evidenceText(struggle), emoji: false } },
+    {
+      type: 'context',
+      elements: [
+        {
+          type: 'mrkdwn',
+          text: 'The job gets this as evidence, with your instruction. Its card is posted in the digest’s thread.',
+        },
+      ],
+    },
+  ];
+}
+
+function modalView(
+  message: ChosenMessage,
+  blocks: types.KnownBlock[],
+  instruction?: string,
+): types.ModalView {
+  const input: types.KnownBlock = {
+    type: 'input',
+    block_id: INSTRUCTION_BLOCK,
+    label: { type: 'plain_text', text: 'What should the agent change in the docs?' },
+    element: {
+      type: 'plain_text_input',
+      action_id: INSTRUCTION_ACTION,
+      multiline: true,
+      max_length: 3_000,
+      ...(instruction ? { initial_value: instruction.slice(0, 3_000) } : {}),
+      placeholder: { type: 'plain_text', text: 'For example: document the behaviour described here' },
+    },
+  };
   return {
     type: 'modal',
     callback_id: SEND_TO_AGENT_FORM,
@@ -106,7 +145,7 @@ export async function sendToAgentModal(message: ChosenMessage): Promise<types.Mo
     submit: { type: 'plain_text', text: 'Start job' },
     close: { type: 'plain_text', text: 'Cancel' },
     private_metadata: metadataOf(message),
-    blocks,
+    blocks: [input, ...blocks],
   };
 }
 

@@ -5,6 +5,7 @@ import { followInDm } from './followInDm.js';
 import type { JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
 import { threadLink } from './jobList.js';
+import { evidenceLines } from '../digest/strugglesMessage.js';
 import type { ChosenMessage } from './shortcutModal.js';
 import { startJob } from './startJob.js';
 import {
@@ -43,18 +44,9 @@ export async function startFromShortcut(
 ): Promise<ShortcutOutcome> {
   const { message } = request;
   const rootTs = message.threadTs ?? message.ts;
-  const [thread, permalink] = await Promise.all([
-    readThread(ctx.slack, message.channel, rootTs).catch(() => undefined),
-    permalinkOf(ctx, message),
-  ]);
-  const full = thread?.messages.find((candidate) => candidate.ts === message.ts);
-  const sections = [await messageSection(userNames, message, full, permalink)];
-  if (request.includeThread) {
-    const transcript = thread
-      ? await transcriptOf(thread.messages, { bot: request.bot, userNames, partial: thread.truncated })
-      : undefined;
-    sections.push(threadSection('The whole Slack thread it is in (oldest first)', transcript));
-  }
+  const sections = message.struggle
+    ? [contextSection('What readers struggled with, from the docs digest', evidenceLines(message.struggle))]
+    : await messageSections(ctx, userNames, request, rootTs);
 
   // A thread that already belongs to a job keeps it: the new card then starts a thread of its own.
   const taken = await ctx.records.byThread(message.channel, rootTs);
@@ -84,6 +76,29 @@ export async function startFromShortcut(
         : { kind: 'unposted', record: outcome.record, text: outcome.text };
     }
   }
+}
+
+/** The message (and its thread, when asked) as the job's context. */
+async function messageSections(
+  ctx: JobsContext,
+  userNames: UserNames,
+  request: ShortcutRequest,
+  rootTs: string,
+): Promise<string[]> {
+  const { message } = request;
+  const [thread, permalink] = await Promise.all([
+    readThread(ctx.slack, message.channel, rootTs).catch(() => undefined),
+    permalinkOf(ctx, message),
+  ]);
+  const full = thread?.messages.find((candidate) => candidate.ts === message.ts);
+  const sections = [await messageSection(userNames, message, full, permalink)];
+  if (request.includeThread) {
+    const transcript = thread
+      ? await transcriptOf(thread.messages, { bot: request.bot, userNames, partial: thread.truncated })
+      : undefined;
+    sections.push(threadSection('The whole Slack thread it is in (oldest first)', transcript));
+  }
+  return sections;
 }
 
 async function permalinkOf(ctx: JobsContext, message: ChosenMessage): Promise<string> {

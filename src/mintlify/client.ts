@@ -1,5 +1,6 @@
 /**
- * The Mintlify REST client: agent jobs (admin API v2) and the visitors export (analytics v1).
+ * The Mintlify REST client: agent jobs (admin API v2), preview deployments, and the analytics
+ * exports (v1: visitors, feedback, searches, assistant conversations).
  * It knows nothing of Slack. Every call sends the bearer key and our User-Agent over one
  * keep-alive pool, validates the answer against the published schema, and turns every failure
  * into one of the typed errors of `errors.ts`.
@@ -18,11 +19,19 @@ import { ConnectionError, RateLimitedError, ServiceError, TimeoutError } from '.
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, type Sleep, withRetry } from './retry.js';
 import {
   type AgentJob,
+  type AssistantPage,
   agentJobSchema,
+  assistantPageSchema,
   type DeploymentStatus,
   deploymentStatusSchema,
+  type FeedbackByPage,
+  type FeedbackPage,
+  feedbackByPageSchema,
+  feedbackPageSchema,
   type PreviewDeployment,
   previewDeploymentSchema,
+  type SearchesPage,
+  searchesPageSchema,
   type VisitorsPage,
   visitorsPageSchema,
 } from './schemas.js';
@@ -59,6 +68,44 @@ export interface VisitorsPagesQuery {
   limit?: number;
   /** Safety cap against a `hasMore` that never turns false; default 1000. */
   maxPages?: number;
+}
+
+/** The `source` filter of the feedback endpoints. */
+export type FeedbackSource = 'code_snippet' | 'contextual' | 'agent' | 'thumbs_only';
+
+/**
+ * The analytics endpoints below share one limit with the visitors export: 100 requests per
+ * organization per hour. Dates are ISO 8601 or YYYY-MM-DD, `dateTo` exclusive, both always sent.
+ */
+interface AnalyticsRange {
+  dateFrom: string;
+  dateTo: string;
+}
+
+export interface FeedbackQuery extends AnalyticsRange {
+  /** 1 to 100; the service's default is 50. */
+  limit?: number;
+  /** The previous page's `nextCursor`, as is. */
+  cursor?: string;
+  source?: FeedbackSource;
+}
+
+export interface FeedbackByPageQuery extends AnalyticsRange {
+  /** Pages (paths) to return, 1 to 100; the service's default is 10. There is no cursor. */
+  limit?: number;
+  source?: FeedbackSource;
+}
+
+export interface SearchesQuery extends AnalyticsRange {
+  /** 1 to 100; the service's default is 50. */
+  limit?: number;
+  cursor?: string;
+}
+
+export interface AssistantQuery extends AnalyticsRange {
+  /** 1 to 1000; the service's default is 100. */
+  limit?: number;
+  cursor?: string;
 }
 
 const DEFAULT_TIMEOUTS = { connectMs: 5_000, headersMs: 15_000, bodyMs: 15_000 };
@@ -176,6 +223,63 @@ export class MintlifyClient {
       path: `/v1/analytics/${encodeURIComponent(projectId)}/visitors`,
       query: params,
       schema: visitorsPageSchema,
+    });
+  }
+
+  /** GET /v1/analytics/{projectId}/feedback: one page of feedback entries; follow `nextCursor`. */
+  feedbackPage(projectId: string, query: FeedbackQuery): Promise<FeedbackPage> {
+    const params = new URLSearchParams({ dateFrom: query.dateFrom, dateTo: query.dateTo });
+    if (query.limit !== undefined) params.set('limit', String(query.limit));
+    if (query.cursor !== undefined) params.set('cursor', query.cursor);
+    if (query.source !== undefined) params.set('source', query.source);
+    return this.#call({
+      operation: 'feedbackPage',
+      method: 'GET',
+      path: `/v1/analytics/${encodeURIComponent(projectId)}/feedback`,
+      query: params,
+      schema: feedbackPageSchema,
+    });
+  }
+
+  /** GET /v1/analytics/{projectId}/feedback/by-page: feedback counts per page path (one page, no cursor). */
+  feedbackByPage(projectId: string, query: FeedbackByPageQuery): Promise<FeedbackByPage> {
+    const params = new URLSearchParams({ dateFrom: query.dateFrom, dateTo: query.dateTo });
+    if (query.limit !== undefined) params.set('limit', String(query.limit));
+    if (query.source !== undefined) params.set('source', query.source);
+    return this.#call({
+      operation: 'feedbackByPage',
+      method: 'GET',
+      path: `/v1/analytics/${encodeURIComponent(projectId)}/feedback/by-page`,
+      query: params,
+      schema: feedbackByPageSchema,
+    });
+  }
+
+  /** GET /v1/analytics/{projectId}/searches: one page of search terms, most searched first. */
+  searchesPage(projectId: string, query: SearchesQuery): Promise<SearchesPage> {
+    const params = new URLSearchParams({ dateFrom: query.dateFrom, dateTo: query.dateTo });
+    if (query.limit !== undefined) params.set('limit', String(query.limit));
+    if (query.cursor !== undefined) params.set('cursor', query.cursor);
+    return this.#call({
+      operation: 'searchesPage',
+      method: 'GET',
+      path: `/v1/analytics/${encodeURIComponent(projectId)}/searches`,
+      query: params,
+      schema: searchesPageSchema,
+    });
+  }
+
+  /** GET /v1/analytics/{projectId}/assistant: one page of assistant conversations; follow `nextCursor`. */
+  assistantPage(projectId: string, query: AssistantQuery): Promise<AssistantPage> {
+    const params = new URLSearchParams({ dateFrom: query.dateFrom, dateTo: query.dateTo });
+    if (query.limit !== undefined) params.set('limit', String(query.limit));
+    if (query.cursor !== undefined) params.set('cursor', query.cursor);
+    return this.#call({
+      operation: 'assistantPage',
+      method: 'GET',
+      path: `/v1/analytics/${encodeURIComponent(projectId)}/assistant`,
+      query: params,
+      schema: assistantPageSchema,
     });
   }
 

@@ -1,4 +1,13 @@
-export type { MintlifyClientOptions, VisitorsPagesQuery, VisitorsQuery } from './client.js';
+export type {
+  AssistantQuery,
+  FeedbackByPageQuery,
+  FeedbackQuery,
+  FeedbackSource,
+  MintlifyClientOptions,
+  SearchesQuery,
+  VisitorsPagesQuery,
+  VisitorsQuery,
+} from './client.js';
 export { MintlifyClient } from './client.js';
 export type { AnyMintlifyError, MintlifyErrorKind, TimeoutPhase } from './errors.js';
 export {
@@ -19,11 +28,28 @@ export type { RetryPolicy, Sleep } from './retry.js';
 export { backoffDelayMs, DEFAULT_RETRY_POLICY, parseRetryAfter } from './retry.js';
 export type {
   AgentJob,
+  AssistantConversation,
+  AssistantPage,
   DeploymentState,
   DeploymentStatus,
+  FeedbackByPage,
+  FeedbackByPageRow,
+  FeedbackEntry,
+  FeedbackPage,
   JobStatus,
   PreviewDeployment,
+  SearchesPage,
+  SearchRow,
   VisitorsPage,
   VisitorsRow,
 } from './schemas.js';
-export { agentJobSchema, FINAL_JOB_STATUSES, jobStatusSchema, visitorsPageSchema } from './schemas.js';
+export {
+  agentJobSchema,
+  assistantPageSchema,
+  FINAL_JOB_STATUSES,
+  feedbackByPageSchema,
+  feedbackPageSchema,
+  jobStatusSchema,
+  searchesPageSchema,
+  visitorsPageSchema,
+} from './schemas.js';

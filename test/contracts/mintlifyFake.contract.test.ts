@@ -13,6 +13,10 @@ const CREATE = '/v2/agent/{projectId}/job';
 const GET = '/v2/agent/{projectId}/job/{id}';
 const MESSAGE = '/v2/agent/{projectId}/job/{id}/message';
 const VISITORS = '/v1/analytics/{projectId}/visitors';
+const FEEDBACK = '/v1/analytics/{projectId}/feedback';
+const FEEDBACK_BY_PAGE = '/v1/analytics/{projectId}/feedback/by-page';
+const SEARCHES = '/v1/analytics/{projectId}/searches';
+const ASSISTANT = '/v1/analytics/{projectId}/assistant';
 // The deployments spec's server is https://api.mintlify.com/v1: its paths start after /v1.
 const PREVIEW = '/project/preview/{projectId}';
 const STATUS = '/project/update-status/{statusId}';
@@ -48,6 +52,21 @@ function expectDeclared(
 
 const jobPath = (id: string) => `/v2/agent/${PROJECT_ID}/job/${encodeURIComponent(id)}`;
 const visitorsPath = (query: string) => `/v1/analytics/${PROJECT_ID}/visitors?${query}`;
+const analyticsPath = (endpoint: string, query: string) => `/v1/analytics/${PROJECT_ID}/${endpoint}?${query}`;
+const RANGE = 'dateFrom=2025-01-01&dateTo=2025-01-08';
+
+/** The page's `nextCursor`, percent-encoded for the next request's query. */
+function cursorOf(answer: { body: unknown }): string {
+  const { nextCursor } = answer.body as { nextCursor: unknown };
+  expect(nextCursor).toBeTypeOf('string');
+  return encodeURIComponent(nextCursor as string);
+}
+
+/** A 429 is not declared by the analytics spec: its body must still be the analytics error body. */
+function expectRateLimitBody(answer: { status: number; body: unknown }): void {
+  expect(answer.status).toBe(429);
+  expectValid(validateComponent('analytics', 'AnalyticsErrorResponse', answer.body));
+}
 
 describe('the Mintlify fake answers what the published specs allow', () => {
   it('create: 201 job, 400 empty prompt, 429 rate limit', async () => {
@@ -109,6 +128,160 @@ describe('the Mintlify fake answers what the published specs allow', () => {
     for (const answer of [first, last, invalid, failed]) expectDeclared('analytics', 'GET', VISITORS, answer);
   });
 
+  it('feedback: 200 pages through the cursor, filtered by source; 400 with details; 429', async () => {
+    fake.setFeedback([
+      {
+        id: 'fb-1',
+        path: '/quickstart',
+        comment: 'Step 3 is out of date',
+        createdAt: '2025-01-02T10:00:00Z',
+        source: 'contextual',
+        status: 'pending',
+        helpful: false,
+        contact: 'ada@example.com',
+      },
+      {
+        id: 'fb-2',
+        path: '/quickstart',
+        comment: null,
+        createdAt: null,
+        source: 'thumbs_only',
+        status: 'resolved',
+        helpful: true,
+        contact: null,
+      },
+      {
+        id: 'fb-3',
+        path: '/api/auth',
+        comment: 'This snippet does not compile',
+        createdAt: '2025-01-03',
+        source: 'code_snippet',
+        status: 'in_progress',
+        helpful: false,
+        contact: null,
+      },
+    ]);
+
+    const first = await call('GET', analyticsPath('feedback', `${RANGE}&limit=2`));
+    const second = await call('GET', analyticsPath('feedback', `${RANGE}&limit=2&cursor=${cursorOf(first)}`));
+    const contextual = await call('GET', analyticsPath('feedback', `${RANGE}&source=contextual`));
+    const invalid = await call('GET', analyticsPath('feedback', 'dateTo=2025-01-08&limit=101&source=email'));
+    const badCursor = await call('GET', analyticsPath('feedback', `${RANGE}&cursor=nope`));
+    fake.injectFault('feedback', { status: 429 });
+    const limited = await call('GET', analyticsPath('feedback', RANGE));
+
+    expect([first.status, second.status, contextual.status, invalid.status, badCursor.status]).toEqual([
+      200, 200, 200, 400, 400,
+    ]);
+    expect(first.body).toMatchObject({ hasMore: true, feedback: [{ id: 'fb-1' }, { id: 'fb-2' }] });
+    expect(second.body).toEqual({
+      feedback: [expect.objectContaining({ id: 'fb-3' })],
+      nextCursor: null,
+      hasMore: false,
+    });
+    expect(contextual.body).toMatchObject({ feedback: [{ id: 'fb-1' }], nextCursor: null, hasMore: false });
+    expect((invalid.body as { details: unknown[] }).details).toHaveLength(3);
+    for (const answer of [first, second, contextual, invalid, badCursor])
+      expectDeclared('analytics', 'GET', FEEDBACK, answer);
+    expectRateLimitBody(limited);
+  });
+
+  it('feedback by page: 200 counts per path, most feedback first; 400 with details; 429', async () => {
+    const entry = { comment: null, createdAt: null, status: 'pending', contact: null } as const;
+    fake.setFeedback([
+      { ...entry, id: 'a', path: '/intro', source: 'contextual', helpful: true },
+      { ...entry, id: 'b', path: '/api', source: 'code_snippet', helpful: false },
+      { ...entry, id: 'c', path: '/api', source: 'thumbs_only', helpful: false },
+      { ...entry, id: 'd', path: '/api', source: 'contextual', helpful: true },
+      { ...entry, id: 'e', path: '/faq', source: 'agent', helpful: false },
+    ]);
+
+    const all = await call('GET', analyticsPath('feedback/by-page', RANGE));
+    const top = await call('GET', analyticsPath('feedback/by-page', `${RANGE}&limit=1`));
+    const invalid = await call('GET', analyticsPath('feedback/by-page', 'dateFrom=2025-13-45&limit=0'));
+    fake.injectFault('feedbackByPage', { status: 429, retryAfter: '120' });
+    const limited = await call('GET', analyticsPath('feedback/by-page', RANGE));
+
+    expect([all.status, top.status, invalid.status]).toEqual([200, 200, 400]);
+    expect(all.body).toEqual({
+      feedback: [
+        { path: '/api', thumbsUp: 1, thumbsDown: 1, code: 1, total: 3 },
+        { path: '/intro', thumbsUp: 1, thumbsDown: 0, code: 0, total: 1 },
+        { path: '/faq', thumbsUp: 0, thumbsDown: 0, code: 0, total: 1 },
+      ],
+      hasMore: false,
+    });
+    expect(top.body).toMatchObject({ feedback: [{ path: '/api' }], hasMore: true });
+    expect(invalid.body).toMatchObject({ details: expect.arrayContaining([expect.any(Object)]) });
+    for (const answer of [all, top, invalid]) expectDeclared('analytics', 'GET', FEEDBACK_BY_PAGE, answer);
+    expectRateLimitBody(limited);
+  });
+
+  it('searches: 200 pages by hits descending through the cursor; 400 with details; 429', async () => {
+    const row = { ctr: 0.5, topClickedPage: null, lastSearchedAt: '2025-01-07T09:30:00Z' };
+    fake.setSearches([
+      { ...row, searchQuery: 'webhooks', hits: 3 },
+      { ...row, searchQuery: 'auth', hits: 12, topClickedPage: '/api/auth' },
+      { ...row, searchQuery: 'rate limit', hits: 7, ctr: 0 },
+    ]);
+
+    const first = await call('GET', analyticsPath('searches', `${RANGE}&limit=2`));
+    const second = await call('GET', analyticsPath('searches', `${RANGE}&limit=2&cursor=${cursorOf(first)}`));
+    const invalid = await call('GET', analyticsPath('searches', 'dateFrom=2025-01-01&limit=2.5'));
+    // A cursor of another endpoint is not one this endpoint gave.
+    const foreign = Buffer.from('feedback:2').toString('base64url');
+    const badCursor = await call('GET', analyticsPath('searches', `${RANGE}&cursor=${foreign}`));
+    fake.injectFault('searches', { status: 429 });
+    const limited = await call('GET', analyticsPath('searches', RANGE));
+
+    expect([first.status, second.status, invalid.status, badCursor.status]).toEqual([200, 200, 400, 400]);
+    expect(first.body).toMatchObject({
+      searches: [{ searchQuery: 'auth' }, { searchQuery: 'rate limit' }],
+      totalSearches: 22,
+    });
+    expect(second.body).toMatchObject({ searches: [{ searchQuery: 'webhooks' }], nextCursor: null });
+    for (const answer of [first, second, invalid, badCursor])
+      expectDeclared('analytics', 'GET', SEARCHES, answer);
+    expectRateLimitBody(limited);
+  });
+
+  it('assistant: 200 pages through the cursor; 400 with details; 429', async () => {
+    fake.setConversations(
+      Array.from({ length: 3 }, (_, i) => ({
+        id: `conv-${i}`,
+        timestamp: `2025-01-0${i + 2}T12:00:00Z`,
+        query: `question ${i}`,
+        response: `answer ${i}`,
+        ...(i === 1 ? { responseType: 'clarifying_question' as const } : {}),
+        sources: i === 0 ? [{ title: 'Quickstart', url: 'https://docs.acme.com/quickstart' }] : [],
+        resolutionStatus: i === 2 ? ('unanswered' as const) : ('answered' as const),
+        queryCategory: i === 0 ? 'Getting started' : null,
+        pageUrl: i === 0 ? 'https://docs.acme.com/quickstart' : null,
+      })),
+    );
+
+    const first = await call('GET', analyticsPath('assistant', `${RANGE}&limit=2`));
+    const second = await call(
+      'GET',
+      analyticsPath('assistant', `${RANGE}&limit=2&cursor=${cursorOf(first)}`),
+    );
+    const invalid = await call('GET', analyticsPath('assistant', `${RANGE}&limit=1001&cursor=not-a-ulid`));
+    fake.injectFault('assistant', { status: 429 });
+    const limited = await call('GET', analyticsPath('assistant', RANGE));
+
+    expect([first.status, second.status, invalid.status]).toEqual([200, 200, 400]);
+    expect(first.body).toMatchObject({ conversations: [{ id: 'conv-0' }, { id: 'conv-1' }], hasMore: true });
+    expect((first.body as { nextCursor: string }).nextCursor).toMatch(/^[0-7][0-9A-HJKMNP-TV-Z]{25}$/);
+    expect(second.body).toMatchObject({
+      conversations: [{ id: 'conv-2' }],
+      nextCursor: null,
+      hasMore: false,
+    });
+    expect((invalid.body as { details: unknown[] }).details).toHaveLength(2);
+    for (const answer of [first, second, invalid]) expectDeclared('analytics', 'GET', ASSISTANT, answer);
+    expectRateLimitBody(limited);
+  });
+
   // Neither spec declares 401 or 403; the docs say error bodies are `{error}` / `{error, details?}`.
   it('401 and 403 carry the error body of their spec', async () => {
     const adminUnauthorized = await call('GET', jobPath('job-active'), undefined, 'mint_wrong');
@@ -143,6 +316,22 @@ describe('the Mintlify fake answers what the published specs allow', () => {
     expect(jobResult.errors.join()).toMatch(/\/status/);
     expect(pageResult.valid).toBe(false);
     expect(pageResult.errors.join()).toMatch(/\/hasMore/);
+  });
+
+  it('a schema-breaking fault breaks the feedback, searches and assistant answers too', async () => {
+    const endpoints = [
+      ['feedback', 'feedback', FEEDBACK, /\/hasMore/],
+      ['feedbackByPage', 'feedback/by-page', FEEDBACK_BY_PAGE, /\/hasMore/],
+      ['searches', 'searches', SEARCHES, /\/searches/],
+      ['assistant', 'assistant', ASSISTANT, /\/hasMore/],
+    ] as const;
+    for (const [operation, endpoint, template, field] of endpoints) {
+      fake.injectFault(operation, { schemaBreaking: true });
+      const answer = await call('GET', analyticsPath(endpoint, RANGE));
+      const result = validateResponse('analytics', 'GET', template, answer.status, answer.body);
+      expect(result.valid).toBe(false);
+      expect(result.errors.join()).toMatch(field);
+    }
   });
 
   it('preview: 202 deployment, 400 without a branch, 403 on a plan without previews; status: 200 in each state', async () => {

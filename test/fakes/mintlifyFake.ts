@@ -1,5 +1,6 @@
 /**
- * A loopback stand-in for Mintlify's agent-job (admin v2) and visitors (analytics v1) endpoints.
+ * A loopback stand-in for Mintlify's agent-job (admin v2), preview deployment, and analytics v1
+ * (visitors, feedback, feedback by page, searches, assistant conversations) endpoints.
  * It answers only what the published specs and docs allow (test/contracts/), records every
  * request for assertions, and lets a test drive job states and inject faults.
  *
@@ -11,6 +12,22 @@
  *   undocumented, so the bot must always send both.
  * - Visitors rows are served in insertion order, unsorted; the date range filters nothing, except
  *   that rows set for one `dateFrom` with `setVisitorsOf` answer the requests starting that day.
+ * - The same holds for feedback, searches and conversations: every analytics request without
+ *   dateFrom/dateTo answers 400, and the range filters nothing (a test sets the rows it means).
+ * - `limit` must be an integer in the spec's range (the spec types it `number`); anything else
+ *   answers 400 rather than being rounded or clamped.
+ * - Cursors are opaque and tied to their endpoint: feedback and searches give base64url of
+ *   `<operation>:<offset>`, assistant gives a ULID-shaped string (the spec says `format: ulid`)
+ *   holding the offset. A cursor the endpoint did not give answers 400. The last page has
+ *   `nextCursor: null` (and `hasMore: false`).
+ * - Feedback entries are served in insertion order; `source` and `status` (comma-separated)
+ *   filter them, an unknown `source` answers 400. Feedback by page counts the same entries per
+ *   path: thumbsUp/thumbsDown are contextual and thumbs_only entries with `helpful` true/false,
+ *   `code` the code_snippet entries, `total` all of them; most feedback first, ties in
+ *   first-seen order. It has no cursor: `cursor` or `offset` there answers 400, so a client
+ *   that tries to walk it fails loudly instead of reading the first page forever.
+ * - Searches are served by hits descending (ties in insertion order); `totalSearches` defaults
+ *   to the sum of all hits. Conversations are served in insertion order.
  * - A `destroySocket` fault lets the request take effect (a job is created) before the socket is
  *   cut, as when an answer is lost on the way back.
  */
@@ -59,6 +76,47 @@ export interface MintlifyFakeOptions {
 
 export type VisitorsTotals = VisitorsPage['totals'];
 
+export type FakeFeedbackSource = 'code_snippet' | 'contextual' | 'agent' | 'thumbs_only';
+export type FakeFeedbackStatus = 'pending' | 'in_progress' | 'resolved' | 'dismissed';
+
+/**
+ * A feedback entry in the spec's contextual variant (all of its fields are required). `source`
+ * and `status` take the spec's values (FakeFeedbackSource, FakeFeedbackStatus); they are typed
+ * as strings so a plain object literal fits, and the contract test checks what is served.
+ */
+export interface FakeFeedbackEntry {
+  id: string;
+  path: string;
+  comment: string | null;
+  createdAt: string | null;
+  source: string;
+  status: string;
+  helpful: boolean;
+  contact: string | null;
+}
+
+/** A row of `SearchesResponse`. */
+export interface FakeSearchRow {
+  searchQuery: string;
+  hits: number;
+  ctr: number;
+  topClickedPage: string | null;
+  lastSearchedAt: string;
+}
+
+/** A row of `AssistantConversationsResponse`. */
+export interface FakeConversation {
+  id: string;
+  timestamp: string;
+  query: string;
+  response: string;
+  responseType?: 'answer' | 'clarifying_question';
+  sources: Array<{ title: string; url: string }>;
+  resolutionStatus: 'answered' | 'unanswered';
+  queryCategory: string | null;
+  pageUrl: string | null;
+}
+
 /** A preview deployment as the fake keeps it. */
 export interface FakeDeployment {
   statusId: string;
@@ -86,6 +144,12 @@ export interface MintlifyFake {
   setVisitors(rows: VisitorsRow[], totals?: VisitorsTotals): void;
   /** The rows (and totals) for requests whose dateFrom is this day (YYYY-MM-DD), e.g. last week's. */
   setVisitorsOf(dateFrom: string, rows: VisitorsRow[], totals?: VisitorsTotals): void;
+  /** Replaces the feedback entries, served by `/feedback` and counted by `/feedback/by-page`. */
+  setFeedback(entries: FakeFeedbackEntry[]): void;
+  /** Replaces the search terms; `totalSearches` defaults to the sum of their hits. */
+  setSearches(rows: FakeSearchRow[], totalSearches?: number): void;
+  /** Replaces the assistant conversations, served by `/assistant` in this order. */
+  setConversations(rows: FakeConversation[]): void;
   /**
    * Calls `listener` after the fake has acted on each request, with the answer it gives normally
    * (an injected fault may still change what goes on the wire); returns a function that stops it.
@@ -96,7 +160,7 @@ export interface MintlifyFake {
   clearFaults(): void;
   requestsTo(method: string, path: string | RegExp): RecordedRequest[];
   requestsFor(operation: FakeOperation): RecordedRequest[];
-  /** Forgets requests, jobs, visitors and faults. */
+  /** Forgets requests, jobs, deployments, analytics rows (visitors, feedback, searches, conversations) and faults. */
   reset(): void;
   close(): Promise<void>;
 }
@@ -112,12 +176,96 @@ const DEFAULT_MESSAGES: Record<number, string> = {
 
 const DATE_PATTERN = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
+const FEEDBACK_SOURCES: readonly string[] = ['code_snippet', 'contextual', 'agent', 'thumbs_only'];
+
+/** Page sizes of the analytics endpoints: the spec's maximum and default `limit`. */
+const LIMITS = {
+  visitors: { max: 250, default: 50 },
+  feedback: { max: 100, default: 50 },
+  feedbackByPage: { max: 100, default: 10 },
+  searches: { max: 100, default: 50 },
+  assistant: { max: 1000, default: 100 },
+} as const;
+
+/** 400 with the analytics error body, one detail per problem. */
+const invalidQuery = (details: string[]): Answer =>
+  json(400, { error: 'Invalid query parameters', details: details.map((message) => ({ message })) });
+
+/** What is wrong with the date range and `limit` of an analytics request; empty when nothing. */
+function rangeAndLimitProblems(query: Record<string, string>, maxLimit: number): string[] {
+  const details: string[] = [];
+  for (const name of ['dateFrom', 'dateTo'] as const) {
+    const value = query[name];
+    if (value === undefined)
+      details.push(`${name} is required by this fake (the default range is undocumented)`);
+    else if (!DATE_PATTERN.test(value) || Number.isNaN(Date.parse(value)))
+      details.push(`${name} must be an ISO 8601 date-time or YYYY-MM-DD`);
+  }
+  const limit = Number(query.limit ?? '1');
+  if (!/^\d+$/.test(query.limit ?? '1') || limit < 1 || limit > maxLimit)
+    details.push(`limit must be an integer from 1 to ${maxLimit}`);
+  return details;
+}
+
+const limitOf = (query: Record<string, string>, fallback: number): number =>
+  query.limit === undefined ? fallback : Number(query.limit);
+
+/** base64url of `<operation>:<offset>`: opaque to the client, and useless on another endpoint. */
+const offsetCursor = {
+  encode: (operation: string, offset: number): string =>
+    Buffer.from(`${operation}:${offset}`).toString('base64url'),
+  decode: (operation: string, cursor: string): number | undefined => {
+    const match = /^([a-zA-Z]+):(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (!match || match[1] !== operation || offsetCursor.encode(operation, Number(match[2])) !== cursor)
+      return undefined;
+    return Number(match[2]);
+  },
+};
+
+// Crockford's base32, as ULIDs are written: 26 characters, the first at most 7.
+const ULID_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/** The offset written as a ULID-shaped string, as the spec gives the assistant cursor `format: ulid`. */
+const ulidCursor = {
+  encode: (offset: number): string => {
+    let text = '';
+    for (let rest = offset; rest > 0; rest = Math.floor(rest / 32))
+      text = ULID_ALPHABET.charAt(rest % 32) + text;
+    return text.padStart(26, '0');
+  },
+  decode: (cursor: string): number | undefined => {
+    if (!/^[0-7][0-9A-HJKMNP-TV-Z]{25}$/.test(cursor)) return undefined;
+    let offset = 0;
+    for (const char of cursor) offset = offset * 32 + ULID_ALPHABET.indexOf(char);
+    return Number.isSafeInteger(offset) ? offset : undefined;
+  },
+};
+
+/** The page of `rows` at `offset`, and the cursor of the next one (null on the last page). */
+function cursorPage<Row>(
+  rows: readonly Row[],
+  offset: number,
+  limit: number,
+  encode: (offset: number) => string,
+): { page: Row[]; nextCursor: string | null; hasMore: boolean } {
+  const hasMore = offset + limit < rows.length;
+  return {
+    page: rows.slice(offset, offset + limit),
+    nextCursor: hasMore ? encode(offset + limit) : null,
+    hasMore,
+  };
+}
+
 export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<MintlifyFake> {
   const requests: RecordedRequest[] = [];
   const jobs = new Map<string, AgentJob>();
   let visitors: VisitorsRow[] = [];
   let fixedTotals: VisitorsTotals | undefined;
   const visitorsByDateFrom = new Map<string, { rows: VisitorsRow[]; totals: VisitorsTotals | undefined }>();
+  let feedback: FakeFeedbackEntry[] = [];
+  let searches: FakeSearchRow[] = [];
+  let fixedTotalSearches: number | undefined;
+  let conversations: FakeConversation[] = [];
   const answerListeners = new Set<(request: RecordedRequest, answer: Answer) => void>();
   let faults: Array<{ match: FaultMatch; fault: Fault; remaining: number }> = [];
   let jobCounter = 0;
@@ -153,25 +301,11 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
   };
 
   const visitorsAnswer = (query: Record<string, string>): Answer => {
-    const details: string[] = [];
-    for (const name of ['dateFrom', 'dateTo'] as const) {
-      const value = query[name];
-      if (value === undefined)
-        details.push(`${name} is required by this fake (the default range is undocumented)`);
-      else if (!DATE_PATTERN.test(value) || Number.isNaN(Date.parse(value)))
-        details.push(`${name} must be an ISO 8601 date-time or YYYY-MM-DD`);
-    }
-    const limit = query.limit === undefined ? 50 : Number(query.limit);
-    if (!/^\d+$/.test(query.limit ?? '50') || limit < 1 || limit > 250)
-      details.push('limit must be an integer from 1 to 250');
+    const details = rangeAndLimitProblems(query, LIMITS.visitors.max);
+    const limit = limitOf(query, LIMITS.visitors.default);
     const offset = query.offset === undefined ? 0 : Number(query.offset);
     if (!/^\d+$/.test(query.offset ?? '0')) details.push('offset must be an integer >= 0');
-    if (details.length > 0) {
-      return json(400, {
-        error: 'Invalid query parameters',
-        details: details.map((message) => ({ message })),
-      });
-    }
+    if (details.length > 0) return invalidQuery(details);
     const ofDay = visitorsByDateFrom.get((query.dateFrom ?? '').slice(0, 10));
     const rows = ofDay?.rows ?? visitors;
     const sum = (key: 'human' | 'ai' | 'total') => rows.reduce((total, row) => total + row[key], 0);
@@ -182,6 +316,87 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
     };
     const page = rows.slice(offset, offset + limit);
     return json(200, { totals, visitors: page, hasMore: offset + limit < rows.length });
+  };
+
+  /** The stored feedback that passes the `source` and `status` filters, or the problem with them. */
+  const filteredFeedback = (query: Record<string, string>, details: string[]): FakeFeedbackEntry[] => {
+    const { source, status } = query;
+    if (source !== undefined && !FEEDBACK_SOURCES.includes(source))
+      details.push(`source must be one of ${FEEDBACK_SOURCES.join(', ')}`);
+    const statuses = status?.split(',').map((value) => value.trim());
+    return feedback.filter(
+      (entry) =>
+        (source === undefined || entry.source === source) &&
+        (statuses === undefined || statuses.includes(entry.status)),
+    );
+  };
+
+  const feedbackAnswer = (query: Record<string, string>): Answer => {
+    const details = rangeAndLimitProblems(query, LIMITS.feedback.max);
+    const rows = filteredFeedback(query, details);
+    const offset = query.cursor === undefined ? 0 : offsetCursor.decode('feedback', query.cursor);
+    if (offset === undefined) details.push('cursor is not one this endpoint gave');
+    if (details.length > 0 || offset === undefined) return invalidQuery(details);
+    const limit = limitOf(query, LIMITS.feedback.default);
+    const { page, nextCursor, hasMore } = cursorPage(rows, offset, limit, (next) =>
+      offsetCursor.encode('feedback', next),
+    );
+    return json(200, { feedback: page, nextCursor, hasMore });
+  };
+
+  const feedbackByPageAnswer = (query: Record<string, string>): Answer => {
+    const details = rangeAndLimitProblems(query, LIMITS.feedbackByPage.max);
+    const rows = filteredFeedback(query, details);
+    for (const name of ['cursor', 'offset'])
+      if (query[name] !== undefined) details.push(`${name} is not a parameter of feedback by page`);
+    if (details.length > 0) return invalidQuery(details);
+    const byPath = new Map<
+      string,
+      { path: string; thumbsUp: number; thumbsDown: number; code: number; total: number }
+    >();
+    for (const entry of rows) {
+      const counts = byPath.get(entry.path) ?? {
+        path: entry.path,
+        thumbsUp: 0,
+        thumbsDown: 0,
+        code: 0,
+        total: 0,
+      };
+      const isVote = entry.source === 'contextual' || entry.source === 'thumbs_only';
+      if (isVote && entry.helpful) counts.thumbsUp += 1;
+      if (isVote && !entry.helpful) counts.thumbsDown += 1;
+      if (entry.source === 'code_snippet') counts.code += 1;
+      counts.total += 1;
+      byPath.set(entry.path, counts);
+    }
+    // Array.prototype.sort is stable: equal totals keep the order their paths were first seen.
+    const groups = [...byPath.values()].sort((a, b) => b.total - a.total);
+    const limit = limitOf(query, LIMITS.feedbackByPage.default);
+    return json(200, { feedback: groups.slice(0, limit), hasMore: groups.length > limit });
+  };
+
+  const searchesAnswer = (query: Record<string, string>): Answer => {
+    const details = rangeAndLimitProblems(query, LIMITS.searches.max);
+    const offset = query.cursor === undefined ? 0 : offsetCursor.decode('searches', query.cursor);
+    if (offset === undefined) details.push('cursor is not one this endpoint gave');
+    if (details.length > 0 || offset === undefined) return invalidQuery(details);
+    const rows = [...searches].sort((a, b) => b.hits - a.hits);
+    const totalSearches = fixedTotalSearches ?? rows.reduce((total, row) => total + row.hits, 0);
+    const limit = limitOf(query, LIMITS.searches.default);
+    const { page, nextCursor } = cursorPage(rows, offset, limit, (next) =>
+      offsetCursor.encode('searches', next),
+    );
+    return json(200, { searches: page, totalSearches, nextCursor });
+  };
+
+  const assistantAnswer = (query: Record<string, string>): Answer => {
+    const details = rangeAndLimitProblems(query, LIMITS.assistant.max);
+    const offset = query.cursor === undefined ? 0 : ulidCursor.decode(query.cursor);
+    if (offset === undefined) details.push('cursor must be a ULID this endpoint gave');
+    if (details.length > 0 || offset === undefined) return invalidQuery(details);
+    const limit = limitOf(query, LIMITS.assistant.default);
+    const { page, nextCursor, hasMore } = cursorPage(conversations, offset, limit, ulidCursor.encode);
+    return json(200, { conversations: page, nextCursor, hasMore });
   };
 
   const previewAnswer = (projectId: string, body: unknown): Answer => {
@@ -264,6 +479,14 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
       }
       case 'visitors':
         return visitorsAnswer(request.query);
+      case 'feedback':
+        return feedbackAnswer(request.query);
+      case 'feedbackByPage':
+        return feedbackByPageAnswer(request.query);
+      case 'searches':
+        return searchesAnswer(request.query);
+      case 'assistant':
+        return assistantAnswer(request.query);
       default:
         return json(404, { error: 'Not found' });
     }
@@ -346,6 +569,16 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
     setVisitorsOf: (dateFrom, rows, totals) => {
       visitorsByDateFrom.set(dateFrom, { rows: [...rows], totals });
     },
+    setFeedback: (entries) => {
+      feedback = [...entries];
+    },
+    setSearches: (rows, totalSearches) => {
+      searches = [...rows];
+      fixedTotalSearches = totalSearches;
+    },
+    setConversations: (rows) => {
+      conversations = [...rows];
+    },
     onAnswer: (listener) => {
       answerListeners.add(listener);
       return () => answerListeners.delete(listener);
@@ -369,6 +602,10 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
       visitors = [];
       fixedTotals = undefined;
       visitorsByDateFrom.clear();
+      feedback = [];
+      searches = [];
+      fixedTotalSearches = undefined;
+      conversations = [];
       faults = [];
       deployments.clear();
       previewsAvailable = true;
@@ -384,6 +621,14 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
 
 function breakSchema(operation: FakeOperation | undefined, answer: Answer): unknown {
   if (answer.status < 200 || answer.status > 299) return answer.body;
-  if (operation === 'visitors') return { ...(answer.body as object), hasMore: 'yes' };
+  switch (operation) {
+    case 'visitors':
+    case 'feedback':
+    case 'feedbackByPage':
+    case 'assistant':
+      return { ...(answer.body as object), hasMore: 'yes' };
+    case 'searches':
+      return { ...(answer.body as object), searches: 'x' };
+  }
   return { ...(answer.body as object), status: 42 };
 }

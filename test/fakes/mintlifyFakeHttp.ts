@@ -7,7 +7,16 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { setTimeout as delay } from 'node:timers/promises';
 
 export type FakeOperation =
-  'createJob' | 'getJob' | 'sendMessage' | 'visitors' | 'deployPreview' | 'deploymentStatus';
+  | 'createJob'
+  | 'getJob'
+  | 'sendMessage'
+  | 'visitors'
+  | 'feedback'
+  | 'feedbackByPage'
+  | 'searches'
+  | 'assistant'
+  | 'deployPreview'
+  | 'deploymentStatus';
 
 export interface RecordedRequest {
   operation: FakeOperation | undefined;
@@ -77,6 +86,14 @@ export async function send(res: ServerResponse, answer: Answer, options: SendOpt
   res.end(text);
 }
 
+/** GET /v1/analytics/{projectId}/{name}, by name (a Map: no inherited keys such as `constructor`). */
+const ANALYTICS_OPERATIONS = new Map<string, FakeOperation>([
+  ['visitors', 'visitors'],
+  ['feedback', 'feedback'],
+  ['searches', 'searches'],
+  ['assistant', 'assistant'],
+]);
+
 function operationOf(method: string, segments: string[]): FakeOperation | undefined {
   // "/v2/agent/{projectId}/job/{id}/message" splits into ['', 'v2', 'agent', projectId, 'job', id, 'message'].
   const [, version, area, projectId, ...rest] = segments;
@@ -91,8 +108,10 @@ function operationOf(method: string, segments: string[]): FakeOperation | undefi
     if (method === 'GET' && rest.length === 2 && rest[1]) return 'getJob';
     if (method === 'POST' && rest.length === 3 && rest[1] && rest[2] === 'message') return 'sendMessage';
   }
-  const isVisitors = version === 'v1' && area === 'analytics' && rest.length === 1 && rest[0] === 'visitors';
-  return isVisitors && method === 'GET' ? 'visitors' : undefined;
+  if (version !== 'v1' || area !== 'analytics' || method !== 'GET') return undefined;
+  // "/v1/analytics/{projectId}/feedback/by-page" has rest ['feedback', 'by-page'].
+  if (rest.length === 2 && rest[0] === 'feedback' && rest[1] === 'by-page') return 'feedbackByPage';
+  return rest.length === 1 ? ANALYTICS_OPERATIONS.get(rest[0] ?? '') : undefined;
 }
 
 function parseJson(text: string): unknown {

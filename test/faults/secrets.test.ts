@@ -87,6 +87,14 @@ describe('secrets never leave through the wrong door', () => {
 
   it('the story covered every operation', () => {
     const operations = new Set(h.mintlify.requests.map((request) => request.operation));
-    expect([...operations].sort()).toEqual(['createJob', 'getJob', 'sendMessage', 'visitors']);
+    expect([...operations].sort()).toEqual([
+      'assistant',
+      'createJob',
+      'feedbackByPage',
+      'getJob',
+      'searches',
+      'sendMessage',
+      'visitors',
+    ]);
   });
 });

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SlackCall } from '../fakes/slackFake.js';
 import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
-import { sendInteraction } from '../support/slackRequests.js';
+import { sendFormSubmission, sendInteraction } from '../support/slackRequests.js';
 
 let h: BotHarness;
 afterEach(async () => h?.close());
@@ -32,38 +32,20 @@ function chooseShortcut(
 
 /** The form submitted, with what the person typed and ticked. */
 function submit(h: BotHarness, opened: SlackCall, instruction: string, includeThread = false) {
-  const view = opened.args.view as { private_metadata: string; callback_id: string };
-  return sendInteraction(h.url, SECRETS.signingSecret, {
-    type: 'view_submission',
-    team,
-    user: { id: 'U0USER', name: 'user', team_id: 'T0TEAM' },
-    api_app_id: 'A0APP',
-    token: 'deprecated',
-    trigger_id: '3333.4444.efgh',
-    view: {
-      id: (opened.response.view as { id: string }).id,
-      type: 'modal',
-      callback_id: view.callback_id,
-      private_metadata: view.private_metadata,
-      hash: '1.abc',
-      state: {
-        values: {
-          instruction: { instruction_input: { type: 'plain_text_input', value: instruction } },
-          ...(includeThread
-            ? {
-                thread: {
-                  include_thread: {
-                    type: 'checkboxes',
-                    selected_options: [
-                      { value: 'thread', text: { type: 'plain_text', text: 'Include the whole thread' } },
-                    ],
-                  },
-                },
-              }
-            : {}),
-        },
-      },
-    },
+  return sendFormSubmission(h.url, SECRETS.signingSecret, opened, {
+    instruction: { instruction_input: { type: 'plain_text_input', value: instruction } },
+    ...(includeThread
+      ? {
+          thread: {
+            include_thread: {
+              type: 'checkboxes',
+              selected_options: [
+                { value: 'thread', text: { type: 'plain_text', text: 'Include the whole thread' } },
+              ],
+            },
+          },
+        }
+      : {}),
   });
 }
 

@@ -141,6 +141,35 @@ export function sendInteraction(
   return post(appUrl, signingSecret, body, 'form', signing);
 }
 
+/**
+ * The bot's "Send to docs agent" form (as `views.open` got it, with Slack's answer) submitted by
+ * U0USER with `values` (Slack's `view.state.values`).
+ */
+export function sendFormSubmission(
+  appUrl: string,
+  signingSecret: string,
+  opened: { args: Record<string, unknown>; response: Record<string, unknown> },
+  values: Record<string, unknown>,
+): Promise<SlackResponse> {
+  const view = opened.args.view as { private_metadata: string; callback_id: string };
+  return sendInteraction(appUrl, signingSecret, {
+    type: 'view_submission',
+    team: { id: 'T0TEAM', domain: 'acme' },
+    user: { id: 'U0USER', name: 'user', team_id: 'T0TEAM' },
+    api_app_id: 'A0APP',
+    token: 'deprecated',
+    trigger_id: '3333.4444.efgh',
+    view: {
+      id: (opened.response.view as { id: string }).id,
+      type: 'modal',
+      callback_id: view.callback_id,
+      private_metadata: view.private_metadata,
+      hash: '1.abc',
+      state: { values },
+    },
+  });
+}
+
 /** The endpoint: `appUrl` as given, or `/slack/events` on it when it is just the app's base URL. */
 export function eventsEndpoint(appUrl: string): string {
   const url = new URL(appUrl);

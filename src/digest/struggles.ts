@@ -1,0 +1,144 @@
+import type { MintlifyClient } from '../mintlify/index.js';
+import { isMintlifyError, RateLimitedError } from '../mintlify/index.js';
+import type { PeriodDates } from './collectVisitors.js';
+
+/**
+ * "Where readers struggled": the pages with the most thumbs down (with a reader's comment), the
+ * searches nobody clicked, and the questions the assistant could not answer, over the digest's
+ * period. At most `MAX_REQUESTS` analytics requests in all (the organization has 100 an hour for
+ * every analytics endpoint, and the digest's own pages spend some): one for feedback by page, and
+ * at most three pages of each list. A kind that cannot be read is left out, and says so.
+ */
+
+export type StruggleKind = 'page' | 'search' | 'question';
+
+export interface Struggle {
+  kind: StruggleKind;
+  /** The page path, the search term, or the question (readers' text: untrusted). */
+  subject: string;
+  /** Thumbs down, searches, or askings. */
+  count: number;
+  /** A reader's comment on the page (untrusted), when there is one. */
+  comment?: string;
+}
+
+export interface Struggles {
+  pages: Struggle[];
+  searches: Struggle[];
+  questions: Struggle[];
+  /** The kinds that could not be read (a refusal, a timeout): the digest says so in one line. */
+  unread: StruggleKind[];
+  /** Analytics requests this read spent (0 when a second digest reused what was read). */
+  requests: number;
+  /** How many of each kind were asked for (DIGEST_STRUGGLES). */
+  top: number;
+}
+
+/** Pages read of each list, at most: with feedback by page, 10 requests a digest. */
+export const LIST_PAGES = 3;
+export const MAX_REQUESTS = 1 + 3 * LIST_PAGES;
+/** Readers' text is cut to this before it is kept (shown shorter still). */
+export const READER_TEXT_MAX = 500;
+
+type Analytics = Pick<MintlifyClient, 'feedbackByPage' | 'feedbackPage' | 'searchesPage' | 'assistantPage'>;
+
+export async function collectStruggles(
+  mintlify: Analytics,
+  projectId: string,
+  period: PeriodDates,
+  options: { top: number },
+): Promise<Struggles> {
+  const dates = { dateFrom: period.dateFrom, dateTo: period.dateTo };
+  let requests = 0;
+  const counted = <T>(read: () => Promise<T>) => {
+    requests += 1;
+    return read();
+  };
+  const unread: StruggleKind[] = [];
+  const attempt = async <T>(kind: StruggleKind, read: () => Promise<T[]>): Promise<T[]> => {
+    try {
+      return await read();
+    } catch (error) {
+      if (!isMintlifyError(error) && !(error instanceof RateLimitedError)) throw error;
+      unread.push(kind);
+      return [];
+    }
+  };
+  const { top } = options;
+
+  // One after another: the hourly limit is the organization's, and the order keeps the count exact.
+  const pages = await attempt('page', async () => {
+    const byPage = await counted(() => mintlify.feedbackByPage(projectId, { ...dates, limit: 100 }));
+    const worst = byPage.feedback
+      .filter((row) => row.thumbsDown > 0)
+      .sort((a, b) => b.thumbsDown - a.thumbsDown || a.path.localeCompare(b.path))
+      .slice(0, top);
+    if (worst.length === 0) return [];
+    // A reader's comment for each of those pages, from the first pages of the feedback list.
+    const comments = new Map<string, string>();
+    let cursor: string | undefined;
+    for (let page = 0; page < LIST_PAGES && comments.size < worst.length; page++) {
+      const answer = await counted(() =>
+        mintlify.feedbackPage(projectId, { ...dates, limit: 100, ...(cursor ? { cursor } : {}) }),
+      );
+      for (const entry of answer.feedback) {
+        const comment = entry.comment?.trim();
+        if (!comment || entry.helpful === true || comments.has(entry.path)) continue;
+        comments.set(entry.path, comment.slice(0, READER_TEXT_MAX));
+      }
+      if (!answer.hasMore || !answer.nextCursor) break;
+      cursor = answer.nextCursor;
+    }
+    return worst.map((row): Struggle => {
+      const comment = comments.get(row.path);
+      return { kind: 'page', subject: row.path, count: row.thumbsDown, ...(comment ? { comment } : {}) };
+    });
+  });
+
+  const searches = await attempt('search', async () => {
+    const found: Struggle[] = [];
+    let cursor: string | undefined;
+    // Ordered by hits: the first terms nobody clicked are the most searched of them.
+    for (let page = 0; page < LIST_PAGES && found.length < top; page++) {
+      const answer = await counted(() =>
+        mintlify.searchesPage(projectId, { ...dates, limit: 100, ...(cursor ? { cursor } : {}) }),
+      );
+      for (const row of answer.searches) {
+        const term = row.searchQuery.trim();
+        if (!term || !(row.ctr === 0 || row.topClickedPage === null)) continue;
+        if (found.length < top)
+          found.push({ kind: 'search', subject: term.slice(0, READER_TEXT_MAX), count: row.hits });
+      }
+      if (!answer.nextCursor) break;
+      cursor = answer.nextCursor;
+    }
+    return found.sort((a, b) => b.count - a.count);
+  });
+
+  const questions = await attempt('question', async () => {
+    const askings = new Map<string, Struggle>();
+    let cursor: string | undefined;
+    for (let page = 0; page < LIST_PAGES; page++) {
+      const answer = await counted(() =>
+        mintlify.assistantPage(projectId, { ...dates, limit: 1000, ...(cursor ? { cursor } : {}) }),
+      );
+      for (const row of answer.conversations) {
+        if (row.resolutionStatus !== 'unanswered') continue;
+        const question = row.query.replace(/\s+/g, ' ').trim();
+        if (!question) continue;
+        // The same question asked again (any case, any spacing) is counted once, with its askings.
+        const key = question.toLowerCase().replace(/[?!.\s]+$/, '');
+        const seen = askings.get(key);
+        if (seen) seen.count += 1;
+        else askings.set(key, { kind: 'question', subject: question.slice(0, READER_TEXT_MAX), count: 1 });
+      }
+      if (!answer.hasMore || !answer.nextCursor) break;
+      cursor = answer.nextCursor;
+    }
+    return [...askings.values()]
+      .sort((a, b) => b.count - a.count || a.subject.localeCompare(b.subject))
+      .slice(0, top);
+  });
+
+  return { pages, searches, questions, unread, requests, top };
+}
