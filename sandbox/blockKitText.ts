@@ -3,7 +3,7 @@ import { emoji, type MarkupContext, markupToTerminal } from './slackMarkup.js';
 /**
  * A message's (or a view's) Block Kit as terminal lines: headers bold, sections as text (fields one
  * a line), context dimmed, buttons as `[Open pull request → URL]`, dividers as a rule, a form's
- * inputs as their label over `[placeholder]` or `☐ option`. Without blocks, the message's text.
+ * inputs as their label over `[placeholder]` (or `[what the bot filled in]`) or `☐ option`. Without blocks, the message's text.
  * Blocks the bot never sends are named rather than guessed at.
  */
 
@@ -68,10 +68,13 @@ function elementLines(elements: unknown[], ctx: MarkupContext): string[] {
   return shown.length > 0 ? [shown.join(' ')] : [];
 }
 
-/** An input as a form shows it empty: a text box with its placeholder, checkboxes unticked. */
+/** An input as a form shows it: a text box with what the bot filled in, else its placeholder; checkboxes unticked. */
 function inputText(element: Json, ctx: MarkupContext): string {
   switch (element.type) {
     case 'plain_text_input':
+      if (typeof element.initial_value === 'string' && element.initial_value !== '') {
+        return `[${element.initial_value}]`;
+      }
       return `[${ctx.style.dim(textOf(element.placeholder, ctx) || ' '.repeat(20))}]`;
     case 'checkboxes': {
       const options = Array.isArray(element.options) ? element.options : [];

@@ -3,6 +3,7 @@ import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDocsAgent, type DocsAgent } from '../src/app.js';
 import { type Config, loadConfig, type LogLevel, secretsOf } from '../src/config.js';
+import { FIX_WITH_AGENT_ACTION } from '../src/digest/strugglesMessage.js';
 import { SEND_TO_AGENT_SHORTCUT } from '../src/jobs/shortcutModal.js';
 import { createLogger } from '../src/log.js';
 import type { SlackCall, StoredMessage } from '../test/fakes/slackFake.js';
@@ -212,6 +213,8 @@ async function perform(session: Session, command: SandboxCommand, quit: AbortSig
     }
     case 'shortcut':
       return useShortcut(session, command, quit);
+    case 'fix':
+      return fixFromDigest(session, command, quit);
     case 'home':
       return openHome(session, quit);
     case 'wait':
@@ -296,6 +299,61 @@ async function useShortcut(
   checkAnswers(session, [answer]);
   view.showSubmission(`you write “${command.instruction}”${ticked} and choose ${submit}`, answer.json);
   return settle(session.bot);
+}
+
+/** "Fix with the docs agent" on an item of a digest: the bot's form, submitted as it was filled in. */
+async function fixFromDigest(
+  session: Session,
+  command: Extract<SandboxCommand, { kind: 'fix' }>,
+  quit: AbortSignal,
+): Promise<void> {
+  const { slack, view, botUrl } = session;
+  const say = (text: string) => session.terminal.print(session.terminal.style.dim(text));
+  const chosen = view.message(command.message);
+  const message = chosen && slack.fake.message(chosen.channel, chosen.ts);
+  if (!chosen || !message) return say(`There is no message #${command.message}.`);
+  const buttons = ((message.blocks ?? []) as Array<{ accessory?: unknown }>)
+    .map((block) => block.accessory)
+    .filter(
+      (accessory): accessory is { action_id: string; value?: string; text: { text: string } } =>
+        isObject(accessory) && accessory.action_id === FIX_WITH_AGENT_ACTION,
+    );
+  const button = buttons[command.item - 1];
+  if (!button)
+    return say(`Message #${command.message} has no item ${command.item} to fix (it has ${buttons.length}).`);
+
+  const click = slack.clickButton(botUrl, chosen.channel, message, {
+    action_id: button.action_id,
+    text: button.text.text,
+    ...(button.value === undefined ? {} : { value: button.value }),
+  });
+  const opened = nextCall(
+    slack.fake,
+    (call) =>
+      (call.method === 'views.open' && call.args.trigger_id === click.triggerId) ||
+      (call.method === 'response_url' && call.responseId === click.responseId),
+    quit,
+  );
+  checkAnswers(session, [await click.sent]);
+  const call = await opened;
+  if (!call) return quit.aborted ? undefined : say('(the bot opened no form)');
+  if (call.method !== 'views.open') return settle(session.bot);
+  view.showForm(call);
+  const form = call.response.view;
+  if (call.response.ok !== true || !isOpenedView(form)) return;
+  const filled = fillForm(form, initialInstruction(form), false);
+  const answer = await slack.submitView(botUrl, form, filled.values);
+  checkAnswers(session, [answer]);
+  view.showSubmission('you keep the instruction as filled in and choose Start job', answer.json);
+  return settle(session.bot);
+}
+
+/** The instruction the bot filled the form in with. */
+function initialInstruction(form: OpenedView): string {
+  const blocks = Array.isArray(form.blocks) ? (form.blocks as Array<Record<string, unknown>>) : [];
+  const input = blocks.find((block) => block.block_id === 'instruction');
+  const element = isObject(input?.element) ? input.element : undefined;
+  return typeof element?.initial_value === 'string' ? element.initial_value : '';
 }
 
 /** What Slack reports for the form's inputs: the instruction typed in its text box, and the box ticked. */

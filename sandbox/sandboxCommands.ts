@@ -7,6 +7,8 @@ export type SandboxCommand =
   | { kind: 'reply'; message: number | undefined; text: string }
   /** "Send to docs agent" on message #n, then the form submitted with the instruction. */
   | { kind: 'shortcut'; message: number; instruction: string; includeThread: boolean }
+  /** "Fix with the docs agent" on item `item` (1, 2…) of the digest #n, then its form submitted as filled in. */
+  | { kind: 'fix'; message: number; item: number }
   /** A message of yours in your DM with the bot. */
   | { kind: 'dm'; text: string }
   /** You open the bot's Home tab. */
@@ -34,6 +36,8 @@ export const SANDBOX_HELP = [
   '  shortcut <n> <instruction> [--thread]',
   '                              “Send to docs agent” on message #n, and submit its form (--thread ticks',
   '                              “Include the whole thread”)',
+  '  fix <n> <item>              “Fix with the docs agent” on item <item> (1, 2…) of the digest #n, and',
+  '                              submit its form as the bot filled it in',
   '  dm <text>                   send the bot a direct message: a job whose card is the reply under it',
   '  home                        open the bot’s Home tab: your recent jobs, the budget, how to use it',
   '  wait <seconds>              let time pass',
@@ -61,6 +65,13 @@ export function parseSandboxCommand(line: string): SandboxCommand {
         : { kind: 'say', text: rest };
     case 'reply':
       return parseReply(words, rest);
+    case 'fix': {
+      const message = messageNumber(words[0]);
+      const item = messageNumber(words[1]);
+      return message === undefined || item === undefined || item < 1
+        ? { kind: 'problem', text: 'Which digest, which item? For example: fix 2 1' }
+        : { kind: 'fix', message, item };
+    }
     case 'shortcut':
       return parseShortcut(words);
     case 'dm':

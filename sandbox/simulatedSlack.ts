@@ -62,6 +62,13 @@ export interface SimulatedSlack {
     channel: string,
     message: StoredMessage,
   ): { triggerId: string; responseId: string; sent: Promise<SlackResponse> };
+  /** You click a button of the bot's message: `block_actions` with its action_id and value. */
+  clickButton(
+    botUrl: string,
+    channel: string,
+    message: StoredMessage,
+    button: { action_id: string; value?: string; text: string },
+  ): { triggerId: string; responseId: string; sent: Promise<SlackResponse> };
   /** You submit a form the bot opened: a `view_submission` of that view, with what you entered. */
   submitView(botUrl: string, view: OpenedView, values: ViewValues): Promise<SlackResponse>;
   /** You open the bot's Home tab: `app_home_opened`, with the view last published there, if any. */
@@ -142,6 +149,33 @@ export async function startSimulatedSlack(): Promise<SimulatedSlack> {
         response_url: fake.responseUrl(responseId),
         message_ts: message.ts,
         message,
+      });
+      return { triggerId, responseId, sent };
+    },
+    clickButton(botUrl, channel, message, button) {
+      const triggerId = `${Date.now()}.${randomUUID()}`;
+      const responseId = `button-${randomUUID()}`;
+      const sent = sendInteraction(botUrl, signingSecret, {
+        type: 'block_actions',
+        team,
+        user: youInPayloads,
+        api_app_id: testWorkspace.appId,
+        token: 'deprecated-verification-token',
+        trigger_id: triggerId,
+        container: { type: 'message', message_ts: message.ts, channel_id: channel, is_ephemeral: false },
+        channel: { id: channel, name: SANDBOX_SLACK.channelName },
+        message,
+        response_url: fake.responseUrl(responseId),
+        actions: [
+          {
+            type: 'button',
+            action_id: button.action_id,
+            block_id: randomUUID().slice(0, 5),
+            text: { type: 'plain_text', text: button.text },
+            ...(button.value === undefined ? {} : { value: button.value }),
+            action_ts: `${Date.now() / 1000}`,
+          },
+        ],
       });
       return { triggerId, responseId, sent };
     },

@@ -41,6 +41,22 @@ const DONE =
   /↳ #1 @docs-agent: @ada ✅ The docs agent is done: .*https:\/\/github\.com\/acme\/docs\/pull\/101.* is ready for review/;
 
 describe('npm run sandbox', () => {
+  it('fixes what readers struggled with from the digest: the form filled in, the card in the digest’s thread', async () => {
+    const printed = await runScript(['/docs-agent digest', 'fix 1 2', 'wait-for ready for review']);
+    expectInOrder(printed, [
+      'Where readers struggled',
+      '👎 9 thumbs down  ·  /cli/deploy',
+      'A reader: “Which flag skips the build?”',
+      '› fix 1 2',
+      '(modal) Send to docs agent',
+      '[Improve the page /cli/deploy: readers gave it 9 thumbs down',
+      'Page /cli/deploy: 9 thumbs down',
+      '(modal) you keep the instruction as filled in and choose Start job',
+      '↳ #1 @docs-agent: Docs agent job for @ada',
+      '✅ Pull request ready',
+    ]);
+  }, 30_000);
+
   it('deploys a preview of the pull request, a few seconds after it is ready', async () => {
     const printed = await runScript(
       ['/docs-agent Document the --dry-run flag', 'wait-for ready for review', 'wait-for is deployed'],
