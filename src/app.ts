@@ -72,7 +72,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
   });
   // Both at once: each is a network round trip, and either failing stops the start.
   const [opened, verified] = await Promise.allSettled([
-    openStore(config.store, logger),
+    openStore(config.store, logger, { retentionMs: config.jobRetentionMs }),
     verifySlackToken(slack, logger),
   ]);
   if (opened.status === 'rejected') throw opened.reason;

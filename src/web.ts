@@ -79,7 +79,12 @@ export function createWeb(
     try {
       await requests.withdraw(jobId, submission.stamp);
       await submission.queued;
-      await requests.remove(jobId, submission.stamp);
+      if (!(await requests.remove(jobId, submission.stamp))) {
+        logger.warn(
+          `a request answered "try again shortly" reached the queue late and could not be removed (${jobId}): ` +
+            'its worker does nothing with it, unless it started before the withdrawal reached Redis',
+        );
+      }
     } catch (error) {
       logger.warn(`could not take back a request queued late (${jobId}): ${String(error)}`);
     }

@@ -24,9 +24,10 @@ export type StoredNumbers = VisitorNumbers & { collectedAt: string };
 // for monthly schedules and for a bot stopped for a while.
 const KEEP_MS = 92 * 86_400_000;
 
-const numbersKey = (period: PeriodDates) => `digest:numbers:${periodKey(period)}`;
-const strugglesKey = (period: PeriodDates) => `digest:struggles:${periodKey(period)}`;
-const postedKey = (period: PeriodDates, channel: string) => `digest:posted:${channel}:${periodKey(period)}`;
+// Not under `digest:`, which is the BullMQ digest queue's prefix.
+const numbersKey = (period: PeriodDates) => `digest-numbers:${periodKey(period)}`;
+const strugglesKey = (period: PeriodDates) => `digest-struggles:${periodKey(period)}`;
+const postedKey = (period: PeriodDates, channel: string) => `digest-posted:${channel}:${periodKey(period)}`;
 
 export class DigestRecords {
   constructor(private readonly store: Store) {}

@@ -17,6 +17,8 @@ export const FIX_WITH_AGENT_ACTION = 'fix_with_docs_agent';
 /** How much of a reader's text the digest shows; the form and the prompt get more. */
 const SHOWN_MAX = 150;
 const VALUE_TEXT_MAX = 500;
+/** Slack's limit on a button's value. */
+const BUTTON_VALUE_MAX = 2_000;
 
 /** What a button carries: the item, its readers' text cut to fit. */
 export const struggleValueSchema = z.object({
@@ -98,13 +100,7 @@ function itemBlocks(item: Struggle, range: string): KnownBlock[] {
       : item.kind === 'search'
         ? `🔍 “${subject}”  ·  searched ${plural(item.count, 'time', 'times')}, no result clicked`
         : `💬 “${subject}”  ·  asked ${plural(item.count, 'time', 'times')}`;
-  const value: StruggleValue = {
-    kind: item.kind,
-    subject: truncate(item.subject, VALUE_TEXT_MAX),
-    count: item.count,
-    ...(item.comment ? { comment: truncate(item.comment, VALUE_TEXT_MAX) } : {}),
-    range: truncate(range, 100),
-  };
+  const value = buttonValue(item, range);
   const blocks: KnownBlock[] = [
     {
       type: 'section',
@@ -114,7 +110,7 @@ function itemBlocks(item: Struggle, range: string): KnownBlock[] {
         type: 'button',
         action_id: FIX_WITH_AGENT_ACTION,
         text: { type: 'plain_text', text: 'Fix with the docs agent' },
-        value: JSON.stringify(value),
+        value,
       },
     },
   ];
@@ -133,16 +129,42 @@ function itemBlocks(item: Struggle, range: string): KnownBlock[] {
   return blocks;
 }
 
-/** The form's instruction, already filled: it names the page, term or question (quoted, short). */
+/**
+ * The item as the button carries it. JSON escapes readers' quotes, backslashes and control
+ * characters into longer text, so the texts are cut until the whole fits Slack's 2,000 characters.
+ */
+function buttonValue(item: Struggle, range: string): string {
+  let subjectMax = VALUE_TEXT_MAX;
+  let commentMax = VALUE_TEXT_MAX;
+  for (;;) {
+    const value: StruggleValue = {
+      kind: item.kind,
+      subject: truncate(item.subject, subjectMax),
+      count: item.count,
+      ...(item.comment && commentMax > 0 ? { comment: truncate(item.comment, commentMax) } : {}),
+      range: truncate(range, 100),
+    };
+    const json = JSON.stringify(value);
+    if (json.length <= BUTTON_VALUE_MAX) return json;
+    if (commentMax > 0) commentMax = Math.floor(commentMax / 2);
+    else subjectMax = Math.floor(subjectMax / 2);
+  }
+}
+
+/**
+ * The form's instruction, already filled. It names the page, term or question, but only as a short
+ * JSON-quoted string (a reader's quote marks cannot end it) pointing at the evidence, which carries
+ * readers' words in full: what readers wrote is never the instruction itself.
+ */
 export function suggestedInstruction(value: StruggleValue): string {
-  const subject = truncate(value.subject.replace(/\s+/g, ' '), 120);
+  const named = JSON.stringify(truncate(value.subject.replace(/\s+/g, ' '), 60));
   switch (value.kind) {
     case 'page':
-      return `Improve the page ${subject}: readers gave it ${plural(value.count, 'thumbs down', 'thumbs down')} (${value.range}). Find what confuses them, using the feedback below, and fix the page.`;
+      return `Improve the page ${named}: readers gave it ${plural(value.count, 'thumbs down', 'thumbs down')} (${value.range}). Find what confuses them, using the feedback in the evidence below, and fix the page.`;
     case 'search':
-      return `Readers searched the docs for “${subject}” ${plural(value.count, 'time', 'times')} (${value.range}) and clicked no result. Make the docs answer what they were looking for, on the page they would expect.`;
+      return `Readers searched the docs ${plural(value.count, 'time', 'times')} (${value.range}) for the term ${named} (in full in the evidence below) and clicked no result. Make the docs answer what they were looking for, on the page they would expect.`;
     case 'question':
-      return `The docs assistant could not answer “${subject}” (asked ${plural(value.count, 'time', 'times')}, ${value.range}). Add what the docs are missing to answer it.`;
+      return `The docs assistant could not answer a readers' question, asked ${plural(value.count, 'time', 'times')} (${value.range}): ${named} (in full in the evidence below). Add what the docs are missing to answer it.`;
   }
 }
 

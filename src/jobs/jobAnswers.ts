@@ -113,12 +113,12 @@ export function cardLaterText(jobId: string): string {
 /** The bot was restarted between "Starting…" and the job's record: the job may or may not exist. */
 export function interruptedStartText(prompt: string): string {
   const what = escapeSlackText(truncate(prompt.replace(/\s+/g, ' '), 200));
-  return `I was restarted while starting your docs agent job (“${what}”), so I can’t follow it. It may have started anyway: if so, its pull request will appear in the docs repository. Please check there before asking again.`;
+  return `I was interrupted (a restart, or my storage out of reach) while starting your docs agent job (“${what}”), so I can’t follow it. It may have started anyway: if so, its pull request will appear in the docs repository. Please check there before asking again.`;
 }
 
 /** A follow-up whose sending was cut short by a restart: it may or may not have reached the job. */
 export const INTERRUPTED_FOLLOW_UP =
-  'I was restarted while sending your reply to the docs agent, so I can’t tell whether the job got it. Please check the job’s pull request before sending it again.';
+  'I was interrupted (a restart, or my storage out of reach) while sending your reply to the docs agent, so I can’t tell whether the job got it. Please check the job’s pull request before sending it again.';
 
 /** A reply under the card of a job forgotten after JOB_RETENTION_DAYS. */
 export function tooOldToSteerText(retentionMs: number): string {

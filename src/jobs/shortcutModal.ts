@@ -113,7 +113,7 @@ function evidenceBlocks(struggle: StruggleValue): types.KnownBlock[] {
       elements: [
         {
           type: 'mrkdwn',
-          text: 'The job gets this as evidence, with your instruction. Its card is posted in the digest’s thread.',
+          text: 'The job gets this as evidence, with your instruction. Its card goes in the digest’s thread, or in a thread of its own when a job already has that one.',
         },
       ],
     },

@@ -22,10 +22,10 @@ const GIVE_UP_MS = 30 * 60_000;
 /** A plan without previews (403) is not asked again for this long. */
 const REFUSED_FOR_MS = 60 * 60_000;
 /**
- * A processor that threw (Redis away, say) is tried again: asking again after a crash is safe
- * (Mintlify redeploys the branch), and reading a deployment always is.
+ * A processor that threw (Redis away, say) is tried again, for about 10 minutes: asking again
+ * after a crash is safe (Mintlify redeploys the branch), and reading a deployment always is.
  */
-const RETRIES = { attempts: 5, backoffMs: 5_000 };
+const RETRIES = { attempts: 8, backoffMs: 5_000 };
 /** A preview request that Mintlify rate-limited without saying for how long waits this. */
 const RATE_LIMITED_WAIT_MS = 60_000;
 
@@ -134,7 +134,7 @@ export function previewProcessor(ctx: PreviewsContext): Processor<PreviewRequest
       state: 'queued',
       askedAt,
       statusId: deployment.statusId,
-      ...(deployment.previewUrl ? { url: deployment.previewUrl } : {}),
+      ...(isLinkable(deployment.previewUrl) ? { url: deployment.previewUrl } : {}),
     });
     if (updated) await editJobCard(ctx, updated);
     await followDeployment(ctx, record, deployment.statusId, Date.parse(askedAt));
@@ -266,6 +266,17 @@ async function learnRefused(ctx: PreviewsContext, projectId: string, error: Forb
         'or the API key lacks the write scope); no previews are asked for this hour, and cards show none. ' +
         'Set PREVIEWS=off to stop asking.',
     );
+  }
+}
+
+/** A URL a Slack button can carry: http(s), at most 3,000 characters. */
+function isLinkable(url: string | undefined): url is string {
+  if (!url || url.length > 3_000) return false;
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === 'https:' || parsed.protocol === 'http:';
+  } catch {
+    return false;
   }
 }
 

@@ -180,6 +180,8 @@ export async function openRedisStore(options: {
   tls?: StoreSettings['tls'];
   /** Tests shorten how long a start waits for a Redis that does not answer. */
   startTimeoutMs?: number;
+  /** JOB_RETENTION_DAYS: records moved from the old key layout expire after it. */
+  retentionMs?: number;
 }): Promise<Store> {
   const { logger, namespace, url: redisUrl } = options;
   const settings = { redisUrl, namespace, tls: options.tls ?? { rejectUnauthorized: true, ca: undefined } };
@@ -199,7 +201,7 @@ export async function openRedisStore(options: {
       timeoutMs: options.startTimeoutMs ?? START_TIMEOUT_MS,
       prepare: async (connected) => {
         await warnUnlessNoEviction(connected, logger);
-        await moveDoubledKeys(connected, namespace, logger);
+        await moveDoubledKeys(connected, namespace, logger, options.retentionMs);
       },
     },
   );
@@ -243,7 +245,12 @@ async function warnUnlessNoEviction(client: RedisClientType, logger: Logger): Pr
  * moved once to `<namespace>:<key>` (a key already there is newer, and wins), so an upgrade keeps
  * following its jobs and steering their threads.
  */
-async function moveDoubledKeys(client: RedisClientType, namespace: string, logger: Logger): Promise<void> {
+async function moveDoubledKeys(
+  client: RedisClientType,
+  namespace: string,
+  logger: Logger,
+  retentionMs: number | undefined,
+): Promise<void> {
   const layoutKey = `${namespace}:${LAYOUT_KEY}`;
   if ((await client.get(layoutKey)) === LAYOUT) return;
   const oldPrefix = `${namespace}::${namespace}:`;
@@ -251,8 +258,22 @@ async function moveDoubledKeys(client: RedisClientType, namespace: string, logge
   for await (const keys of client.scanIterator({ MATCH: `${globEscape(oldPrefix)}*`, COUNT: 1_000 })) {
     for (const key of keys) {
       const target = `${namespace}:${key.slice(oldPrefix.length)}`;
-      if (await client.renameNX(key, target)) moved += 1;
-      else await client.del(key);
+      let renamed: boolean;
+      try {
+        renamed = Boolean(await client.renameNX(key, target));
+      } catch (error) {
+        // Another process starting at the same time moved it first.
+        if (String(error).includes('no such key')) continue;
+        throw error;
+      }
+      if (!renamed) {
+        await client.del(key);
+        continue;
+      }
+      moved += 1;
+      // Written before keys expired: from now on they do, as the bot's own writes would make them.
+      if (retentionMs !== undefined && (await client.pTTL(target)) === -1)
+        await client.pExpire(target, retentionMs);
     }
   }
   await client.set(layoutKey, LAYOUT);

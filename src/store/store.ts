@@ -83,10 +83,20 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** The store the configuration asks for: Redis when REDIS_URL is set, else memory. */
-export async function openStore(settings: StoreSettings, logger: Logger): Promise<Store> {
+export async function openStore(
+  settings: StoreSettings,
+  logger: Logger,
+  options: { retentionMs?: number } = {},
+): Promise<Store> {
   const { redisUrl } = settings;
   if (!redisUrl) return openMemoryStore(settings.namespace);
   // Loaded only with Redis: a bot without it starts without the Redis client's code.
   const { openRedisStore } = await import('./redisStore.js');
-  return openRedisStore({ url: redisUrl, namespace: settings.namespace, tls: settings.tls, logger });
+  return openRedisStore({
+    url: redisUrl,
+    namespace: settings.namespace,
+    tls: settings.tls,
+    logger,
+    ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
+  });
 }

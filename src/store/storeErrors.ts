@@ -1,3 +1,5 @@
+import { isMintlifyError } from '../mintlify/index.js';
+
 /**
  * The Redis client's errors for a Redis that is away or hangs (node-redis names none of them, so
  * they are told by their class). Work that meets one waits for Redis and is tried again; it is
@@ -19,6 +21,8 @@ const UNAVAILABLE = new Set([
 /** True when `error` (or an error it was caused by) says Redis is away or did not answer in time. */
 export function isStoreUnavailable(error: unknown): boolean {
   for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
+    // Mintlify's client has a TimeoutError of its own: a service's failure, not Redis away.
+    if (isMintlifyError(current)) return false;
     if (UNAVAILABLE.has(current.constructor.name)) return true;
     current = current.cause;
   }

@@ -88,7 +88,7 @@ describe('the weekly digest schedule', () => {
     // As if the bot had died between Slack's answer and writing the record.
     const period = missedPeriod();
     const lost = await startBot({ env: {}, slack, mintlify, namespace }); // no DIGEST_CHANNEL: posts nothing
-    await lost.bot.store.kv.delete(`digest:posted:${CHANNEL}:${periodKey(period)}`);
+    await lost.bot.store.kv.delete(`digest-posted:${CHANNEL}:${periodKey(period)}`);
     await lost.stopBot();
 
     const restarted = await bot({ env: WEEKLY, slack, mintlify, namespace });

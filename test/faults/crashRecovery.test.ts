@@ -135,10 +135,10 @@ describe.concurrent(
       // Mintlify again, and answers through the command's own response URL, in place of "Starting…".
       const told = await w.slack.waitForCall(
         'response_url',
-        (call) => String(call.args.text).includes('I was restarted'),
+        (call) => String(call.args.text).includes('I was interrupted'),
         RECOVERY_MS,
       );
-      expect(String(told.args.text)).toContain('I was restarted while starting your docs agent job');
+      expect(String(told.args.text)).toContain('while starting your docs agent job');
       expect(String(told.args.text)).toContain('Document the export command');
       expect(String(told.args.text)).toContain('It may have started anyway');
       expect(told.args).toMatchObject({ response_type: 'ephemeral', replace_original: true });
@@ -223,7 +223,7 @@ describe.concurrent(
         (call) => call.args.user === REQUESTER && call.args.thread_ts === cardTs,
         RECOVERY_MS,
       );
-      expect(String(told.args.text)).toContain('I was restarted while sending your reply');
+      expect(String(told.args.text)).toContain('while sending your reply');
       expect(w.mintlify.requestsFor('sendMessage')).toHaveLength(1);
     });
 

@@ -49,7 +49,7 @@ describe('npm run sandbox', () => {
       'A reader: “Which flag skips the build?”',
       '› fix 1 2',
       '(modal) Send to docs agent',
-      '[Improve the page /cli/deploy: readers gave it 9 thumbs down',
+      '[Improve the page "/cli/deploy": readers gave it 9 thumbs down',
       'Page /cli/deploy: 9 thumbs down',
       '(modal) you keep the instruction as filled in and choose Start job',
       '↳ #1 @docs-agent: Docs agent job for @ada',
