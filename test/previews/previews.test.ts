@@ -214,11 +214,14 @@ describe('preview deployments of a job’s pull request', () => {
       .poll(() => cardEditsWith(second, job, deployment.previewUrl).length, { timeout: 10_000 })
       .toBe(1);
     await second.bot.drained();
+    const previewNotes = () =>
+      threadReplies(second, job).filter((call) => textOf(call).includes(deployment.previewUrl));
+    // The thread's note follows the card's edit: once there, it is the only one.
+    await expect.poll(() => previewNotes().length).toBe(1);
+    await expect.poll(async () => (await record(second, job.jobId))?.announced).toContain('0:preview');
     expect(first.mintlify.requestsFor('deployPreview')).toHaveLength(1);
     expect(cardEditsWith(second, job, deployment.previewUrl)).toHaveLength(1);
-    expect(
-      threadReplies(second, job).filter((call) => textOf(call).includes(deployment.previewUrl)),
-    ).toHaveLength(1);
+    expect(previewNotes()).toHaveLength(1);
   });
 
   it('asks for nothing with PREVIEWS=off', async () => {
