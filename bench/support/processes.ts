@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createClient } from '@keyv/redis';
+import { dropNamespace as dropTestNamespace } from '../../test/support/redis.js';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** The project's root: every process starts here, so `--import tsx` and `src/main.ts` resolve. */
@@ -179,18 +180,8 @@ export async function redisPid(): Promise<number> {
 }
 
 /** Deletes every key under `prefix` (the bot's records, and BullMQ's queues, which use the namespace as their prefix). */
-export async function dropNamespace(prefix: string): Promise<number> {
-  const client = createClient({ url: REDIS_URL });
-  await client.connect();
-  let dropped = 0;
-  for await (const keys of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 1_000 })) {
-    const batch = ([] as string[]).concat(keys);
-    if (batch.length === 0) continue;
-    await client.unlink(batch);
-    dropped += batch.length;
-  }
-  await client.quit();
-  return dropped;
+export function dropNamespace(prefix: string): Promise<number> {
+  return dropTestNamespace(prefix, REDIS_URL);
 }
 
 /** Redis's own CPU time so far (user + system, in seconds) and the commands it has run (INFO commandstats). */

@@ -4,7 +4,7 @@ import { type Config, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
 import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
-import { TEST_REDIS_URL, uniqueNamespace } from './redis.js';
+import { dropNamespace, TEST_REDIS_URL, uniqueNamespace } from './redis.js';
 import {
   type EventOptions,
   type SigningOptions,
@@ -112,6 +112,10 @@ export async function startBot(options: HarnessOptions = {}): Promise<BotHarness
       await stopBot();
       if (!options.slack) await slack.close();
       if (!options.mintlify) await mintlify.close();
+      // A namespace of its own, on the shared Redis: nothing of it is left behind.
+      if (!options.namespace && config.store.redisUrl === TEST_REDIS_URL) {
+        await dropNamespace(`${config.store.namespace}:`);
+      }
     },
   };
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createClient } from '@keyv/redis';
 
 /** The Redis the tests use: REDIS_URL (CI sets it), else the local default. */
 export const TEST_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -6,4 +7,22 @@ export const TEST_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** A namespace of its own for every test, so parallel test files never see each other's keys. */
 export function uniqueNamespace(label = 'test'): string {
   return `docs-agent-test:${label}:${randomUUID().slice(0, 8)}`;
+}
+
+/** Deletes every key whose name starts with `prefix` (a test's or a bench's namespace); returns how many. */
+export async function dropNamespace(prefix: string, url = TEST_REDIS_URL): Promise<number> {
+  const client = createClient({ url });
+  await client.connect();
+  let dropped = 0;
+  try {
+    for await (const keys of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 1_000 })) {
+      const batch = ([] as string[]).concat(keys);
+      if (batch.length === 0) continue;
+      await client.unlink(batch);
+      dropped += batch.length;
+    }
+  } finally {
+    await client.quit();
+  }
+  return dropped;
 }
