@@ -39,6 +39,9 @@ export function followWorkerOptions(poll: JobsContext['config']['poll']): Worker
   };
 }
 
+/** Checks queued at once when every unfinished job is followed again. */
+const ADDS_IN_FLIGHT = 100;
+
 /** A job started, or a follow-up reopened it: check it soon, at the fresh-job cadence. */
 export async function followJob(
   ctx: JobsContext,
@@ -65,10 +68,18 @@ export async function followUnfinishedJobs(
   random: () => number = Math.random,
 ): Promise<number> {
   let added = 0;
-  for (const jobId of await ctx.records.unfinishedIds()) {
-    const data = { jobId, memory: newJobMemory(ctx.config.mintlify.projectId), failures: 0 };
-    const delayMs = resumeDelayMs(ctx.config.poll, random);
-    if (await queue.add('check', data, { jobId: followJobId(jobId), delayMs })) added += 1;
+  const ids = await ctx.records.unfinishedIds();
+  // Many adds in flight at once share the connection's round trips (node-redis pipelines them):
+  // one after another, 10,000 unfinished jobs took 8-13 s to be queued after a restart.
+  for (let start = 0; start < ids.length; start += ADDS_IN_FLIGHT) {
+    const results = await Promise.all(
+      ids.slice(start, start + ADDS_IN_FLIGHT).map((jobId) => {
+        const data = { jobId, memory: newJobMemory(ctx.config.mintlify.projectId), failures: 0 };
+        const delayMs = resumeDelayMs(ctx.config.poll, random);
+        return queue.add('check', data, { jobId: followJobId(jobId), delayMs });
+      }),
+    );
+    added += results.filter(Boolean).length;
   }
   return added;
 }
