@@ -1,3 +1,4 @@
+import { setTimeout as sleepFor } from 'node:timers/promises';
 import { type Logger, webApi } from '@slack/bolt';
 import type { Config } from './config.js';
 import { createDigestContext, type DigestContext } from './digest/digestContext.js';
@@ -102,10 +103,14 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
   const previewQueue = queues.queue<PreviewRequest>(PREVIEW_QUEUE, { keepFailedMs: 0 });
   const previewStatus = queues.queue<PreviewCheck>(PREVIEW_STATUS_QUEUE, { keepFailedMs: 0 });
 
+  // Aborted when stopping work runs past its grace: a wait between Mintlify retries ends then, so
+  // the job it holds goes back to the queue at once rather than staying locked.
+  const retryWaits = new AbortController();
   const mintlify = new MintlifyClient({
     apiKey: config.mintlify.apiKey,
     baseUrl: config.mintlify.apiUrl,
     userAgent: USER_AGENT,
+    sleep: (ms) => sleepFor(ms, undefined, { signal: retryWaits.signal }),
     ...options.mintlify,
   });
   // Work outside the queues (Home tab publishes, the queues' reconciliation): stopping waits for it a little.
@@ -160,7 +165,10 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
   const closeAll = async () => {
     await worker?.stop();
     home.stop();
+    const cutWaits = setTimeout(() => retryWaits.abort(new Error('the bot is stopping')), STOP_GRACE_MS);
     await queues.close(STOP_GRACE_MS);
+    clearTimeout(cutWaits);
+    retryWaits.abort(new Error('the bot is stopping'));
     await background.drain(1_000);
     await Promise.allSettled([mintlify.close(), store.close()]);
   };

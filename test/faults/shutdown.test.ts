@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { STOPPED_TEXT } from '../../src/digest/digestAnswers.js';
 import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
 import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
-import { PROJECT_ID, SECRETS } from '../support/botHarness.js';
+import { FAST_POLL, startFollowedJob } from '../jobs/followSupport.js';
+import { PROJECT_ID, SECRETS, startBot } from '../support/botHarness.js';
 import { type BotProcess, botEnv, runBot } from '../support/botProcess.js';
 import { TEST_REDIS_URL, uniqueNamespace } from '../support/redis.js';
 import { sendSlashCommand } from '../support/slackRequests.js';
@@ -87,4 +88,34 @@ describe('SIGTERM while jobs are followed and a digest is being gathered', () =>
     expect(posted.map((call) => call.args.channel)).toEqual(['C0JOBS', 'C0JOBS']);
     expect(posted.every((call) => call.response.ok)).toBe(true);
   }, 30_000);
+});
+
+describe('stopping while a job check waits between Mintlify retries', () => {
+  it(
+    'cuts the wait short at the grace, so the check goes back to the queue instead of staying locked',
+    { timeout: 30_000 },
+    async () => {
+      const h = await startBot({
+        env: { ...FAST_POLL },
+        // A minute between tries: far past the stop's grace.
+        mintlifyOptions: { retry: { baseDelayMs: 60_000, maxDelayMs: 60_000, maxElapsedMs: 600_000 } },
+      });
+      cleanups.push(() => h.close());
+      await startFollowedJob(h, 'Document the stop');
+      expect(await h.bot.following()).toBe(1);
+      const reads = h.mintlify.requestsFor('getJob').length;
+      h.mintlify.injectFault('getJob', { status: 503 }, 1_000);
+      // The check is asked once, answered 503, and now waits a minute before asking again.
+      await expect
+        .poll(() => h.mintlify.requestsFor('getJob').length, { timeout: 5_000 })
+        .toBeGreaterThan(reads);
+
+      const asked = Date.now();
+      await h.stopBot();
+      const took = Date.now() - asked;
+      // The check gave its job back at the 7-s grace: the queues did not have to close without it.
+      expect(h.logs.some((line) => line.includes('Queues closed before their workers did'))).toBe(false);
+      expect(took).toBeLessThan(9_500); // main.ts exits at 9.5 s whatever happens
+    },
+  );
 });
