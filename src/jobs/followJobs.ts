@@ -39,6 +39,8 @@ export function followWorkerOptions(poll: JobsContext['config']['poll']): Worker
   };
 }
 
+/** How long after a refused follow the add is tried once more (see followJob). */
+export const REFOLLOW_AFTER_MS = 1_500;
 /** Checks queued at once when every unfinished job is followed again. */
 const ADDS_IN_FLIGHT = 100;
 
@@ -55,7 +57,18 @@ export async function followJob(
     redrawCard: true,
   };
   const delayMs = jittered(ctx.config.poll.intervalMs, random);
-  await queue.add('check', { jobId, memory, failures: 0 }, { jobId: followJobId(jobId), delayMs });
+  const data = { jobId, memory, failures: 0 };
+  if (await queue.add('check', data, { jobId: followJobId(jobId), delayMs })) return;
+  // A check holds the id. If it is the one ending the job right now (it read the record before
+  // this reopen), its id is free again in a moment: ask once more then, rather than leave the
+  // job unfollowed until the next reconciliation. Refused again, a check is following it.
+  setTimeout(() => {
+    queue
+      .add('check', data, { jobId: followJobId(jobId), delayMs })
+      .catch((error: unknown) =>
+        ctx.logger.warn(`job ${jobId} could not be queued for following: ${String(error)}`),
+      );
+  }, REFOLLOW_AFTER_MS).unref();
 }
 
 /**
