@@ -18,22 +18,12 @@ import {
   previewStatusProcessor,
 } from './previews/previews.js';
 import type { WorkQueue } from './queue/queue.js';
-import { isStoreUnavailable } from './store/storeErrors.js';
 import { processRequest, type RequestsContext } from './requests/processRequest.js';
 import type { SlackRequest } from './requests/slackRequest.js';
 import type { UserNames } from './slack/plainText.js';
 import type { SlackIdentity } from './slack/slackIdentity.js';
 
 const REQUEST_CONCURRENCY = 16;
-/** How long the requests queue waits when Redis did not answer (processRequest waits as long). */
-const STORE_WAIT_MS = 5_000;
-/** The requests whose late add the web role takes back (it answered them "try again shortly"). */
-const WITHDRAWABLE: ReadonlySet<SlackRequest['kind']> = new Set([
-  'command_start',
-  'command_status',
-  'command_digest',
-  'form_submission',
-]);
 
 export interface WorkerParts {
   config: Config;
@@ -81,28 +71,11 @@ export function startWorker(parts: WorkerParts): Worker {
     digest: parts.digest,
     home: parts.home,
     bot: { userId: parts.identity.botUserId, botId: parts.identity.botId },
+    withdrawn: (job) => queues.requests.withdrawn(job),
   };
-  queues.requests.process(
-    async (job, signal) => {
-      // A command or form answered "try again shortly" whose add landed late anyway: the person
-      // was told nothing started, so nothing does.
-      let withdrawn: boolean;
-      try {
-        withdrawn = WITHDRAWABLE.has(job.data.kind) && (await queues.requests.withdrawn(job));
-      } catch (error) {
-        if (!isStoreUnavailable(error)) throw error;
-        return { rateLimited: { waitMs: STORE_WAIT_MS } }; // as processRequest does: wait for Redis
-      }
-      if (withdrawn) {
-        logger.info(
-          `a request answered "try again shortly" reached the queue late; not acting on it (${job.id})`,
-        );
-        return undefined;
-      }
-      return processRequest(requests, job, signal);
-    },
-    { concurrency: REQUEST_CONCURRENCY },
-  );
+  queues.requests.process((job, signal) => processRequest(requests, job, signal), {
+    concurrency: REQUEST_CONCURRENCY,
+  });
   queues.follow.process(followProcessor(jobs), followWorkerOptions(config.poll));
   queues.digest.process(digestProcessor(parts.digest), { concurrency: 1 });
   // Mintlify allows 5 preview deployments a minute per organization: one limiter for every process.

@@ -1,11 +1,11 @@
 import type { MintlifyClient } from '../mintlify/index.js';
-import { isMintlifyError, RateLimitedError } from '../mintlify/index.js';
+import { isMintlifyError } from '../mintlify/index.js';
 import type { PeriodDates } from './collectVisitors.js';
 
 /**
  * "Where readers struggled": the pages with the most thumbs down (with a reader's comment), the
  * searches nobody clicked, and the questions the assistant could not answer, over the digest's
- * period. At most `MAX_REQUESTS` analytics requests in all (the organization has 100 an hour for
+ * period. At most 10 analytics requests in all (the organization has 100 an hour for
  * every analytics endpoint, and the digest's own pages spend some): one for feedback by page, and
  * at most three pages of each list. A kind that cannot be read is left out, and says so.
  */
@@ -34,11 +34,10 @@ export interface Struggles {
   top: number;
 }
 
-/** Pages read of each list, at most: with feedback by page, 10 requests a digest. */
-export const LIST_PAGES = 3;
-export const MAX_REQUESTS = 1 + 3 * LIST_PAGES;
+/** Pages read of each list, at most: with feedback by page, 1 + 3 x 3 = 10 requests a digest. */
+const LIST_PAGES = 3;
 /** Readers' text is cut to this before it is kept (shown shorter still). */
-export const READER_TEXT_MAX = 500;
+const READER_TEXT_MAX = 500;
 
 type Analytics = Pick<MintlifyClient, 'feedbackByPage' | 'feedbackPage' | 'searchesPage' | 'assistantPage'>;
 
@@ -59,7 +58,7 @@ export async function collectStruggles(
     try {
       return await read();
     } catch (error) {
-      if (!isMintlifyError(error) && !(error instanceof RateLimitedError)) throw error;
+      if (!isMintlifyError(error)) throw error; // a refusal (429 included), a timeout, an odd answer
       unread.push(kind);
       return [];
     }

@@ -31,7 +31,8 @@ export const struggleValueSchema = z.object({
 });
 export type StruggleValue = z.infer<typeof struggleValueSchema>;
 
-const n = (value: number) => new Intl.NumberFormat('en-US').format(value);
+const count = new Intl.NumberFormat('en-US');
+const n = (value: number) => count.format(value);
 const plural = (count: number, one: string, many: string) => `${n(count)} ${count === 1 ? one : many}`;
 
 const TITLES: Record<StruggleKind, string> = {

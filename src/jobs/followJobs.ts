@@ -40,7 +40,7 @@ export function followWorkerOptions(poll: JobsContext['config']['poll']): Worker
 }
 
 /** How long after a refused follow the add is tried once more (see followJob). */
-export const REFOLLOW_AFTER_MS = 1_500;
+const REFOLLOW_AFTER_MS = 1_500;
 /** Checks queued at once when every unfinished job is followed again. */
 const ADDS_IN_FLIGHT = 100;
 

@@ -53,15 +53,14 @@ export interface PreviewsContext extends JobsContext {
 export const previewJobId = (jobId: string, round: number) => `preview-${jobId}-${round}`;
 const refusedKey = (projectId: string) => `previews-refused:${projectId}`;
 
+/** A completed job with a pull request on a known branch: the branch it would preview. */
+function branchToPreview(record: JobRecord): string | undefined {
+  return record.status === 'completed' && record.prLink && record.ref ? record.ref : undefined;
+}
+
 /** A finished job whose pull request has no preview for its latest round yet. */
 export function previewDue(record: JobRecord): boolean {
-  return (
-    record.status === 'completed' &&
-    record.prLink !== null &&
-    record.ref !== null &&
-    record.ref !== '' &&
-    record.preview?.round !== record.round
-  );
+  return branchToPreview(record) !== undefined && record.preview?.round !== record.round;
 }
 
 /** The preview the card shows: the latest round's only (a redeploy replaces it). */
@@ -84,9 +83,9 @@ export function previewProcessor(ctx: PreviewsContext): Processor<PreviewRequest
   return async (job) => {
     const { jobId, round } = job.data;
     const record = await ctx.records.get(jobId);
-    if (!record || record.round !== round || record.status !== 'completed' || !record.prLink || !record.ref) {
-      return undefined; // reopened meanwhile, or gone: its next round asks for its own
-    }
+    const branch = record && record.round === round ? branchToPreview(record) : undefined;
+    // Reopened meanwhile, or gone: its next round asks for its own.
+    if (!record || branch === undefined) return undefined;
     const asked = record.preview?.round === round ? record.preview : undefined;
     if (asked?.statusId) {
       // Asked before a crash: follow that deployment rather than asking again.
@@ -95,7 +94,6 @@ export function previewProcessor(ctx: PreviewsContext): Processor<PreviewRequest
     }
     if ((await ctx.store.kv.get(refusedKey(record.projectId))) !== undefined) return undefined;
 
-    const branch = record.ref;
     // Noted before the POST; a crash right after it asks once more (Mintlify redeploys: harmless).
     const askedAt = ctx.now().toISOString();
     await setPreview(ctx, jobId, round, { round, branch, state: 'asked', askedAt });

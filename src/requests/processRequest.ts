@@ -24,7 +24,17 @@ export interface RequestsContext {
   digest: (signal: AbortSignal) => DigestContext;
   home: HomeRefresher;
   bot: BotIdentity;
+  /** Whether the web role withdrew this job (a late add of a request it answered "try again"). */
+  withdrawn: (job: QueueJob<SlackRequest>) => Promise<boolean>;
 }
+
+/** The requests whose late add the web role takes back: it answered them "try again shortly". */
+const WITHDRAWABLE: ReadonlySet<SlackRequest['kind']> = new Set([
+  'command_start',
+  'command_status',
+  'command_digest',
+  'form_submission',
+]);
 
 /**
  * The processor of the `requests` queue: one acknowledged Slack request, whichever door it came
@@ -38,6 +48,13 @@ export async function processRequest(
   signal: AbortSignal,
 ): Promise<ProcessorResult<SlackRequest>> {
   try {
+    // The person was told nothing started, so nothing does.
+    if (WITHDRAWABLE.has(job.data.kind) && (await ctx.withdrawn(job))) {
+      ctx.jobs.logger.info(
+        `a request answered "try again shortly" reached the queue late; not acting on it (${job.id})`,
+      );
+      return undefined;
+    }
     await runRequest(ctx, job, signal);
     return undefined;
   } catch (error) {

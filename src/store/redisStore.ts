@@ -86,7 +86,7 @@ const isCertificateProblem = (error: unknown) => {
 };
 
 /** The URL without its user and password, fit for a log line. */
-export function withoutCredentials(url: string): string {
+function withoutCredentials(url: string): string {
   try {
     const parsed = new URL(url);
     return `${parsed.protocol}//${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`;

@@ -90,7 +90,7 @@ function selfSignedCertificate(dir: string): string {
   return certificate;
 }
 
-export function freePort(): Promise<number> {
+function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', reject);
