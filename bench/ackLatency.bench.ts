@@ -4,12 +4,14 @@
  * whose listener only calls ack() (the floor).
  *
  *   npx tsx bench/ackLatency.bench.ts [--rates 20,100] [--seconds 20] [--concurrency 200] [--requests 2000]
- *                                     [--repeats 2] [--latency 80] [--setups bare,split,single]
+ *                                     [--repeats 2] [--latency 80] [--setups bare,queued,split,single]
  *                                     [--loader js|tsx] [--pin] [--quick]
  *   npm run bench:ack
  *
  * The apps under test, each in fresh processes for every run, as an operator runs them:
  *   bare    bench/support/bareBoltApp.ts
+ *   queued  bench/support/queuedBoltApp.ts: the bare app that puts each command on a BullMQ queue on
+ *           Redis before its ack, the least the bot's durable hand-off needs (nothing works the queue)
  *   split   the bot (src/main.ts) with SERVICES=web in one process and SERVICES=worker in another
  *   single  the bot with both roles in one process (the default SERVICES=web,worker)
  * `--loader js` (the default) compiles src/ and the bare app with tsc and runs `node <file>.js`, as
@@ -25,7 +27,7 @@
  * the process that takes Slack's requests (the bare app, the bot's web process, the bot's one
  * process) core 0 to itself and binds everything else (this process, the fakes, the worker
  * process, Redis) to core 1, as when the web role runs on a machine of its own. `--quick` runs a short version (5-second
- * loads, 500 requests in flight, 1 repeat): about a minute; the defaults take about 7 minutes.
+ * loads, 500 requests in flight, 1 repeat): about a minute; the defaults take about 9 minutes.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -64,12 +66,16 @@ const STARTING = 'Starting a docs agent job';
 /** How long the bench waits for the work of one load to be done before it reports it unfinished. */
 const WORK_TIMEOUT_MS = 180_000;
 
-type Setup = 'bare' | 'split' | 'single';
+type Setup = 'bare' | 'queued' | 'split' | 'single';
 const SETUP_NAMES: Record<Setup, string> = {
   bare: 'bare Bolt app (ack only)',
+  queued: 'bare Bolt app + BullMQ add before the ack',
   split: 'bot: SERVICES=web + a worker process',
   single: 'bot: one process (web,worker)',
 };
+
+/** The bot's setups (their work is waited for, and their acks say whether the command was queued). */
+const isBot = (setup: Setup) => setup === 'split' || setup === 'single';
 
 interface FakeUrls {
   slackApiUrl: string;
@@ -154,8 +160,11 @@ async function startApp(setup: Setup, entry: Entry, urls: FakeUrls, namespace: s
     SLACK_API_URL: urls.slackApiUrl,
     PORT: '0',
   };
-  if (setup === 'bare') {
-    const bare = start('bench/support/bareBoltApp.ts', slackEnv);
+  if (setup === 'bare' || setup === 'queued') {
+    const bare =
+      setup === 'bare'
+        ? start('bench/support/bareBoltApp.ts', slackEnv)
+        : start('bench/support/queuedBoltApp.ts', { ...slackEnv, REDIS_URL, STORE_NAMESPACE: namespace });
     const { line } = await bare.line(LISTENING);
     return { url: `http://127.0.0.1:${portOf(line)}`, processes: [bare] };
   }
@@ -366,7 +375,7 @@ async function runOnce(
     // A warm-up of 100 commands, whose work is done before the load starts.
     const warmUp = await closedLoop(10, 100).run(send);
     const warmQueued = warmUp.latencies.length - warmUp.errors - warmUp.notQueued;
-    const bot = setup !== 'bare';
+    const bot = isBot(setup);
     const warm = bot
       ? await fakes.settled(
           { created: before.created + warmQueued, answered: before.answered + warmQueued },
@@ -421,7 +430,7 @@ async function main(): Promise<void> {
   const requests = Number(argument('requests', quick ? '500' : '2000'));
   const repeats = Number(argument('repeats', quick ? '1' : '2'));
   const latencyMs = Number(argument('latency', '80'));
-  const setups = argument('setups', 'bare,split,single').split(',').filter(Boolean) as Setup[];
+  const setups = argument('setups', 'bare,queued,split,single').split(',').filter(Boolean) as Setup[];
   const loader = argument('loader', 'js');
   const entry = entryPoints(loader);
   const run = `docs-agent-bench:ack:${randomUUID().slice(0, 8)}`;
@@ -530,7 +539,7 @@ function report(
         )
         .join(
           ' / ',
-        )} | ${(all.length / sum((sample) => sample.seconds)).toFixed(0)} | ${sum((sample) => sample.errors)} | ${row.setup === 'bare' ? '' : sum((sample) => sample.notQueued)} | ${works.length ? created : ''} | ${workRate?.toFixed(0) ?? ''} | ${after === undefined ? '' : `${after.toFixed(1)} s`} | ${cpuCell} | ${ratio} |`,
+        )} | ${(all.length / sum((sample) => sample.seconds)).toFixed(0)} | ${sum((sample) => sample.errors)} | ${isBot(row.setup) ? sum((sample) => sample.notQueued) : ''} | ${works.length ? created : ''} | ${workRate?.toFixed(0) ?? ''} | ${after === undefined ? '' : `${after.toFixed(1)} s`} | ${cpuCell} | ${ratio} |`,
     );
   }
 }

@@ -1,7 +1,9 @@
 /**
  * Boot time and idle memory: from spawning a fresh process to its "listening on port" line, and its
- * resident memory once it has sat idle, for the bot (default SERVICES, with Redis and without) and a
- * bare Bolt app, each over `--runs` fresh processes taking turns.
+ * resident memory once it has sat idle, for the bot (default SERVICES, with Redis and without), a
+ * bare Bolt app, and the bare app with a BullMQ queue on Redis (bench/support/queuedBoltApp.ts: what
+ * any web role with a durable hand-off loads and connects before it listens), each over `--runs`
+ * fresh processes taking turns.
  *
  *   npx tsx bench/boot.bench.ts [--runs 10] [--idle 5] [--loader js|tsx]
  *   npm run bench:boot
@@ -31,11 +33,19 @@ import {
 
 const BOT_TOKEN = 'xoxb-bench-boot-0000';
 
-type Variant = 'bare' | 'redis' | 'memory';
+type Variant = 'bare' | 'queued' | 'redis' | 'memory';
 const NAMES: Record<Variant, string> = {
   bare: 'bare Bolt app (ack only)',
+  queued: 'bare Bolt app + a BullMQ queue on Redis',
   redis: 'bot, SERVICES=web,worker, with Redis',
   memory: 'bot, SERVICES=web,worker, without Redis',
+};
+
+const FILES: Record<Variant, string> = {
+  bare: 'bench/support/bareBoltApp.ts',
+  queued: 'bench/support/queuedBoltApp.ts',
+  redis: 'src/main.ts',
+  memory: 'src/main.ts',
 };
 
 interface Measure {
@@ -68,14 +78,16 @@ async function main(): Promise<void> {
   }
 
   const once = async (variant: Variant, n: number): Promise<Measure> => {
-    const { args, execArgv } = entry(variant === 'bare' ? 'bench/support/bareBoltApp.ts' : 'src/main.ts');
+    const { args, execArgv } = entry(FILES[variant]);
     const namespace = `${run}:${n}`;
     const env =
       variant === 'bare'
         ? common
-        : variant === 'redis'
-          ? { ...bot, REDIS_URL, STORE_NAMESPACE: namespace }
-          : bot;
+        : variant === 'queued'
+          ? { ...common, REDIS_URL, STORE_NAMESPACE: namespace }
+          : variant === 'redis'
+            ? { ...bot, REDIS_URL, STORE_NAMESPACE: namespace }
+            : bot;
     const child = startNode(args, env, execArgv);
     try {
       const { at } = await child.line(LISTENING);
@@ -84,11 +96,11 @@ async function main(): Promise<void> {
       return { bootMs: at - child.spawnedAt, rssAtListenMb, idleRssMb: rssMb(child.pid) };
     } finally {
       await child.stop();
-      if (variant === 'redis') await dropNamespace(namespace);
+      if (variant === 'redis' || variant === 'queued') await dropNamespace(namespace);
     }
   };
 
-  const variants: Variant[] = ['bare', 'redis', 'memory'];
+  const variants: Variant[] = ['bare', 'queued', 'redis', 'memory'];
   const results = new Map<Variant, Measure[]>(variants.map((variant) => [variant, []]));
   let n = 0;
   try {

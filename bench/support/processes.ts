@@ -37,7 +37,11 @@ export function entryPoints(loader: string): (file: string) => { args: string[];
     JSON.stringify({
       extends: '../../../tsconfig.build.json',
       compilerOptions: { outDir: 'js', rootDir: '../../..', sourceMap: false },
-      include: ['../../../src', '../../../bench/support/bareBoltApp.ts'],
+      include: [
+        '../../../src',
+        '../../../bench/support/bareBoltApp.ts',
+        '../../../bench/support/queuedBoltApp.ts',
+      ],
     }),
   );
   execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', tsconfig], {

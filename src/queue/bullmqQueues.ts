@@ -74,9 +74,9 @@ export function openBullmqQueues(options: {
   let workerConnection: IRedisClient | undefined;
   const connectWorkers = (): IRedisClient => {
     if (!workerConnection) {
-      // Nor time out: a worker's blocking wait for its next job lasts seconds by design, and a
-      // job's step (its `again`, its completion) waits for a Redis that hangs rather than being lost.
-      workerClient = options.client.duplicate({ disableOfflineQueue: false, commandOptions: undefined });
+      // Its commands have no deadline: a worker's blocking wait for its next job lasts seconds by design,
+      // and a job's step (its `again`, its completion) waits for a Redis that hangs rather than being lost.
+      workerClient = options.client.duplicate({ disableOfflineQueue: false });
       workerClient.on('error', () => {}); // reported through the Workers' 'error' events
       workerConnection = createNodeRedisClient(workerClient); // connects it
       workerConnection.on('error', () => {});

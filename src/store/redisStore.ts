@@ -9,9 +9,11 @@ import type { Store } from './store.js';
 /** How long a connection may take to open (TCP and TLS). */
 const CONNECT_TIMEOUT_MS = 5_000;
 /**
- * How long a command of the bot's own (its records and marks) may wait for its answer. The Redis
- * client's own timeout bounds only the wait to send it; `withDeadlines` bounds the answer. A Slack
- * request is bounded tighter still: queued within 1 s, or answered "try again shortly" (web.ts).
+ * How long a command of the bot's own (its records and marks) may wait for its answer
+ * (`withDeadlines`). A Slack request is bounded tighter still: queued within 1 s, or answered "try
+ * again shortly" (web.ts). The Redis client's own per-command timeout is not used: it bounds only
+ * the wait to send a command (never long: commands fail at once while Redis is away), and it costs
+ * every command a timer and, five seconds later, an abort.
  */
 const COMMAND_TIMEOUT_MS = 5_000;
 /** A Redis that does not let the bot in within this stops the start (Redis answering nothing, say). */
@@ -105,7 +107,6 @@ function clientOptions(settings: StoreSettings & { redisUrl: string }): RedisCli
     // Fail commands at once while Redis is away instead of queueing them: a Slack user gets
     // "try again shortly" rather than a request that hangs until Redis returns.
     disableOfflineQueue: true,
-    commandOptions: { timeout: COMMAND_TIMEOUT_MS },
     socket: {
       connectTimeout: CONNECT_TIMEOUT_MS,
       // Used only with rediss:// (node-redis takes TLS from the URL's scheme).

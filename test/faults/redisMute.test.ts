@@ -14,7 +14,7 @@ import { type PrivateRedis, startPrivateRedis } from '../support/privateRedis.js
 import { uniqueNamespace } from '../support/redis.js';
 
 const PR = 'https://github.com/acme/docs/pull/77';
-/** How long Redis stays mute in the running bot's scenario: past the Redis client's 5-s command timeout. */
+/** How long Redis stays mute in the running bot's scenario: past the 5-s deadline of the bot's own commands. */
 const MUTE_MS = 6_000;
 
 describe('a Redis that takes connections but never answers, at start', () => {
