@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Gives the run an id that starts all its Redis namespaces, and deletes them when it ends.
+    globalSetup: ['test/support/globalRedis.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     // A condition awaited with expect.poll may take a while when the machine is busy (test files run

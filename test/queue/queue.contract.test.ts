@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { createClient, type RedisClientType } from '@keyv/redis';
 import { type Logger, LogLevel } from '@slack/bolt';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -6,6 +5,7 @@ import { openBullmqQueues } from '../../src/queue/bullmqQueues.js';
 import { openMemoryQueues } from '../../src/queue/memoryQueues.js';
 import type { Processor, ProcessorResult, QueueJob, Queues } from '../../src/queue/queue.js';
 import { type PrivateRedis, startPrivateRedis } from '../support/privateRedis.js';
+import { uniqueNamespace } from '../support/redis.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** Slack between the test's clock and the queue's (Redis keeps its own time for delays and limits). */
@@ -44,7 +44,7 @@ function memoryHarness(): Harness {
 }
 
 function bullmqHarness(): Harness {
-  const prefix = `docs-agent-test:queue:${randomUUID().slice(0, 8)}`;
+  const prefix = uniqueNamespace('queue');
   const clients: RedisClientType[] = [];
   const connect = async () => {
     // The bot's own client settings that matter to BullMQ: commands fail at once while Redis is away.

@@ -4,9 +4,17 @@ import { createClient } from '@keyv/redis';
 /** The Redis the tests use: REDIS_URL (CI sets it), else the local default. */
 export const TEST_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
+/** Names this test run (set by the global setup, globalRedis.ts); its namespaces start with it. */
+export const TEST_RUN_VARIABLE = 'DOCS_AGENT_TEST_RUN';
+
+/** What every namespace of this test run starts with: the run deletes them all when it ends. */
+export function testRunPrefix(): string {
+  return `docs-agent-test:${process.env[TEST_RUN_VARIABLE] ?? 'local'}:`;
+}
+
 /** A namespace of its own for every test, so parallel test files never see each other's keys. */
 export function uniqueNamespace(label = 'test'): string {
-  return `docs-agent-test:${label}:${randomUUID().slice(0, 8)}`;
+  return `${testRunPrefix()}${label}:${randomUUID().slice(0, 8)}`;
 }
 
 /** Deletes every key whose name starts with `prefix` (a test's or a bench's namespace); returns how many. */
