@@ -1,6 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { truncate } from '../slack/escape.js';
 import { classifySlackError } from '../slack/slackErrors.js';
 import { withRenewedLease } from '../store/lease.js';
+import { isStoreUnavailable } from '../store/storeErrors.js';
 import type { AgentBudget } from '../store/rateLedger.js';
 import {
   cannotPostText,
@@ -13,6 +15,14 @@ import { applyAgentJob, DISPLAY_PROMPT_MAX, type JobDoor, type JobRecord } from 
 import type { JobsContext } from './jobsContext.js';
 import { type JobStart, jobOfStart, START_LEASE_MS, startLeaseName } from './jobStarts.js';
 import { placeCard, postJobCard } from './postJobCard.js';
+
+/**
+ * How long the record of a job Mintlify just created is tried again while Redis is away: a restart
+ * or a failover takes seconds. Shorter than the queue's lock on the start (30 s by default), so the
+ * start is not handed to another process meanwhile.
+ */
+const SAVE_CREATED_WITHIN_MS = 20_000;
+const SAVE_CREATED_EVERY_MS = 500;
 
 export interface StartJobInput {
   /** The instruction exactly as the job receives it (plain text). */
@@ -163,7 +173,7 @@ async function startHeld(ctx: JobsContext, input: StartJobInput, startId: string
   );
   // Written before the card, so that a job Mintlify accepted is never lost, even when the card
   // cannot be posted. From here on the record stands for the start.
-  await ctx.records.save(record);
+  await saveCreatedJob(ctx, record);
   ctx.onJobActive(record.jobId);
 
   const posted = await postJobCard(ctx, record, { channel: input.channel, threadTs });
@@ -193,4 +203,30 @@ async function startHeld(ctx: JobsContext, input: StartJobInput, startId: string
   const reason = classifySlackError(posted.error) === 'not_in_channel' ? 'not_in_channel' : 'other';
   const text = reason === 'not_in_channel' ? notInChannelText(record.jobId) : cannotPostText(record.jobId);
   return { kind: 'unposted', record, budget, text, reason };
+}
+
+/**
+ * Writes the record of a job Mintlify has just created. Nothing else knows the job yet: were the
+ * write given up at once, the start run again would find no record, tell the person the start was
+ * interrupted, and the job would run on unfollowed. So a Redis that is away is waited for a while.
+ */
+async function saveCreatedJob(ctx: JobsContext, record: JobRecord): Promise<void> {
+  const until = Date.now() + SAVE_CREATED_WITHIN_MS;
+  for (let waited = false; ; waited = true) {
+    try {
+      await ctx.records.save(record);
+      if (waited) ctx.logger.info(`job ${record.jobId}: recorded once Redis answered again`);
+      return;
+    } catch (error) {
+      if (!isStoreUnavailable(error) || Date.now() + SAVE_CREATED_EVERY_MS > until) {
+        ctx.logger.error(
+          `job ${record.jobId} was created at Mintlify, but could not be recorded (${String(error)}): ` +
+            'it is not followed, and its person is told the start was interrupted',
+        );
+        throw error;
+      }
+      if (!waited) ctx.logger.warn(`job ${record.jobId}: Redis is away; waiting to record it`);
+      await sleep(SAVE_CREATED_EVERY_MS);
+    }
+  }
 }

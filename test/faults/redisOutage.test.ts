@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TRY_AGAIN_SHORTLY } from '../../src/listeners/context.js';
 import { FAST_POLL, record, startFollowedJob, textOf, threadReplies } from '../jobs/followSupport.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
@@ -96,6 +96,45 @@ describe('Redis lost for a while during a run', () => {
       expect(threadReplies(h, job)).toHaveLength(1);
     },
   );
+
+  it('keeps a job Mintlify created as Redis went away: recorded once Redis is back, its card posted once', async () => {
+    const channel = 'C0KEEP';
+    const created = h.mintlify.requestsFor('createJob').length;
+    const answered = h.slack.callsTo('response_url').length;
+    // Mintlify answers the create only once Redis is gone: the job exists, its record cannot be written yet.
+    h.mintlify.injectFault('createJob', { delayMs: 3_000 });
+    await h.command('Document the retention setting', { channel_id: channel });
+    await expect.poll(() => h.mintlify.requestsFor('createJob').length).toBe(created + 1);
+    await redisAway();
+    await expect.poll(() => logCount('Redis is away; waiting to record it'), { timeout: 10_000 }).toBe(1);
+    await redisBack();
+
+    const card = await h.slack.waitForCall(
+      'chat.postMessage',
+      (call) => call.args.channel === channel,
+      20_000,
+    );
+    expect(textOf(card)).toContain('Document the retention setting');
+    await expect.poll(() => logCount('recorded once Redis answered again')).toBe(1);
+    const kept = await vi.waitFor(async () => {
+      const found = await h.bot.context.jobs.records.byThread(channel, String(card.response.ts));
+      if (!found) throw new Error('the card is posted, but its thread is not on the record yet');
+      return found;
+    });
+    expect(kept.cardTs).toBe(String(card.response.ts));
+    // Asked once, shown once, and the person is told it started, not that it was interrupted.
+    await h.bot.drained(20_000);
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(created + 1);
+    expect(h.slack.callsTo('chat.postMessage').filter((call) => call.args.channel === channel)).toHaveLength(
+      1,
+    );
+    const answers = h.slack
+      .callsTo('response_url')
+      .slice(answered)
+      .map((call) => textOf(call));
+    expect(answers.some((text) => text.includes('interrupted'))).toBe(false);
+    expect(logCount('could not be recorded')).toBe(0);
+  }, 40_000);
 
   it('does not post the final reply twice when Redis went away between the post and its record', async () => {
     const job = await startFollowedJob(h, 'Document the audit log');
