@@ -33,9 +33,30 @@ const startKey = (id: string) => `start:${id}`;
 // Longer than a queue job can wait to be run again; a start older than this is only clutter.
 const KEEP_MS = 24 * 3_600_000;
 
+/** How long a job whose record Redis could not take waits in this process for its start to run again. */
+const UNRECORDED_KEPT_MS = 3_600_000;
+
 /** The one place that reads and writes job starts. */
 export class JobStarts {
+  /** Jobs Mintlify created whose record could not be written (Redis away), by start id. */
+  private readonly unrecorded = new Map<string, { record: JobRecord; at: number }>();
+
   constructor(private readonly store: Store) {}
+
+  /** Keeps a created job's record for the start's next run in this process, which writes it. */
+  keepUnrecorded(startId: string, record: JobRecord): void {
+    const now = Date.now();
+    for (const [id, kept] of this.unrecorded)
+      if (now - kept.at > UNRECORDED_KEPT_MS) this.unrecorded.delete(id);
+    this.unrecorded.set(startId, { record, at: now });
+  }
+
+  /** The record `keepUnrecorded` kept for this start, handed over once. */
+  takeUnrecorded(startId: string): JobRecord | undefined {
+    const kept = this.unrecorded.get(startId);
+    this.unrecorded.delete(startId);
+    return kept?.record;
+  }
 
   async begin(start: JobStart): Promise<void> {
     await this.store.kv.set(startKey(start.id), start, KEEP_MS);

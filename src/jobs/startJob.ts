@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { truncate } from '../slack/escape.js';
 import { classifySlackError } from '../slack/slackErrors.js';
 import { withRenewedLease } from '../store/lease.js';
@@ -15,14 +14,6 @@ import { applyAgentJob, DISPLAY_PROMPT_MAX, type JobDoor, type JobRecord } from 
 import type { JobsContext } from './jobsContext.js';
 import { type JobStart, jobOfStart, START_LEASE_MS, startLeaseName } from './jobStarts.js';
 import { placeCard, postJobCard } from './postJobCard.js';
-
-/**
- * How long the record of a job Mintlify just created is tried again while Redis is away: a restart
- * or a failover takes seconds. Shorter than the queue's lock on the start (30 s by default), so the
- * start is not handed to another process meanwhile.
- */
-const SAVE_CREATED_WITHIN_MS = 20_000;
-const SAVE_CREATED_EVERY_MS = 500;
 
 export interface StartJobInput {
   /** The instruction exactly as the job receives it (plain text). */
@@ -69,6 +60,14 @@ export async function startJob(
     startLeaseName(startId),
     START_LEASE_MS,
     async () => {
+      // Run again after Redis was away, in the process that made the job: it is recorded now
+      // (whatever Redis still holds of the start: it may have come back empty).
+      const unrecorded = ctx.starts.takeUnrecorded(startId);
+      if (unrecorded) {
+        await recordCreated(ctx, unrecorded);
+        ctx.logger.info(`job ${unrecorded.jobId}: recorded once Redis answered again`);
+        return postCard(ctx, unrecorded, await ctx.ledger.current(ctx.config.mintlify.projectId));
+      }
       const earlier = await ctx.starts.get(startId);
       return earlier ? resumeStart(ctx, earlier) : startHeld(ctx, input, startId);
     },
@@ -145,7 +144,7 @@ async function startHeld(ctx: JobsContext, input: StartJobInput, startId: string
 
   const now = ctx.now();
   const budget = await ctx.ledger.recordUse(projectId).catch(() => before);
-  let record: JobRecord = applyAgentJob(
+  const record: JobRecord = applyAgentJob(
     {
       jobId: job.id,
       projectId,
@@ -173,10 +172,44 @@ async function startHeld(ctx: JobsContext, input: StartJobInput, startId: string
   );
   // Written before the card, so that a job Mintlify accepted is never lost, even when the card
   // cannot be posted. From here on the record stands for the start.
-  await saveCreatedJob(ctx, record);
-  ctx.onJobActive(record.jobId);
+  await recordCreated(ctx, record);
+  return postCard(ctx, record, budget);
+}
 
-  const posted = await postJobCard(ctx, record, { channel: input.channel, threadTs });
+/**
+ * Writes the record of a job Mintlify has just created. Nothing else knows the job yet: when Redis
+ * is away, the record is kept in this process for the start's next run (the request's queue job
+ * runs again once Redis answers), which writes it and goes on.
+ */
+async function recordCreated(ctx: JobsContext, record: JobRecord): Promise<void> {
+  try {
+    await ctx.records.save(record);
+  } catch (error) {
+    const startId = record.startId;
+    if (isStoreUnavailable(error) && startId !== undefined) {
+      ctx.starts.keepUnrecorded(startId, record);
+      ctx.logger.warn(
+        `job ${record.jobId} was created at Mintlify, but Redis is away: it is recorded when its start runs ` +
+          'again (if that start runs in another process, the job is not followed and its person is told the ' +
+          'start was interrupted)',
+      );
+    } else {
+      ctx.logger.error(
+        `job ${record.jobId} was created at Mintlify, but could not be recorded (${String(error)}): it is not followed`,
+      );
+    }
+    throw error;
+  }
+  ctx.onJobActive(record.jobId);
+}
+
+/** Posts the card of a recorded job whose card is pending, in the channel (or thread) it was asked in. */
+async function postCard(ctx: JobsContext, created: JobRecord, budget: AgentBudget): Promise<StartJobOutcome> {
+  const { logger } = ctx;
+  const { channel, requestedBy, door } = created;
+  const threadTs = created.pendingCard?.threadTs ?? null;
+  let record = created;
+  const posted = await postJobCard(ctx, record, { channel, threadTs });
   if (posted.kind === 'posted') {
     record = await placeCard(ctx, record, posted, threadTs).catch((error: unknown) => {
       // The card carries the job's id: the follower finds it and records it once the store answers.
@@ -185,12 +218,12 @@ async function startHeld(ctx: JobsContext, input: StartJobInput, startId: string
       );
       return { ...record, cardTs: posted.ts, threadTs: threadTs ?? posted.ts };
     });
-    logger.info(`job ${record.jobId} started by ${input.requestedBy} in ${input.channel} (${input.door})`);
+    logger.info(`job ${record.jobId} started by ${requestedBy} in ${channel} (${door})`);
     return { kind: 'started', record, budget };
   }
 
   logger.warn(
-    `job ${record.jobId} started, but its card could not be posted in ${input.channel}: ${String(posted.error)}`,
+    `job ${record.jobId} started, but its card could not be posted in ${channel}: ${String(posted.error)}`,
   );
   if (posted.kind === 'later') {
     return { kind: 'unposted', record, budget, text: cardLaterText(record.jobId), reason: 'later' };
@@ -203,30 +236,4 @@ async function startHeld(ctx: JobsContext, input: StartJobInput, startId: string
   const reason = classifySlackError(posted.error) === 'not_in_channel' ? 'not_in_channel' : 'other';
   const text = reason === 'not_in_channel' ? notInChannelText(record.jobId) : cannotPostText(record.jobId);
   return { kind: 'unposted', record, budget, text, reason };
-}
-
-/**
- * Writes the record of a job Mintlify has just created. Nothing else knows the job yet: were the
- * write given up at once, the start run again would find no record, tell the person the start was
- * interrupted, and the job would run on unfollowed. So a Redis that is away is waited for a while.
- */
-async function saveCreatedJob(ctx: JobsContext, record: JobRecord): Promise<void> {
-  const until = Date.now() + SAVE_CREATED_WITHIN_MS;
-  for (let waited = false; ; waited = true) {
-    try {
-      await ctx.records.save(record);
-      if (waited) ctx.logger.info(`job ${record.jobId}: recorded once Redis answered again`);
-      return;
-    } catch (error) {
-      if (!isStoreUnavailable(error) || Date.now() + SAVE_CREATED_EVERY_MS > until) {
-        ctx.logger.error(
-          `job ${record.jobId} was created at Mintlify, but could not be recorded (${String(error)}): ` +
-            'it is not followed, and its person is told the start was interrupted',
-        );
-        throw error;
-      }
-      if (!waited) ctx.logger.warn(`job ${record.jobId}: Redis is away; waiting to record it`);
-      await sleep(SAVE_CREATED_EVERY_MS);
-    }
-  }
 }

@@ -8,8 +8,8 @@ export class StoreTimeoutError extends Error {
 
 /**
  * `target` with every method that returns a promise bounded by `ms`: past it, the call rejects with
- * a StoreTimeoutError. The Redis client bounds only the wait to send a command; one already sent
- * to a Redis that hangs would wait for its answer until TCP gave up, minutes later. The command may
+ * a StoreTimeoutError. The Redis client sets no deadline of its own: a command sent to a Redis that
+ * hangs would wait for its answer until TCP gave up, minutes later. The command may
  * still land afterwards: callers treat the error as "not known to have happened" (work is retried,
  * and each of its steps is safe to repeat).
  */

@@ -99,7 +99,7 @@ function withoutCredentials(url: string): string {
 
 /**
  * The client options every Redis connection of the bot shares (the store's, and through it the
- * queues'): TLS as configured, bounded connects and commands.
+ * queues'): TLS as configured, bounded connects, commands failed at once while Redis is away.
  */
 function clientOptions(settings: StoreSettings & { redisUrl: string }): RedisClientOptions {
   return {
