@@ -33,30 +33,26 @@ const startKey = (id: string) => `start:${id}`;
 // Longer than a queue job can wait to be run again; a start older than this is only clutter.
 const KEEP_MS = 24 * 3_600_000;
 
-/** How long a job whose record Redis could not take waits in this process for its start to run again. */
-const UNRECORDED_KEPT_MS = 3_600_000;
+/**
+ * A start run again in the process that created its job while Redis was away, before the record
+ * is written: its request's queue job waits, as for Redis away (see storeErrors.ts).
+ */
+export class UnrecordedJobError extends Error {
+  constructor(startId: string) {
+    super(`the job of start ${startId} is not recorded yet`);
+    this.name = 'UnrecordedJobError';
+  }
+}
 
 /** The one place that reads and writes job starts. */
 export class JobStarts {
-  /** Jobs Mintlify created whose record could not be written (Redis away), by start id. */
-  private readonly unrecorded = new Map<string, { record: JobRecord; at: number }>();
+  /**
+   * Starts whose job this process created while Redis was away and is still recording (see
+   * startJob.ts): their run again waits meanwhile.
+   */
+  readonly unrecorded = new Set<string>();
 
   constructor(private readonly store: Store) {}
-
-  /** Keeps a created job's record for the start's next run in this process, which writes it. */
-  keepUnrecorded(startId: string, record: JobRecord): void {
-    const now = Date.now();
-    for (const [id, kept] of this.unrecorded)
-      if (now - kept.at > UNRECORDED_KEPT_MS) this.unrecorded.delete(id);
-    this.unrecorded.set(startId, { record, at: now });
-  }
-
-  /** The record `keepUnrecorded` kept for this start, handed over once. */
-  takeUnrecorded(startId: string): JobRecord | undefined {
-    const kept = this.unrecorded.get(startId);
-    this.unrecorded.delete(startId);
-    return kept?.record;
-  }
 
   async begin(start: JobStart): Promise<void> {
     await this.store.kv.set(startKey(start.id), start, KEEP_MS);

@@ -1,6 +1,6 @@
 import { truncate } from '../slack/escape.js';
 import { classifySlackError } from '../slack/slackErrors.js';
-import { withRenewedLease } from '../store/lease.js';
+import { withLease, withRenewedLease } from '../store/lease.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
 import type { AgentBudget } from '../store/rateLedger.js';
 import {
@@ -12,8 +12,25 @@ import {
 } from './jobAnswers.js';
 import { applyAgentJob, DISPLAY_PROMPT_MAX, type JobDoor, type JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
-import { type JobStart, jobOfStart, START_LEASE_MS, startLeaseName } from './jobStarts.js';
+import {
+  type JobStart,
+  jobOfStart,
+  START_LEASE_MS,
+  startLeaseName,
+  UnrecordedJobError,
+} from './jobStarts.js';
 import { placeCard, postJobCard } from './postJobCard.js';
+
+/** How often, and for how long, a created job's record is tried again while Redis is away. */
+const RECORD_AGAIN_EVERY_MS = 2_000;
+const KEEP_UNRECORDED_MS = 30 * 60_000;
+
+/** A job Mintlify created whose record Redis could not take yet. */
+interface UnrecordedJob {
+  record: JobRecord;
+  /** Whether its agent use was counted in the rate ledger. */
+  counted: boolean;
+}
 
 export interface StartJobInput {
   /** The instruction exactly as the job receives it (plain text). */
@@ -60,14 +77,9 @@ export async function startJob(
     startLeaseName(startId),
     START_LEASE_MS,
     async () => {
-      // Run again after Redis was away, in the process that made the job: it is recorded now
-      // (whatever Redis still holds of the start: it may have come back empty).
-      const unrecorded = ctx.starts.takeUnrecorded(startId);
-      if (unrecorded) {
-        await recordCreated(ctx, unrecorded);
-        ctx.logger.info(`job ${unrecorded.jobId}: recorded once Redis answered again`);
-        return postCard(ctx, unrecorded, await ctx.ledger.current(ctx.config.mintlify.projectId));
-      }
+      // Its job was created here while Redis was away, and is not recorded yet: wait for that
+      // rather than tell the person the start was cut short.
+      if (ctx.starts.unrecorded.has(startId)) throw new UnrecordedJobError(startId);
       const earlier = await ctx.starts.get(startId);
       return earlier ? resumeStart(ctx, earlier) : startHeld(ctx, input, startId);
     },
@@ -143,8 +155,12 @@ async function startHeld(ctx: JobsContext, input: StartJobInput, startId: string
   }
 
   const now = ctx.now();
-  const budget = await ctx.ledger.recordUse(projectId).catch(() => before);
-  const record: JobRecord = applyAgentJob(
+  let counted = true;
+  const budget = await ctx.ledger.recordUse(projectId).catch(() => {
+    counted = false;
+    return before;
+  });
+  let record: JobRecord = applyAgentJob(
     {
       jobId: job.id,
       projectId,
@@ -172,44 +188,9 @@ async function startHeld(ctx: JobsContext, input: StartJobInput, startId: string
   );
   // Written before the card, so that a job Mintlify accepted is never lost, even when the card
   // cannot be posted. From here on the record stands for the start.
-  await recordCreated(ctx, record);
-  return postCard(ctx, record, budget);
-}
+  await recordCreated(ctx, { record, counted });
 
-/**
- * Writes the record of a job Mintlify has just created. Nothing else knows the job yet: when Redis
- * is away, the record is kept in this process for the start's next run (the request's queue job
- * runs again once Redis answers), which writes it and goes on.
- */
-async function recordCreated(ctx: JobsContext, record: JobRecord): Promise<void> {
-  try {
-    await ctx.records.save(record);
-  } catch (error) {
-    const startId = record.startId;
-    if (isStoreUnavailable(error) && startId !== undefined) {
-      ctx.starts.keepUnrecorded(startId, record);
-      ctx.logger.warn(
-        `job ${record.jobId} was created at Mintlify, but Redis is away: it is recorded when its start runs ` +
-          'again (if that start runs in another process, the job is not followed and its person is told the ' +
-          'start was interrupted)',
-      );
-    } else {
-      ctx.logger.error(
-        `job ${record.jobId} was created at Mintlify, but could not be recorded (${String(error)}): it is not followed`,
-      );
-    }
-    throw error;
-  }
-  ctx.onJobActive(record.jobId);
-}
-
-/** Posts the card of a recorded job whose card is pending, in the channel (or thread) it was asked in. */
-async function postCard(ctx: JobsContext, created: JobRecord, budget: AgentBudget): Promise<StartJobOutcome> {
-  const { logger } = ctx;
-  const { channel, requestedBy, door } = created;
-  const threadTs = created.pendingCard?.threadTs ?? null;
-  let record = created;
-  const posted = await postJobCard(ctx, record, { channel, threadTs });
+  const posted = await postJobCard(ctx, record, { channel: input.channel, threadTs });
   if (posted.kind === 'posted') {
     record = await placeCard(ctx, record, posted, threadTs).catch((error: unknown) => {
       // The card carries the job's id: the follower finds it and records it once the store answers.
@@ -218,12 +199,12 @@ async function postCard(ctx: JobsContext, created: JobRecord, budget: AgentBudge
       );
       return { ...record, cardTs: posted.ts, threadTs: threadTs ?? posted.ts };
     });
-    logger.info(`job ${record.jobId} started by ${requestedBy} in ${channel} (${door})`);
+    logger.info(`job ${record.jobId} started by ${input.requestedBy} in ${input.channel} (${input.door})`);
     return { kind: 'started', record, budget };
   }
 
   logger.warn(
-    `job ${record.jobId} started, but its card could not be posted in ${channel}: ${String(posted.error)}`,
+    `job ${record.jobId} started, but its card could not be posted in ${input.channel}: ${String(posted.error)}`,
   );
   if (posted.kind === 'later') {
     return { kind: 'unposted', record, budget, text: cardLaterText(record.jobId), reason: 'later' };
@@ -236,4 +217,75 @@ async function postCard(ctx: JobsContext, created: JobRecord, budget: AgentBudge
   const reason = classifySlackError(posted.error) === 'not_in_channel' ? 'not_in_channel' : 'other';
   const text = reason === 'not_in_channel' ? notInChannelText(record.jobId) : cannotPostText(record.jobId);
   return { kind: 'unposted', record, budget, text, reason };
+}
+
+/**
+ * Writes the record of a job Mintlify has just created. Nothing else knows the job yet: when Redis
+ * is away, this process keeps the record until Redis answers (see `keepUntilRecorded`).
+ */
+async function recordCreated(ctx: JobsContext, created: UnrecordedJob): Promise<void> {
+  const { record } = created;
+  try {
+    await ctx.records.save(record);
+  } catch (error) {
+    if (isStoreUnavailable(error) && record.startId !== undefined) {
+      ctx.logger.warn(
+        `job ${record.jobId} was created at Mintlify, but Redis is away: this process records it once Redis answers`,
+      );
+      keepUntilRecorded(ctx, record.startId, created);
+    } else {
+      ctx.logger.error(
+        `job ${record.jobId} was created at Mintlify, but could not be recorded (${String(error)}): it is not followed`,
+      );
+    }
+    throw error;
+  }
+  ctx.onJobActive(record.jobId);
+}
+
+/**
+ * Keeps a created job's record in this process and writes it once Redis answers, trying every few
+ * seconds under the start's lease: then it is followed, and the follower posts its card. The
+ * start's own run again (its request's queue job runs again once Redis answers) holds that lease
+ * too, so the two never overlap. Run here, it waits while the record is kept (UnrecordedJobError),
+ * then answers from the record; run in another process before the record is written, it tells the
+ * person the start was interrupted (its words say the job may have started anyway), and the card
+ * follows.
+ */
+function keepUntilRecorded(ctx: JobsContext, startId: string, created: UnrecordedJob): void {
+  ctx.starts.unrecorded.add(startId);
+  const giveUpAt = Date.now() + KEEP_UNRECORDED_MS;
+  const later = () => setTimeout(() => void attempt(), RECORD_AGAIN_EVERY_MS).unref();
+  const attempt = async (): Promise<void> => {
+    try {
+      const held = await withLease(ctx.store.atomic, startLeaseName(startId), START_LEASE_MS, async () => {
+        await recordKept(ctx, created);
+        ctx.starts.unrecorded.delete(startId);
+        ctx.onJobActive(created.record.jobId);
+      });
+      if (!held.ran) later(); // the start's run again holds it, and waits for the record
+    } catch (error) {
+      if (isStoreUnavailable(error) && Date.now() < giveUpAt) {
+        later();
+        return;
+      }
+      ctx.starts.unrecorded.delete(startId);
+      ctx.logger.error(
+        `job ${created.record.jobId} was created at Mintlify, but could not be recorded (${String(error)}): it is not followed`,
+      );
+    }
+  };
+  later();
+}
+
+/**
+ * Writes a kept record, unless one is stored already (a write that timed out may have landed, and
+ * the follower may have posted the card since). The agent use is counted here if it could not be
+ * when the job was created.
+ */
+async function recordKept(ctx: JobsContext, kept: UnrecordedJob): Promise<void> {
+  const { record } = kept;
+  if (!(await ctx.records.get(record.jobId))) await ctx.records.save(record);
+  if (!kept.counted) await ctx.ledger.recordUse(record.projectId).catch(() => undefined);
+  ctx.logger.info(`job ${record.jobId}: recorded once Redis answered again`);
 }

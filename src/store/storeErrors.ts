@@ -16,6 +16,8 @@ const UNAVAILABLE = new Set([
   'ReconnectStrategyError',
   'CommandTimeoutDuringMaintenanceError',
   'SocketTimeoutDuringMaintenanceError',
+  // Ours: a job created while Redis was away, whose record this process writes once Redis answers.
+  'UnrecordedJobError',
 ]);
 
 /** True when `error` (or an error it was caused by) says Redis is away or did not answer in time. */
