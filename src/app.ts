@@ -44,6 +44,8 @@ export interface DocsAgentOptions {
   mintlify?: Partial<Pick<MintlifyClientOptions, 'retry' | 'timeouts' | 'sleep'>>;
   /** Tests read deployments more often, and shorten the preview limiter's window. */
   previews?: { statusEveryMs?: number; limiter?: { max: number; durationMs: number } };
+  /** Tests lengthen how often a job created while Redis was away is tried again (default 2 s). */
+  recordAgainEveryMs?: number;
   /** Tests shorten the digest's waits for the analytics rate limit. */
   digest?: DigestContext['collect'];
   now?: () => Date;
@@ -120,7 +122,10 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
     mintlify,
     store,
     records: new JobRecords(store, config.jobRetentionMs),
-    starts: new JobStarts(store),
+    starts: new JobStarts(
+      store,
+      options.recordAgainEveryMs ? { recordAgainEveryMs: options.recordAgainEveryMs } : {},
+    ),
     ledger: new RateLedger(store.atomic, () => now().getTime()),
     slack,
     logger,
@@ -170,6 +175,12 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
     clearTimeout(cutWaits);
     retryWaits.abort(new Error('the bot is stopping'));
     await background.drain(1_000);
+    for (const jobId of jobs.starts.dropUnrecorded()) {
+      logger.error(
+        `job ${jobId} was created at Mintlify while Redis was away and is still not recorded: the bot is stopping, ` +
+          'so it is not followed',
+      );
+    }
     await Promise.allSettled([mintlify.close(), store.close()]);
   };
 
@@ -220,8 +231,8 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
     async drained(timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const { waiting, active } = await requests.counts();
-        if (waiting + active === 0 && background.size === 0) return;
+        const { waiting, active, delayed } = await requests.counts();
+        if (waiting + active + delayed === 0 && background.size === 0) return;
         if (Date.now() > deadline) throw new Error(`requests still queued after ${timeoutMs} ms`);
         await new Promise((resolve) => setTimeout(resolve, 10));
       }

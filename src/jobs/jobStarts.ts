@@ -33,9 +33,13 @@ const startKey = (id: string) => `start:${id}`;
 // Longer than a queue job can wait to be run again; a start older than this is only clutter.
 const KEEP_MS = 24 * 3_600_000;
 
+/** How often a job created while Redis was away is tried again (startJob.ts). */
+const RECORD_AGAIN_EVERY_MS = 2_000;
+
 /**
  * A start run again in the process that created its job while Redis was away, before the record
- * is written: its request's queue job waits, as for Redis away (see storeErrors.ts).
+ * is written: the doors pass it on as they do Redis away (storeErrors.ts), and its request's queue job runs
+ * again shortly (processRequest.ts).
  */
 export class UnrecordedJobError extends Error {
   constructor(startId: string) {
@@ -47,12 +51,26 @@ export class UnrecordedJobError extends Error {
 /** The one place that reads and writes job starts. */
 export class JobStarts {
   /**
-   * Starts whose job this process created while Redis was away and is still recording (see
-   * startJob.ts): their run again waits meanwhile.
+   * Starts whose job this process created while Redis was away and is still recording (start id
+   * -> job id; see startJob.ts): their run again waits meanwhile.
    */
-  readonly unrecorded = new Set<string>();
+  readonly unrecorded = new Map<string, string>();
+  /** How often a job in `unrecorded` is tried again. */
+  readonly recordAgainEveryMs: number;
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    options: { recordAgainEveryMs?: number } = {},
+  ) {
+    this.recordAgainEveryMs = options.recordAgainEveryMs ?? RECORD_AGAIN_EVERY_MS;
+  }
+
+  /** Stops recording jobs (the bot is stopping): answers the ids of those still unrecorded, which nothing follows. */
+  dropUnrecorded(): string[] {
+    const jobIds = [...this.unrecorded.values()];
+    this.unrecorded.clear();
+    return jobIds;
+  }
 
   async begin(start: JobStart): Promise<void> {
     await this.store.kv.set(startKey(start.id), start, KEEP_MS);

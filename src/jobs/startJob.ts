@@ -21,8 +21,7 @@ import {
 } from './jobStarts.js';
 import { placeCard, postJobCard } from './postJobCard.js';
 
-/** How often, and for how long, a created job's record is tried again while Redis is away. */
-const RECORD_AGAIN_EVERY_MS = 2_000;
+/** How long a created job's record is tried again while Redis is away. */
 const KEEP_UNRECORDED_MS = 30 * 60_000;
 
 /** A job Mintlify created whose record Redis could not take yet. */
@@ -253,26 +252,31 @@ async function recordCreated(ctx: JobsContext, created: UnrecordedJob): Promise<
  * follows.
  */
 function keepUntilRecorded(ctx: JobsContext, startId: string, created: UnrecordedJob): void {
-  ctx.starts.unrecorded.add(startId);
+  const { jobId } = created.record;
+  ctx.starts.unrecorded.set(startId, jobId);
   const giveUpAt = Date.now() + KEEP_UNRECORDED_MS;
-  const later = () => setTimeout(() => void attempt(), RECORD_AGAIN_EVERY_MS).unref();
+  const giveUp = (why: string) => {
+    ctx.starts.unrecorded.delete(startId);
+    ctx.logger.error(
+      `job ${jobId} was created at Mintlify, but could not be recorded (${why}): it is not followed`,
+    );
+  };
+  const later = () => setTimeout(() => void attempt(), ctx.starts.recordAgainEveryMs).unref();
   const attempt = async (): Promise<void> => {
+    if (!ctx.starts.unrecorded.has(startId)) return; // the bot is stopping
     try {
       const held = await withLease(ctx.store.atomic, startLeaseName(startId), START_LEASE_MS, async () => {
         await recordKept(ctx, created);
         ctx.starts.unrecorded.delete(startId);
-        ctx.onJobActive(created.record.jobId);
+        ctx.onJobActive(jobId);
       });
-      if (!held.ran) later(); // the start's run again holds it, and waits for the record
+      // Not held: the start's run again has the lease for a moment, and waits for the record.
+      if (held.ran) return;
+      if (Date.now() < giveUpAt) later();
+      else giveUp('its start kept it busy');
     } catch (error) {
-      if (isStoreUnavailable(error) && Date.now() < giveUpAt) {
-        later();
-        return;
-      }
-      ctx.starts.unrecorded.delete(startId);
-      ctx.logger.error(
-        `job ${created.record.jobId} was created at Mintlify, but could not be recorded (${String(error)}): it is not followed`,
-      );
+      if (isStoreUnavailable(error) && Date.now() < giveUpAt) later();
+      else giveUp(String(error));
     }
   };
   later();
@@ -281,11 +285,14 @@ function keepUntilRecorded(ctx: JobsContext, startId: string, created: Unrecorde
 /**
  * Writes a kept record, unless one is stored already (a write that timed out may have landed, and
  * the follower may have posted the card since). The agent use is counted here if it could not be
- * when the job was created.
+ * when the job was created (one whose count timed out but landed is counted twice: the ledger
+ * errs towards fewer starts).
  */
 async function recordKept(ctx: JobsContext, kept: UnrecordedJob): Promise<void> {
   const { record } = kept;
-  if (!(await ctx.records.get(record.jobId))) await ctx.records.save(record);
+  // One stored already may lack its lookups (its write was cut off between the two): touched, it gets them.
+  if (await ctx.records.get(record.jobId)) await ctx.records.touch(record.jobId);
+  else await ctx.records.save(record);
   if (!kept.counted) await ctx.ledger.recordUse(record.projectId).catch(() => undefined);
   ctx.logger.info(`job ${record.jobId}: recorded once Redis answered again`);
 }

@@ -1,6 +1,7 @@
 import type { DigestContext } from '../digest/digestContext.js';
 import type { HomeRefresher } from '../home/homeRefresher.js';
 import type { JobsContext } from '../jobs/jobsContext.js';
+import { UnrecordedJobError } from '../jobs/jobStarts.js';
 import { type SteerJobOutcome, steerJob } from '../jobs/steerJob.js';
 import type { BotIdentity } from '../jobs/threadContext.js';
 import type { ProcessorResult, QueueJob } from '../queue/queue.js';
@@ -15,6 +16,8 @@ import { isStoreUnavailable } from '../store/storeErrors.js';
 
 /** How long the requests queue waits when Redis did not answer, before it tries again. */
 const STORE_WAIT_MS = 5_000;
+/** How long a start waits for the record of its job, which this process writes once Redis answers. */
+const UNRECORDED_WAIT_MS = 2_000;
 
 /** What the `requests` processor needs, built once by the worker. */
 export interface RequestsContext {
@@ -58,6 +61,13 @@ export async function processRequest(
     await runRequest(ctx, job, signal);
     return undefined;
   } catch (error) {
+    if (error instanceof UnrecordedJobError && !signal.aborted) {
+      // Its job was created here while Redis was away; this process records it in a moment.
+      ctx.jobs.logger.info(
+        `a start waits for its job to be recorded; tried again in ${UNRECORDED_WAIT_MS / 1000} s`,
+      );
+      return { again: { delayMs: UNRECORDED_WAIT_MS, data: job.data } };
+    }
     if (!isStoreUnavailable(error) || signal.aborted) throw error;
     // Redis is away or hangs: no request of the queue gets further meanwhile. This one waits its
     // turn and runs again once Redis answers: its start marker and follow-up note keep it to once.

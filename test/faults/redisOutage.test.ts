@@ -17,7 +17,11 @@ describe('Redis lost for a while during a run', () => {
   beforeAll(async () => {
     redis = await startPrivateRedis();
     // A check running when Redis went away is taken up again once its lock lapses.
-    h = await startBot({ env: { ...FAST_POLL, REDIS_URL: redis.url, QUEUE_LOCK_MS: '2000' } });
+    h = await startBot({
+      env: { ...FAST_POLL, REDIS_URL: redis.url, QUEUE_LOCK_MS: '2000' },
+      // Past the 5-s wait of a request that met Redis away: the start runs again before its job is recorded.
+      recordAgainEveryMs: 12_000,
+    });
   });
   afterAll(async () => {
     await h?.close();
@@ -122,6 +126,8 @@ describe('Redis lost for a while during a run', () => {
     );
     expect(textOf(card)).toContain('Document the retention setting');
     expect(logCount('recorded once Redis answered again')).toBe(1);
+    // Run again in this process before that, the start waited for the record instead of answering.
+    expect(logCount('a start waits for its job to be recorded')).toBeGreaterThan(0);
     const kept = await vi.waitFor(async () => {
       const found = await h.bot.context.jobs.records.byThread(channel, String(card.response.ts));
       if (!found) throw new Error('the card is posted, but its thread is not on the record yet');
@@ -146,7 +152,7 @@ describe('Redis lost for a while during a run', () => {
     const startId = 'command_start-unrecorded-1';
     const created = h.mintlify.requestsFor('createJob').length;
     const { starts } = h.bot.context.jobs;
-    starts.unrecorded.add(startId);
+    starts.unrecorded.set(startId, 'job-unrecorded-1');
     try {
       const input = {
         prompt: 'Document X',

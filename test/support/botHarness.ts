@@ -51,6 +51,8 @@ export interface HarnessOptions {
   /** Use the in-memory store instead of Redis. */
   memory?: boolean;
   mintlifyOptions?: DocsAgentOptions['mintlify'];
+  /** How often a job created while Redis was away is tried again (the bot's default: 2 s). */
+  recordAgainEveryMs?: number;
   /** Default: deployments read every 50 ms; Mintlify's limiter of 5 a minute. */
   previews?: DocsAgentOptions['previews'];
 }
@@ -82,6 +84,7 @@ export async function startBot(options: HarnessOptions = {}): Promise<BotHarness
     slackRetries: { retries: 2, factor: 1, minTimeout: 10, maxTimeout: 20 },
     mintlify: { retry: { baseDelayMs: 5, maxDelayMs: 20, maxElapsedMs: 500 }, ...options.mintlifyOptions },
     previews: { statusEveryMs: 50, ...options.previews },
+    ...(options.recordAgainEveryMs ? { recordAgainEveryMs: options.recordAgainEveryMs } : {}),
   });
   const { port } = await bot.start();
   const url = `http://127.0.0.1:${port}`;
