@@ -27,7 +27,7 @@ import { RateLedger } from './store/rateLedger.js';
 import { openStore, type Store } from './store/store.js';
 import { USER_AGENT } from './version.js';
 import { createWeb, type Web } from './web.js';
-import { startWorker, type Worker } from './worker.js';
+import { startWorker, type Worker, type WorkerParts } from './worker.js';
 
 /** Slack's own default retries for ~30 minutes; a person waiting on a card should not. */
 const SLACK_RETRIES: webApi.RetryOptions = { retries: 4, factor: 2, minTimeout: 500, maxTimeout: 8_000 };
@@ -43,7 +43,7 @@ export interface DocsAgentOptions {
   slackRetries?: webApi.RetryOptions;
   mintlify?: Partial<Pick<MintlifyClientOptions, 'retry' | 'timeouts' | 'sleep'>>;
   /** Tests read deployments more often, and shorten the preview limiter's window. */
-  previews?: { statusEveryMs?: number; limiter?: { max: number; durationMs: number } };
+  previews?: WorkerParts['previews'];
   /** Tests lengthen how often a job created while Redis was away is tried again (default 2 s). */
   recordAgainEveryMs?: number;
   /** Tests shorten the digest's waits for the analytics rate limit. */
@@ -61,7 +61,7 @@ export interface DocsAgent {
   stop(): Promise<void>;
   /** Resolves once every queued Slack request has been worked off (for tests and the sandbox). */
   drained(timeoutMs?: number): Promise<void>;
-  /** How many jobs have a pending check. */
+  /** How many checks of jobs, and steps of their preview deployments, are pending. */
   following(): Promise<number>;
 }
 
@@ -238,8 +238,8 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
       }
     },
     async following() {
-      const { waiting, active, delayed } = await follow.counts();
-      return waiting + active + delayed;
+      const counts = await Promise.all([follow, previewQueue, previewStatus].map((queue) => queue.counts()));
+      return counts.reduce((sum, { waiting, active, delayed }) => sum + waiting + active + delayed, 0);
     },
   };
 }

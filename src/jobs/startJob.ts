@@ -291,8 +291,7 @@ function keepUntilRecorded(ctx: JobsContext, startId: string, created: Unrecorde
 async function recordKept(ctx: JobsContext, kept: UnrecordedJob): Promise<void> {
   const { record } = kept;
   // One stored already may lack its lookups (its write was cut off between the two): touched, it gets them.
-  if (await ctx.records.get(record.jobId)) await ctx.records.touch(record.jobId);
-  else await ctx.records.save(record);
+  if (!(await ctx.records.update(record.jobId, (stored) => stored))) await ctx.records.save(record);
   if (!kept.counted) await ctx.ledger.recordUse(record.projectId).catch(() => undefined);
   ctx.logger.info(`job ${record.jobId}: recorded once Redis answered again`);
 }

@@ -205,7 +205,8 @@ describe('the Mintlify fake answers what the published specs allow', () => {
     expect([all.status, top.status, invalid.status]).toEqual([200, 200, 400]);
     expect(all.body).toEqual({
       feedback: [
-        { path: '/api', thumbsUp: 1, thumbsDown: 1, code: 1, total: 3 },
+        // The spec counts contextual entries as thumbs: the thumbs_only vote is in the total only.
+        { path: '/api', thumbsUp: 1, thumbsDown: 0, code: 1, total: 3 },
         { path: '/intro', thumbsUp: 1, thumbsDown: 0, code: 0, total: 1 },
         { path: '/faq', thumbsUp: 0, thumbsDown: 0, code: 0, total: 1 },
       ],

@@ -81,16 +81,15 @@ const analyticsRequests = () =>
 /** `/docs-agent digest` in the channel; resolves with the digest's post. */
 async function digestNow(): Promise<SlackCall> {
   const before = h.slack.callsTo('chat.postMessage').length;
+  const posted = () =>
+    h.slack
+      .callsTo('chat.postMessage')
+      .slice(before)
+      .find((call) => call.args.channel === CHANNEL && String(call.args.text).startsWith('Docs digest'));
   await h.command('digest', { channel_id: CHANNEL });
-  await h.slack.waitForCall(
-    'chat.postMessage',
-    (call) => call.args.channel === CHANNEL && String(call.args.text).startsWith('Docs digest'),
-  );
+  await expect.poll(posted).toBeDefined();
   await h.bot.drained();
-  return h.slack
-    .callsTo('chat.postMessage')
-    .slice(before)
-    .find((call) => String(call.args.text).startsWith('Docs digest'))!;
+  return posted()!;
 }
 
 interface Block {

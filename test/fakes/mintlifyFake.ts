@@ -22,7 +22,8 @@
  *   `nextCursor: null` (and `hasMore: false`).
  * - Feedback entries are served in insertion order; `source` and `status` (comma-separated)
  *   filter them, an unknown `source` answers 400. Feedback by page counts the same entries per
- *   path: thumbsUp/thumbsDown are contextual and thumbs_only entries with `helpful` true/false,
+ *   path: thumbsUp/thumbsDown are contextual entries with `helpful` true/false (as the spec
+ *   describes them; a thumbs_only vote counts in `total` only),
  *   `code` the code_snippet entries, `total` all of them; most feedback first, ties in
  *   first-seen order. It has no cursor: `cursor` or `offset` there answers 400, so a client
  *   that tries to walk it fails loudly instead of reading the first page forever.
@@ -362,9 +363,8 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
         code: 0,
         total: 0,
       };
-      const isVote = entry.source === 'contextual' || entry.source === 'thumbs_only';
-      if (isVote && entry.helpful) counts.thumbsUp += 1;
-      if (isVote && !entry.helpful) counts.thumbsDown += 1;
+      if (entry.source === 'contextual' && entry.helpful) counts.thumbsUp += 1;
+      if (entry.source === 'contextual' && !entry.helpful) counts.thumbsDown += 1;
       if (entry.source === 'code_snippet') counts.code += 1;
       counts.total += 1;
       byPath.set(entry.path, counts);

@@ -116,7 +116,6 @@ describe('Redis lost for a while during a run', () => {
     await expect
       .poll(() => logCount('was created at Mintlify, but Redis is away'), { timeout: 10_000 })
       .toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 1_000)); // the start is tried again meanwhile
     await redisBack();
 
     const card = await h.slack.waitForCall(

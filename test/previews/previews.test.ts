@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SlackCall } from '../fakes/slackFake.js';
 import {
+  cardEdits,
   FAST_POLL,
   record,
   type StartedJob,
@@ -23,10 +24,12 @@ const bot = async (options: HarnessOptions = {}) => {
   return h;
 };
 
-/** The buttons of the card's last edit (or of the card itself). */
+/** The buttons of the card's last edit. */
 function cardButtons(h: BotHarness, job: StartedJob): Array<{ text: string; url: string }> {
-  const edits = h.slack.callsTo('chat.update').filter((call) => call.args.ts === job.cardTs);
-  const blocks = (edits.at(-1)?.args.blocks ?? []) as Array<{ type: string; elements?: unknown[] }>;
+  const blocks = (cardEdits(h, job).at(-1)?.args.blocks ?? []) as Array<{
+    type: string;
+    elements?: unknown[];
+  }>;
   return blocks
     .filter((block) => block.type === 'actions')
     .flatMap((block) => (block.elements ?? []) as Array<{ text: { text: string }; url: string }>)
@@ -34,17 +37,10 @@ function cardButtons(h: BotHarness, job: StartedJob): Array<{ text: string; url:
 }
 
 const lastCardText = (h: BotHarness, job: StartedJob) =>
-  JSON.stringify(
-    h.slack
-      .callsTo('chat.update')
-      .filter((call) => call.args.ts === job.cardTs)
-      .at(-1)?.args.blocks,
-  );
+  JSON.stringify(cardEdits(h, job).at(-1)?.args.blocks);
 
 const cardEditsWith = (h: BotHarness, job: StartedJob, text: string): SlackCall[] =>
-  h.slack
-    .callsTo('chat.update')
-    .filter((call) => call.args.ts === job.cardTs && JSON.stringify(call.args.blocks).includes(text));
+  cardEdits(h, job).filter((call) => JSON.stringify(call.args.blocks).includes(text));
 
 async function finish(h: BotHarness, job: StartedJob): Promise<void> {
   h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
@@ -71,7 +67,6 @@ describe('preview deployments of a job’s pull request', () => {
     expect(cardButtons(h, job).map((button) => button.text)).toEqual(['Open pull request']);
     expect(JSON.stringify(h.slack.callsTo('chat.postMessage'))).not.toContain(deployment.previewUrl);
 
-    h.mintlify.setDeployment(deployment.statusId, { status: 'in_progress' });
     h.mintlify.setDeployment(deployment.statusId, { status: 'success', summary: 'Deployed' });
     await expect
       .poll(() => cardButtons(h, job))
@@ -154,7 +149,10 @@ describe('preview deployments of a job’s pull request', () => {
     ];
     await finish(h, jobs[0]!);
     await expect.poll(() => h.mintlify.requestsFor('deployPreview').length).toBe(1);
-    await expect.poll(async () => (await record(h, jobs[0]!.jobId))?.preview).toBeUndefined();
+    // Learnt (the refusal is stored before it is logged): the second job is not asked for.
+    await expect
+      .poll(() => h.logs.filter((line) => line.includes('refused a preview deployment')).length)
+      .toBe(1);
     await finish(h, jobs[1]!);
     await h.bot.drained();
     await expect.poll(async () => h.bot.following()).toBe(0);
@@ -184,6 +182,10 @@ describe('preview deployments of a job’s pull request', () => {
 
   it('lets requests wait their turn under the limiter; none is dropped', async () => {
     const h = await bot({ previews: { limiter: { max: 1, durationMs: 700 } } });
+    const askedAt: number[] = [];
+    h.mintlify.onAnswer((request) => {
+      if (request.operation === 'deployPreview') askedAt.push(Date.now());
+    });
     const jobs = [
       await startFollowedJob(h, 'Document one', 'C0ONE'),
       await startFollowedJob(h, 'Document two', 'C0TWO'),
@@ -195,6 +197,10 @@ describe('preview deployments of a job’s pull request', () => {
       .requestsFor('deployPreview')
       .map((request) => (request.body as { branch: string }).branch);
     expect(asked.sort()).toEqual(jobs.map((job) => `mintlify/${job.jobId}`).sort());
+    // One a window: the three jobs finished together, their requests came a window apart.
+    const gaps = askedAt.slice(1).map((at, index) => at - (askedAt[index] ?? at));
+    expect(gaps).toHaveLength(2);
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(500);
   });
 
   it('after a crash between asking and showing, follows the same deployment and edits the card once', async () => {
