@@ -271,35 +271,60 @@ async function useShortcut(
   const message = chosen && slack.fake.message(chosen.channel, chosen.ts);
   if (!chosen || !message) return say(`There is no message #${command.message}.`);
 
-  const shortcut = slack.messageShortcut(botUrl, SEND_TO_AGENT_SHORTCUT, chosen.channel, message);
-  // The bot opens its form with the shortcut's trigger_id, or answers at its response URL instead
-  // (watched from before the request leaves: nothing has been awaited yet).
-  const opened = nextCall(
-    slack.fake,
-    (call) =>
-      (call.method === 'views.open' && call.args.trigger_id === shortcut.triggerId) ||
-      (call.method === 'response_url' && call.responseId === shortcut.responseId),
+  const form = await openedForm(
+    session,
+    slack.messageShortcut(botUrl, SEND_TO_AGENT_SHORTCUT, chosen.channel, message),
     quit,
   );
-  checkAnswers(session, [await shortcut.sent]);
-  const call = await opened;
-  if (!call) return quit.aborted ? undefined : say('(the bot opened no form)');
-  if (call.method !== 'views.open') return settle(session.bot); // its answer is shown as (only you)
-  view.showForm(call);
-  const form = call.response.view;
-  if (call.response.ok !== true || !isOpenedView(form)) return;
+  if (!form) return;
 
   const filled = fillForm(form, command.instruction, command.includeThread);
   if (command.includeThread && !filled.ticked) {
     say(`(message #${command.message} is in no thread, so the form has no box to include one)`);
   }
-  const submit = isObject(form.submit) ? String(form.submit.text) : 'Submit';
   const ticked = filled.ticked ? `, tick “${filled.ticked}”` : '';
   const answer = await slack.submitView(botUrl, form, filled.values);
   checkAnswers(session, [answer]);
-  view.showSubmission(`you write “${command.instruction}”${ticked} and choose ${submit}`, answer.json);
+  view.showSubmission(
+    `you write “${command.instruction}”${ticked} and choose ${submitLabel(form)}`,
+    answer.json,
+  );
   return settle(session.bot);
 }
+
+/**
+ * The form the bot opens for a click (a shortcut, a button) with its trigger_id, shown; or
+ * undefined when it answered at the click's response URL instead (shown as "only you") or opened
+ * none. Watched from before the click leaves: nothing has been awaited yet.
+ */
+async function openedForm(
+  session: Session,
+  click: { triggerId: string; responseId: string; sent: Promise<SlackResponse> },
+  quit: AbortSignal,
+): Promise<OpenedView | undefined> {
+  const opened = nextCall(
+    session.slack.fake,
+    (call) =>
+      (call.method === 'views.open' && call.args.trigger_id === click.triggerId) ||
+      (call.method === 'response_url' && call.responseId === click.responseId),
+    quit,
+  );
+  checkAnswers(session, [await click.sent]);
+  const call = await opened;
+  if (!call) {
+    if (!quit.aborted) session.terminal.print(session.terminal.style.dim('(the bot opened no form)'));
+    return undefined;
+  }
+  if (call.method !== 'views.open') {
+    await settle(session.bot);
+    return undefined;
+  }
+  session.view.showForm(call);
+  const form = call.response.view;
+  return call.response.ok === true && isOpenedView(form) ? form : undefined;
+}
+
+const submitLabel = (form: OpenedView) => (isObject(form.submit) ? String(form.submit.text) : 'Submit');
 
 /** "Fix with the docs agent" on an item of a digest: the bot's form, submitted as it was filled in. */
 async function fixFromDigest(
@@ -322,29 +347,20 @@ async function fixFromDigest(
   if (!button)
     return say(`Message #${command.message} has no item ${command.item} to fix (it has ${buttons.length}).`);
 
-  const click = slack.clickButton(botUrl, chosen.channel, message, {
-    action_id: button.action_id,
-    text: button.text.text,
-    ...(button.value === undefined ? {} : { value: button.value }),
-  });
-  const opened = nextCall(
-    slack.fake,
-    (call) =>
-      (call.method === 'views.open' && call.args.trigger_id === click.triggerId) ||
-      (call.method === 'response_url' && call.responseId === click.responseId),
+  const form = await openedForm(
+    session,
+    slack.clickButton(botUrl, chosen.channel, message, {
+      action_id: button.action_id,
+      text: button.text.text,
+      ...(button.value === undefined ? {} : { value: button.value }),
+    }),
     quit,
   );
-  checkAnswers(session, [await click.sent]);
-  const call = await opened;
-  if (!call) return quit.aborted ? undefined : say('(the bot opened no form)');
-  if (call.method !== 'views.open') return settle(session.bot);
-  view.showForm(call);
-  const form = call.response.view;
-  if (call.response.ok !== true || !isOpenedView(form)) return;
+  if (!form) return;
   const filled = fillForm(form, initialInstruction(form), false);
   const answer = await slack.submitView(botUrl, form, filled.values);
   checkAnswers(session, [answer]);
-  view.showSubmission('you keep the instruction as filled in and choose Start job', answer.json);
+  view.showSubmission(`you keep the instruction as filled in and choose ${submitLabel(form)}`, answer.json);
   return settle(session.bot);
 }
 
