@@ -15,7 +15,8 @@
  * Slack is the Slack fake in this process, answering at once (the bot waits for its auth.test
  * before it listens; the bare app sends it but does not wait). The bot with Redis starts on a
  * namespace of its own, deleted after each run. A first round is run and not counted (it fills the
- * file system cache, and tsx's).
+ * file system cache, and tsx's). The bot listens first and starts its worker right after: the time to
+ * its "worker is running" line is reported too.
  */
 import { randomUUID } from 'node:crypto';
 import { cpus } from 'node:os';
@@ -29,6 +30,7 @@ import {
   REDIS_URL,
   rssMb,
   startNode,
+  WORKER_RUNNING,
 } from './support/processes.js';
 
 const BOT_TOKEN = 'xoxb-bench-boot-0000';
@@ -50,6 +52,8 @@ const FILES: Record<Variant, string> = {
 
 interface Measure {
   bootMs: number;
+  /** The bot's worker: from spawning to its "worker is running" line. */
+  workerMs?: number;
   rssAtListenMb: number;
   idleRssMb: number;
 }
@@ -92,8 +96,15 @@ async function main(): Promise<void> {
     try {
       const { at } = await child.line(LISTENING);
       const rssAtListenMb = rssMb(child.pid);
+      const worker =
+        variant === 'redis' || variant === 'memory' ? await child.line(WORKER_RUNNING) : undefined;
       await new Promise((resolve) => setTimeout(resolve, idleMs));
-      return { bootMs: at - child.spawnedAt, rssAtListenMb, idleRssMb: rssMb(child.pid) };
+      return {
+        bootMs: at - child.spawnedAt,
+        ...(worker ? { workerMs: worker.at - child.spawnedAt } : {}),
+        rssAtListenMb,
+        idleRssMb: rssMb(child.pid),
+      };
     } finally {
       await child.stop();
       if (variant === 'redis' || variant === 'queued') await dropNamespace(namespace);
@@ -109,7 +120,7 @@ async function main(): Promise<void> {
         const measure = await once(variant, (n += 1));
         if (round > 0) results.get(variant)?.push(measure);
         process.stderr.write(
-          `${round === 0 ? 'warm-up' : `run ${round}`}, ${variant}: ${measure.bootMs.toFixed(0)} ms to listening, RSS ${measure.rssAtListenMb.toFixed(1)} MB then, ${measure.idleRssMb.toFixed(1)} MB after ${idleMs / 1000} s idle\n`,
+          `${round === 0 ? 'warm-up' : `run ${round}`}, ${variant}: ${measure.bootMs.toFixed(0)} ms to listening${measure.workerMs === undefined ? '' : ` (worker ${measure.workerMs.toFixed(0)} ms)`}, RSS ${measure.rssAtListenMb.toFixed(1)} MB then, ${measure.idleRssMb.toFixed(1)} MB after ${idleMs / 1000} s idle\n`,
         );
       }
     }
@@ -128,9 +139,9 @@ async function main(): Promise<void> {
     `machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}\n`,
   );
   console.log(
-    '| app | boot p50 | boot min / max | boot vs bare | RSS at listening p50 | idle RSS p50 | idle RSS min / max | idle RSS vs bare |',
+    '| app | boot p50 | boot min / max | boot vs bare | worker running p50 | RSS at listening p50 | idle RSS p50 | idle RSS min / max | idle RSS vs bare |',
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const variant of variants) {
     const measures = results.get(variant) ?? [];
     const boots = measures.map((m) => m.bootMs);
@@ -138,8 +149,10 @@ async function main(): Promise<void> {
     const boot = median(boots);
     const idle = median(rss);
     const vs = (value: number, floor: number) => (variant === 'bare' ? '' : `${(value / floor).toFixed(2)}x`);
+    const workers = measures.flatMap((m) => (m.workerMs === undefined ? [] : [m.workerMs]));
+    const worker = workers.length > 0 ? `${median(workers).toFixed(0)} ms` : '';
     console.log(
-      `| ${NAMES[variant]} | ${boot.toFixed(0)} ms | ${Math.min(...boots).toFixed(0)} / ${Math.max(...boots).toFixed(0)} ms | ${vs(boot, bareBoot)} | ${median(measures.map((m) => m.rssAtListenMb)).toFixed(1)} MB | ${idle.toFixed(1)} MB | ${Math.min(...rss).toFixed(1)} / ${Math.max(...rss).toFixed(1)} MB | ${vs(idle, bareRss)} |`,
+      `| ${NAMES[variant]} | ${boot.toFixed(0)} ms | ${Math.min(...boots).toFixed(0)} / ${Math.max(...boots).toFixed(0)} ms | ${vs(boot, bareBoot)} | ${worker} | ${median(measures.map((m) => m.rssAtListenMb)).toFixed(1)} MB | ${idle.toFixed(1)} MB | ${Math.min(...rss).toFixed(1)} / ${Math.max(...rss).toFixed(1)} MB | ${vs(idle, bareRss)} |`,
     );
   }
 }

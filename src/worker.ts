@@ -1,41 +1,61 @@
-import type { Logger } from '@slack/bolt';
+import { setTimeout as sleepFor } from 'node:timers/promises';
+import type { Logger, webApi } from '@slack/bolt';
 import type { Config } from './config.js';
-import type { DigestContext } from './digest/digestContext.js';
+import { createDigestContext, type DigestContext } from './digest/digestContext.js';
 import { type DigestJob, digestProcessor, scheduleDigest } from './digest/digestSchedule.js';
-import type { HomeRefresher } from './home/homeRefresher.js';
+import { HomeRefresher } from './home/homeRefresher.js';
+import { publishHome } from './home/publishHome.js';
+import type { InFlight } from './inFlight.js';
 import {
   type FollowCheck,
+  followJob,
   followProcessor,
   followUnfinishedJobs,
   followWorkerOptions,
 } from './jobs/followJobs.js';
+import { type JobRecord, JobRecords } from './jobs/jobRecord.js';
+import { JobStarts } from './jobs/jobStarts.js';
 import type { JobsContext } from './jobs/jobsContext.js';
+import { MintlifyClient, type MintlifyClientOptions } from './mintlify/index.js';
 import {
   PREVIEW_LIMITER,
   type PreviewCheck,
   type PreviewRequest,
   previewProcessor,
   previewStatusProcessor,
+  requestPreview,
 } from './previews/previews.js';
 import type { WorkQueue } from './queue/queue.js';
 import { processRequest, type RequestsContext } from './requests/processRequest.js';
 import type { SlackRequest } from './requests/slackRequest.js';
-import type { UserNames } from './slack/plainText.js';
 import type { SlackIdentity } from './slack/slackIdentity.js';
+import { cachedUserNames } from './slack/userNames.js';
+import { RateLedger } from './store/rateLedger.js';
+import type { Store } from './store/store.js';
+import { USER_AGENT } from './version.js';
 
 const REQUEST_CONCURRENCY = 16;
 
+/** What tests shorten or lengthen in the worker (see `DocsAgentOptions`). */
+export interface WorkerTuning {
+  /** The Mintlify client's retry waits and timeouts. */
+  mintlify?: Partial<Pick<MintlifyClientOptions, 'retry' | 'timeouts' | 'sleep'>>;
+  /** Deployments read more often, and the preview limiter's window. */
+  previews?: { statusEveryMs?: number; limiter?: { max: number; durationMs: number } };
+  /** How often a job created while Redis was away is tried again (default 2 s). */
+  recordAgainEveryMs?: number;
+  /** The digest's waits for the analytics rate limit. */
+  digest?: DigestContext['collect'];
+}
+
+/** What the worker shares with the rest of its process (app.ts). */
 export interface WorkerParts {
   config: Config;
   logger: Logger;
-  jobs: JobsContext;
-  userNames: UserNames;
-  home: HomeRefresher;
+  slack: webApi.WebClient;
+  store: Store;
   identity: SlackIdentity;
-  /** Tests read deployments more often, and shorten the preview limiter's window. */
-  previews?: { statusEveryMs?: number; limiter?: { max: number; durationMs: number } };
-  /** A digest context whose waits stop when `signal` is aborted (the worker is closing). */
-  digest: (signal: AbortSignal) => DigestContext;
+  now: () => Date;
   queues: {
     requests: WorkQueue<SlackRequest>;
     follow: WorkQueue<FollowCheck>;
@@ -43,6 +63,14 @@ export interface WorkerParts {
     previews: WorkQueue<PreviewRequest>;
     previewStatus: WorkQueue<PreviewCheck>;
   };
+  /** Work outside the queues (Home tab publishes, the reconciliation): stopping waits for it a little. */
+  background: InFlight;
+  /**
+   * Aborted when stopping runs past its grace: a wait between Mintlify retries ends then, so the
+   * job it holds goes back to the queue at once rather than staying locked.
+   */
+  retryWaits: AbortSignal;
+  tuning?: WorkerTuning;
 }
 
 // A job whose check was lost (its queue job failed for good, or a Redis emptied) is followed again
@@ -50,13 +78,20 @@ export interface WorkerParts {
 const RECONCILE_EVERY_MS = 10 * 60_000;
 
 export interface Worker {
+  /** The job use cases' context (tests read its records). */
+  readonly jobs: JobsContext;
   /**
    * Makes sure what the queues should hold is there: a check for every unfinished job, the digest's
    * scheduler and catch-up. Run once the process takes requests, then every 10 minutes.
    */
   reconcile(): Promise<void>;
-  /** Stops the periodic reconciliation, waiting for a run under way (the queues' close stops the processors). */
+  /**
+   * Before the queues close: stops the periodic reconciliation (waiting for a run under way) and
+   * the Home tab's refreshes. The queues' close stops the processors.
+   */
   stop(): Promise<void>;
+  /** Once the queues are closed: names the jobs still not recorded, and closes the Mintlify client. */
+  close(): Promise<void>;
 }
 
 /**
@@ -64,12 +99,59 @@ export interface Worker {
  * digest's schedule, and the follow-up of every unfinished job. Closing the queues stops it.
  */
 export function startWorker(parts: WorkerParts): Worker {
-  const { config, logger, jobs, queues } = parts;
+  const { config, logger, slack, store, queues, now } = parts;
+  const tuning = parts.tuning ?? {};
+  const mintlify = new MintlifyClient({
+    apiKey: config.mintlify.apiKey,
+    baseUrl: config.mintlify.apiUrl,
+    userAgent: USER_AGENT,
+    sleep: (ms) => sleepFor(ms, undefined, { signal: parts.retryWaits }),
+    ...tuning.mintlify,
+  });
+  const jobs: JobsContext = {
+    config,
+    mintlify,
+    store,
+    records: new JobRecords(store, config.jobRetentionMs),
+    starts: new JobStarts(
+      store,
+      tuning.recordAgainEveryMs ? { recordAgainEveryMs: tuning.recordAgainEveryMs } : {},
+    ),
+    ledger: new RateLedger(store.atomic, () => now().getTime()),
+    slack,
+    logger,
+    now,
+    onJobActive: (jobId) =>
+      void followJob(jobs, queues.follow, jobId).catch((error: unknown) =>
+        logger.error(`job ${jobId} could not be queued for following: ${String(error)}`),
+      ),
+    onJobChanged: (record) => home.refresh(record.requestedBy),
+    ...(config.previews
+      ? { onJobFinished: (record: JobRecord) => requestPreview(queues.previews, record) }
+      : {}),
+  };
+  const home = new HomeRefresher({
+    publish: (user) => publishHome(jobs, user),
+    logger,
+    track: (work) => parts.background.run(work),
+  });
+  const digest = (signal: AbortSignal) =>
+    createDigestContext({
+      config,
+      mintlify,
+      store,
+      slack,
+      logger,
+      now,
+      shutdown: signal,
+      ...(tuning.digest ? { collect: tuning.digest } : {}),
+    });
+
   const requests: RequestsContext = {
     jobs,
-    userNames: parts.userNames,
-    digest: parts.digest,
-    home: parts.home,
+    userNames: cachedUserNames(slack, logger),
+    digest,
+    home,
     bot: { userId: parts.identity.botUserId, botId: parts.identity.botId },
     withdrawn: (job) => queues.requests.withdrawn(job),
   };
@@ -77,16 +159,16 @@ export function startWorker(parts: WorkerParts): Worker {
     concurrency: REQUEST_CONCURRENCY,
   });
   queues.follow.process(followProcessor(jobs), followWorkerOptions(config.poll));
-  queues.digest.process(digestProcessor(parts.digest), { concurrency: 1 });
+  queues.digest.process(digestProcessor(digest), { concurrency: 1 });
   // Mintlify allows 5 preview deployments a minute per organization: one limiter for every process.
   const previews = {
     ...jobs,
     statusQueue: queues.previewStatus,
-    ...(parts.previews?.statusEveryMs ? { statusEveryMs: parts.previews.statusEveryMs } : {}),
+    ...(tuning.previews?.statusEveryMs ? { statusEveryMs: tuning.previews.statusEveryMs } : {}),
   };
   queues.previews.process(previewProcessor(previews), {
     concurrency: 1,
-    limiter: parts.previews?.limiter ?? PREVIEW_LIMITER,
+    limiter: tuning.previews?.limiter ?? PREVIEW_LIMITER,
   });
   queues.previewStatus.process(previewStatusProcessor(previews), { concurrency: 4 });
 
@@ -95,7 +177,7 @@ export function startWorker(parts: WorkerParts): Worker {
     running ??= (async () => {
       const resumed = await followUnfinishedJobs(jobs, queues.follow);
       if (resumed > 0) logger.info(`following ${resumed} unfinished job(s) the queue did not hold`);
-      await scheduleDigest(parts.digest(new AbortController().signal), queues.digest, { quiet });
+      await scheduleDigest(digest(new AbortController().signal), queues.digest, { quiet });
     })().finally(() => {
       running = undefined;
     });
@@ -106,10 +188,21 @@ export function startWorker(parts: WorkerParts): Worker {
   }, RECONCILE_EVERY_MS);
   timer.unref();
   return {
+    jobs,
     reconcile: () => reconcile(false),
     async stop() {
       clearInterval(timer);
       await running?.catch(() => {});
+      home.stop();
+    },
+    async close() {
+      for (const jobId of jobs.starts.dropUnrecorded()) {
+        logger.error(
+          `job ${jobId} was created at Mintlify while Redis was away and is still not recorded: the bot is stopping, ` +
+            'so it is not followed',
+        );
+      }
+      await mintlify.close();
     },
   };
 }

@@ -5,7 +5,7 @@ import type { Store } from '../store/store.js';
 import type { CollectOptions } from './collectVisitors.js';
 import { DigestRecords } from './digestRecords.js';
 
-/** What the digest use cases need, built once (by app.ts or the one-shot entry) and passed in. */
+/** What the digest use cases need, built once (by the worker role or the one-shot entry) and passed in. */
 export interface DigestContext {
   config: Config;
   mintlify: Pick<

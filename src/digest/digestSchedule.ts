@@ -12,7 +12,6 @@ import { type DigestOutcome, postScheduledDigest } from './postDigest.js';
  * when the latest scheduled run has no posted digest (nothing ran then), that period is posted now.
  */
 
-export const DIGEST_QUEUE = 'digest';
 const SCHEDULER_ID = 'weekly-digest';
 // A digest cut short (a stop, Mintlify or Slack away) is tried again a few times, a minute apart and more.
 const ATTEMPTS = 4;

@@ -12,8 +12,6 @@ import { checkDelayMs, jittered, type PollTiming, resumeDelayMs, retryDelayMs } 
  * `checkJob`; this file only maps its result to the queue.
  */
 
-export const FOLLOW_QUEUE = 'follow';
-
 /** One pending check of one job: what the next check needs to know, carried by the queue. */
 export interface FollowCheck {
   jobId: string;

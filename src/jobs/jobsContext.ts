@@ -6,7 +6,7 @@ import type { Store } from '../store/store.js';
 import type { JobRecord, JobRecords } from './jobRecord.js';
 import type { JobStarts } from './jobStarts.js';
 
-/** What the job use cases need, built once in app.ts and passed in. */
+/** What the job use cases need, built once by the worker role (worker.ts) and passed in. */
 export interface JobsContext {
   config: Config;
   mintlify: Pick<

@@ -10,8 +10,6 @@ import type { JobsContext } from '../jobs/jobsContext.js';
  * and round, under a limiter of Mintlify's 5 a minute for the whole deployment), and
  * `preview-status` follows the deployment until it succeeds or fails.
  */
-export const PREVIEW_QUEUE = 'previews';
-export const PREVIEW_STATUS_QUEUE = 'preview-status';
 
 /** Mintlify's limit: 5 preview deployments a minute per organization. */
 export const PREVIEW_LIMITER = { max: 5, durationMs: 60_000 };

@@ -25,6 +25,3 @@ export type SlackRequest =
       message: ChosenMessage;
     }
   | { kind: 'home_opened'; user: string };
-
-/** The queue's name for the Slack requests that need work. */
-export const REQUESTS_QUEUE = 'requests';

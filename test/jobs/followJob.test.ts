@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { FOLLOW_QUEUE, type FollowCheck, followJob, followJobId } from '../../src/jobs/followJobs.js';
+import { type FollowCheck, followJob, followJobId } from '../../src/jobs/followJobs.js';
+import { FOLLOW_QUEUE } from '../../src/queue/queueNames.js';
 import type { JobsContext } from '../../src/jobs/jobsContext.js';
 import { createLogger } from '../../src/log.js';
 import { openMemoryQueues } from '../../src/queue/memoryQueues.js';
