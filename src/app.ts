@@ -61,6 +61,10 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
     retryConfig: options.slackRetries ?? SLACK_RETRIES,
     logger,
   });
+  // BullMQ is loaded only with Redis (a bot without it starts without BullMQ's code), and while the
+  // store connects and Slack answers.
+  const bullmq = config.store.redisUrl ? import('./queue/bullmqQueues.js') : undefined;
+  bullmq?.catch(() => {}); // awaited below, unless the start fails first
   // Both at once: each is a network round trip, and either failing stops the start.
   const [opened, verified] = await Promise.allSettled([
     openStore(config.store, logger, { retentionMs: config.jobRetentionMs }),
@@ -77,15 +81,15 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
     logger.warn('REDIS_URL is not set: state is kept in memory and every job thread is forgotten on restart');
   }
 
-  // BullMQ is loaded only with Redis: a bot without it starts without BullMQ's code.
-  const queues: Queues = store.redis
-    ? (await import('./queue/bullmqQueues.js')).openBullmqQueues({
-        client: store.redis,
-        prefix: config.store.namespace,
-        logger,
-        lockMs: config.queueLockMs,
-      })
-    : openMemoryQueues({ logger });
+  const queues: Queues =
+    store.redis && bullmq
+      ? (await bullmq).openBullmqQueues({
+          client: store.redis,
+          prefix: config.store.namespace,
+          logger,
+          lockMs: config.queueLockMs,
+        })
+      : openMemoryQueues({ logger });
   const requests = queues.queue<SlackRequest>(REQUESTS_QUEUE, { keepCompletedMs: KEEP_REQUESTS_MS });
   // A check that failed for good is dropped at once, so its job can be followed again (see worker.ts).
   const follow = queues.queue<FollowCheck>(FOLLOW_QUEUE, { keepFailedMs: 0 });
