@@ -39,7 +39,7 @@ export async function postScheduledDigest(
     ctx.store.atomic,
     `digest:${channel}:${periodKey(period)}`,
     RENEWED_LEASE_MS,
-    async (): Promise<DigestOutcome> => {
+    async (lost): Promise<DigestOutcome> => {
       // Read under the lease: an instance that got here after another finished sees its record.
       const record =
         (await ctx.records.posted(period, channel)) ?? (await postedEarlier(ctx, period, channel));
@@ -47,6 +47,7 @@ export async function postScheduledDigest(
       const outcome = await gatherAndPost(ctx, period, channel, {
         giveUpMs,
         mark: digestMark(period, channel),
+        lost,
       });
       if (outcome.kind === 'posted') {
         await ctx.records.markPosted({
@@ -59,6 +60,7 @@ export async function postScheduledDigest(
       }
       return outcome;
     },
+    { logger: ctx.logger },
   );
   return leased.ran ? leased.value : { kind: 'in_progress', period };
 }
@@ -83,6 +85,7 @@ export async function postDigestNow(ctx: DigestContext, request: DigestRequest):
     RENEWED_LEASE_MS,
     () =>
       gatherAndPost(ctx, period, request.channel, { giveUpMs, onRateLimited: onceLong(request.onLongWait) }),
+    { logger: ctx.logger },
   );
   return leased.ran ? leased.value : { kind: 'in_progress', period };
 }
@@ -104,6 +107,8 @@ async function gatherAndPost(
     giveUpMs: number;
     onRateLimited?: ((waitMs: number) => void) | undefined;
     mark?: MessageMark;
+    /** The scheduled digest's lease: posted only while it is ours (see `withRenewedLease`). */
+    lost?: AbortSignal;
   },
 ): Promise<DigestOutcome> {
   const what = `the digest for ${periodKey(period)} in ${channel}`;
@@ -119,6 +124,10 @@ async function gatherAndPost(
     return { kind: 'failed', period, error, text: digestFailureText(error, ctx.now()) };
   }
 
+  // Gathering can take long (the analytics rate limit): if the lease lapsed meanwhile, another worker
+  // may be posting the scheduled digest now. A person's digest is posted anyway: its lease only kept
+  // two requests from spending the analytics budget twice, and that is spent by now.
+  options.lost?.throwIfAborted();
   try {
     const answer = await ctx.slack.chat.postMessage({
       channel,

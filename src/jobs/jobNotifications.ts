@@ -79,7 +79,7 @@ export async function announceOnce(ctx: JobsContext, jobId: string, notice: Noti
     ctx.store.atomic,
     `notice:${jobId}:${notice.key}`,
     NOTICE_LEASE_MS,
-    async (): Promise<NoticeOutcome> => {
+    async (lost): Promise<NoticeOutcome> => {
       const record = await ctx.records.get(jobId);
       // A follow-up reopened the job meanwhile: news of the earlier round would only confuse.
       if (!record || record.threadTs === null || record.round !== notice.round) return 'stale';
@@ -111,12 +111,16 @@ export async function announceOnce(ctx: JobsContext, jobId: string, notice: Noti
         }));
       }
 
+      // Our lease lapsed meanwhile (a stall, Redis away): another check may be posting the notice
+      // now. 'busy', and the next check finds it on the record or in the thread.
+      lost.throwIfAborted();
       const delivery = await postNews(ctx, record, record.threadTs, notice.text, mark);
       if (delivery === 'channel_gone') return 'channel_gone';
       if (delivery !== 'done') return 'retry';
       await markAnnounced(ctx, jobId, notice.key);
       return 'posted';
     },
+    { logger: ctx.logger },
   );
   return held.ran ? held.value : 'busy';
 }

@@ -19,7 +19,7 @@ export async function recoverJobCard(ctx: JobsContext, record: JobRecord): Promi
     ctx.store.atomic,
     startLeaseName(record.startId ?? record.jobId),
     START_LEASE_MS,
-    async (): Promise<CardRecovery> => {
+    async (lost): Promise<CardRecovery> => {
       const current = await ctx.records.get(record.jobId);
       const pending = current?.pendingCard;
       if (!current || !pending || current.cardTs !== null) return 'done';
@@ -33,7 +33,7 @@ export async function recoverJobCard(ctx: JobsContext, record: JobRecord): Promi
           cardMark(current.jobId),
         );
       } catch (error) {
-        if (!isPassingSlackFailure(error)) return cardRefused(ctx, current, error);
+        if (!isPassingSlackFailure(error)) return cardRefused(ctx, current, error, lost);
         ctx.logger.warn(
           `job ${current.jobId}: could not look for its card in Slack (${String(error)}); trying again`,
         );
@@ -47,6 +47,9 @@ export async function recoverJobCard(ctx: JobsContext, record: JobRecord): Promi
         return 'done';
       }
 
+      // Our lease lapsed meanwhile (a stall, Redis away): the start or another check may be posting
+      // the card now. 'busy', and the next check finds it.
+      lost.throwIfAborted();
       const posted = await postJobCard(ctx, current, where);
       if (posted.kind === 'later') {
         ctx.logger.warn(
@@ -54,18 +57,27 @@ export async function recoverJobCard(ctx: JobsContext, record: JobRecord): Promi
         );
         return 'retry';
       }
-      if (posted.kind === 'refused') return cardRefused(ctx, current, posted.error);
+      if (posted.kind === 'refused') return cardRefused(ctx, current, posted.error, lost);
       ctx.logger.info(`job ${current.jobId}: posted its card, which a restart or a busy Slack had held up`);
       await placeCard(ctx, current, posted, pending.threadTs);
       return 'done';
     },
+    { logger: ctx.logger },
   );
   return held.ran ? held.value : 'busy';
 }
 
 /** The channel will not take the card: the job is followed in the person's DM instead, or without a thread. */
-async function cardRefused(ctx: JobsContext, record: JobRecord, error: unknown): Promise<CardRecovery> {
+async function cardRefused(
+  ctx: JobsContext,
+  record: JobRecord,
+  error: unknown,
+  lost: AbortSignal,
+): Promise<CardRecovery> {
   ctx.logger.warn(`job ${record.jobId}: Slack refused its card in ${record.channel}: ${String(error)}`);
+  // Moving the job posts its card in the DM, once: only while the lease is ours. Once the pending
+  // card is cleared below, the move is ours to finish.
+  lost.throwIfAborted();
   const unposted = await ctx.records.update(record.jobId, (current) => ({
     ...current,
     pendingCard: undefined,

@@ -75,16 +75,18 @@ export async function startJob(
     ctx.store.atomic,
     startLeaseName(startId),
     START_LEASE_MS,
-    async () => {
+    async (lost) => {
       // Its job was created here while Redis was away, and is not recorded yet: wait for that
       // rather than tell the person the start was cut short.
       if (ctx.starts.unrecorded.has(startId)) throw new UnrecordedJobError(startId);
       const earlier = await ctx.starts.get(startId);
-      return earlier ? resumeStart(ctx, earlier) : startHeld(ctx, input, startId);
+      return earlier ? resumeStart(ctx, earlier) : startHeld(ctx, input, startId, lost);
     },
     // Run again after its process died, the start waits out the dead holder's lease.
-    { waitMs: START_LEASE_MS + 1_000 },
+    { waitMs: START_LEASE_MS + 1_000, logger: ctx.logger },
   );
+  // Held elsewhere, or lost before Mintlify was asked: the queue runs the request again, and that
+  // run answers from the start.
   if (!held.ran) throw new Error(`the start ${startId} is under way elsewhere`);
   return held.value;
 }
@@ -111,7 +113,12 @@ async function resumeStart(ctx: JobsContext, start: JobStart): Promise<StartJobO
   return { kind: 'failed', text, error: undefined };
 }
 
-async function startHeld(ctx: JobsContext, input: StartJobInput, startId: string): Promise<StartJobOutcome> {
+async function startHeld(
+  ctx: JobsContext,
+  input: StartJobInput,
+  startId: string,
+  lost: AbortSignal,
+): Promise<StartJobOutcome> {
   const { config, logger } = ctx;
   const projectId = config.mintlify.projectId;
   const prompt = truncate(input.displayPrompt ?? input.prompt, DISPLAY_PROMPT_MAX);
@@ -138,6 +145,10 @@ async function startHeld(ctx: JobsContext, input: StartJobInput, startId: string
     return text;
   };
 
+  // Mintlify is asked once per start: if our lease lapsed meanwhile (a stall, Redis away), the same
+  // start may be running elsewhere, and it answers from the start noted above. From the create on,
+  // the job is ours to record whatever happens: no check after this one.
+  lost.throwIfAborted();
   let job: Awaited<ReturnType<JobsContext['mintlify']['createJob']>>;
   try {
     job = await ctx.mintlify.createJob(projectId, input.prompt);

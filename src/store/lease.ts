@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Logger } from '@slack/bolt';
 import type { AtomicOps } from './atomic.js';
 
 export interface Lease {
@@ -34,51 +35,97 @@ export async function tryLease(atomic: AtomicOps, name: string, ttlMs: number): 
 export const RENEWED_LEASE_MS = 6_000;
 
 /**
- * Renews the lease every third of `ttlMs` until the returned function is called, so a live holder
- * keeps it however long its work takes, and a holder that crashed blocks the work for `ttlMs` at most.
+ * Renews the lease every third of `ttlMs` until stopped, so a live holder keeps it however long its
+ * work takes, and a holder that crashed blocks the work for `ttlMs` at most. `lost` is aborted when
+ * a renewal finds the lease no longer ours: it lapsed (an event-loop stall, or Redis away longer than
+ * `ttlMs`) and another worker may hold it now. A renewal that fails (Redis away) tells nothing yet:
+ * the next one that gets an answer does.
  */
-function keepRenewed(lease: Lease, ttlMs: number): () => void {
-  const renew = setInterval(() => void lease.keepFor(ttlMs).catch(() => {}), Math.max(1, ttlMs / 3));
-  renew.unref();
-  return () => clearInterval(renew);
-}
-
-/**
- * Runs `work` while holding the lease, or runs nothing when another holder has it. With `renew`,
- * the lease is renewed while `work` runs (see `keepRenewed`).
- */
-export async function withLease<T>(
-  atomic: AtomicOps,
-  name: string,
+function keepRenewed(
+  lease: Lease,
   ttlMs: number,
-  work: () => Promise<T>,
-  options: { renew?: boolean; waitMs?: number } = {},
-): Promise<{ ran: true; value: T } | { ran: false }> {
-  let lease = await tryLease(atomic, name, ttlMs);
-  // Held by a holder that may have died: its lease lapses within ttlMs, so waiting a little longer settles it.
-  for (const until = Date.now() + (options.waitMs ?? 0); !lease && Date.now() < until;) {
-    await new Promise((resolve) => setTimeout(resolve, LEASE_RETRY_MS));
-    lease = await tryLease(atomic, name, ttlMs);
-  }
-  if (!lease) return { ran: false };
-  const stopRenewing = options.renew ? keepRenewed(lease, ttlMs) : () => {};
-  try {
-    return { ran: true, value: await work() };
-  } finally {
-    stopRenewing();
-    await lease.release().catch(() => {}); // it expires on its own if Redis is away now
-  }
+  logger: Logger | undefined,
+): { lost: AbortSignal; stop: () => void } {
+  const losing = new AbortController();
+  let stopped = false;
+  const stop = () => {
+    stopped = true;
+    clearInterval(renew);
+  };
+  const renewOnce = async () => {
+    if (await lease.keepFor(ttlMs)) return;
+    if (stopped) return; // the work is over, or was told already
+    stop(); // never ours again: its key holds another token now, or none
+    const reason = new Error(`${lease.key} was lost: it lapsed and may be held by another worker`);
+    logger?.warn(reason.message);
+    losing.abort(reason);
+  };
+  const renew = setInterval(() => void renewOnce().catch(() => {}), Math.max(1, ttlMs / 3));
+  renew.unref();
+  return { lost: losing.signal, stop };
 }
 
-/** `withLease`, renewing the lease while `work` runs (see `keepRenewed`). */
-export function withRenewedLease<T>(
+/** Runs `work` while holding the lease, or runs nothing when another holder has it. */
+export async function withLease<T>(
   atomic: AtomicOps,
   name: string,
   ttlMs: number,
   work: () => Promise<T>,
   options: { waitMs?: number } = {},
 ): Promise<{ ran: true; value: T } | { ran: false }> {
-  return withLease(atomic, name, ttlMs, work, { ...options, renew: true });
+  const lease = await takeLease(atomic, name, ttlMs, options.waitMs ?? 0);
+  if (!lease) return { ran: false };
+  try {
+    return { ran: true, value: await work() };
+  } finally {
+    await lease.release().catch(() => {}); // it expires on its own if Redis is away now
+  }
+}
+
+/**
+ * `withLease`, renewing the lease while `work` runs (see `keepRenewed`). A renewal can find the
+ * lease lost, and another worker may then be doing the same work: `work` calls
+ * `lost.throwIfAborted()` right before each step that must happen once (a post, a create), and
+ * work that gave up so answers `{ ran: false }`, as when another holder has the lease. Every caller
+ * already tries again later then, and finds what the other holder did. Other errors go through.
+ */
+export async function withRenewedLease<T>(
+  atomic: AtomicOps,
+  name: string,
+  ttlMs: number,
+  work: (lost: AbortSignal) => Promise<T>,
+  /** `logger` hears when the lease is lost, which `{ ran: false }` alone does not say. */
+  options: { waitMs?: number; logger?: Logger } = {},
+): Promise<{ ran: true; value: T } | { ran: false }> {
+  const lease = await takeLease(atomic, name, ttlMs, options.waitMs ?? 0);
+  if (!lease) return { ran: false };
+  const renewal = keepRenewed(lease, ttlMs, options.logger);
+  try {
+    return { ran: true, value: await work(renewal.lost) };
+  } catch (error) {
+    if (renewal.lost.aborted && error === renewal.lost.reason) return { ran: false };
+    throw error;
+  } finally {
+    renewal.stop();
+    // Only while it holds our token: a lost lease stays with its new holder.
+    await lease.release().catch(() => {}); // it expires on its own if Redis is away now
+  }
+}
+
+/** `tryLease`, trying again for `waitMs` while another holder has it. */
+async function takeLease(
+  atomic: AtomicOps,
+  name: string,
+  ttlMs: number,
+  waitMs: number,
+): Promise<Lease | undefined> {
+  let lease = await tryLease(atomic, name, ttlMs);
+  // Held by a holder that may have died: its lease lapses within ttlMs, so waiting a little longer settles it.
+  for (const until = Date.now() + waitMs; !lease && Date.now() < until;) {
+    await new Promise((resolve) => setTimeout(resolve, LEASE_RETRY_MS));
+    lease = await tryLease(atomic, name, ttlMs);
+  }
+  return lease;
 }
 
 const LEASE_RETRY_MS = 250;

@@ -1,0 +1,60 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createDigestContext, type DigestContext } from '../../src/digest/digestContext.js';
+import { periodKey, periodOfRun } from '../../src/digest/period.js';
+import { postScheduledDigest } from '../../src/digest/postDigest.js';
+import { MintlifyClient } from '../../src/mintlify/index.js';
+import { USER_AGENT } from '../../src/version.js';
+import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
+import { OUTLASTS_A_RENEWAL_MS, watchLeases } from '../support/leases.js';
+
+const CHANNEL = 'C0DIGEST';
+const period = periodOfRun(new Date('2026-01-05T09:00:00Z'), 'UTC');
+
+let h: BotHarness;
+let mintlify: MintlifyClient | undefined;
+afterEach(async () => {
+  await mintlify?.close();
+  await h?.close();
+});
+
+/** The digest's context as the bot's worker builds it (worker.ts), on the harness's Slack client and store. */
+function digestContext(harness: BotHarness): DigestContext {
+  const { jobs } = harness.bot.context;
+  mintlify = new MintlifyClient({
+    apiKey: SECRETS.mintlifyKey,
+    baseUrl: harness.mintlify.url,
+    userAgent: USER_AGENT,
+  });
+  return createDigestContext({
+    config: harness.config,
+    mintlify,
+    store: harness.bot.store,
+    slack: jobs.slack,
+    logger: jobs.logger,
+    shutdown: new AbortController().signal,
+  });
+}
+
+describe('a scheduled digest whose lease is lost while it is gathered', () => {
+  it('is not posted by the worker that lost it, and the next try posts it once', async () => {
+    h = await startBot();
+    h.mintlify.setVisitors([{ path: '/quickstart', human: 40, ai: 12, total: 50 }]);
+    const ctx = digestContext(h);
+    const leases = watchLeases(h.bot.store, h.logs);
+    // The analytics are slow to answer; meanwhile the lease lapses and another worker takes it.
+    h.mintlify.injectFault('visitors', { delayMs: OUTLASTS_A_RENEWAL_MS });
+    const posting = postScheduledDigest(ctx, period, CHANNEL);
+    await expect.poll(() => h.mintlify.requestsFor('visitors').length).toBe(1);
+    const other = await leases.loseToAnother(`digest:${CHANNEL}:${periodKey(period)}`);
+    expect(await posting).toEqual({ kind: 'in_progress', period });
+    expect(h.slack.callsTo('chat.postMessage')).toEqual([]);
+    expect(await ctx.records.posted(period, CHANNEL)).toBeUndefined();
+
+    // The other worker is done without posting it: the next try does, once.
+    await other.release();
+    expect(await postScheduledDigest(ctx, period, CHANNEL)).toMatchObject({ kind: 'posted' });
+    const posts = h.slack.callsTo('chat.postMessage');
+    expect(posts.map((call) => call.args.channel)).toEqual([CHANNEL]);
+    expect(await ctx.records.posted(period, CHANNEL)).toMatchObject({ ts: posts[0]?.response.ts });
+  });
+});

@@ -1,0 +1,122 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createLogger } from '../../src/log.js';
+import { type Lease, tryLease, withRenewedLease } from '../../src/store/lease.js';
+import { openRedisStore } from '../../src/store/redisStore.js';
+import { openMemoryStore, type Store } from '../../src/store/store.js';
+import { watchLeases } from '../support/leases.js';
+import { TEST_REDIS_URL, uniqueNamespace } from '../support/redis.js';
+
+// Renewed every 200 ms: a test sees a few renewals within a second, and a busy machine that runs
+// one late does not lose the lease.
+const TTL_MS = 600;
+const NAME = 'notice:job-1:0:completed';
+
+const quiet = createLogger({ level: 'error', secrets: [], sink: () => {} });
+const opened: Store[] = [];
+
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((store) => store.close()));
+});
+
+const kinds = {
+  memory: async (namespace: string) => openMemoryStore(namespace),
+  redis: async (namespace: string) => openRedisStore({ url: TEST_REDIS_URL, namespace, logger: quiet }),
+};
+
+describe.each(Object.entries(kinds))('a renewed lease on the %s store', (_kind, open) => {
+  const fresh = async () => {
+    const store = await open(uniqueNamespace('lease'));
+    opened.push(store);
+    const lines: string[] = [];
+    const logger = createLogger({ level: 'warn', secrets: [], sink: (line) => lines.push(line) });
+    /** `work` under the renewed lease NAME, its loss told to `lines`. */
+    const hold = <T>(work: (lost: AbortSignal) => Promise<T>) =>
+      withRenewedLease(store.atomic, NAME, TTL_MS, work, { logger });
+    return { store, lines, hold };
+  };
+
+  it('runs its work while renewing it, and releases it after', async () => {
+    const { store, lines, hold } = await fresh();
+    const renewals = vi.spyOn(store.atomic, 'extendIfValue');
+    const held = await hold(async (lost) => {
+      // Past its TTL: only the renewals keep it.
+      await expect.poll(() => renewals.mock.calls.length).toBeGreaterThanOrEqual(4);
+      expect(await tryLease(store.atomic, NAME, TTL_MS)).toBeUndefined();
+      expect(lost.aborted).toBe(false);
+      return 'posted';
+    });
+    expect(held).toEqual({ ran: true, value: 'posted' });
+    expect(await tryLease(store.atomic, NAME, TTL_MS)).toBeDefined();
+    expect(lines).toEqual([]);
+  });
+
+  it('lets an error of the work through, and releases the lease', async () => {
+    const { store, hold } = await fresh();
+    await expect(
+      hold(async () => {
+        throw new Error('Slack is down');
+      }),
+    ).rejects.toThrow('Slack is down');
+    expect(await tryLease(store.atomic, NAME, TTL_MS)).toBeDefined();
+  });
+
+  it('tells the work when another worker took the lease, and work that gives up did not run', async () => {
+    const { store, lines, hold } = await fresh();
+    const leases = watchLeases(store);
+    let other: Lease | undefined;
+    let posted = false;
+    const held = await hold(async (lost) => {
+      other = await leases.takeOver(NAME, 10_000);
+      await expect.poll(() => lost.aborted).toBe(true);
+      expect(String(lost.reason)).toContain(`lease:${NAME} was lost: it lapsed`);
+      lost.throwIfAborted();
+      posted = true;
+    });
+    expect(held).toEqual({ ran: false });
+    expect(posted).toBe(false);
+    // Leaving, we did not release the other worker's lease.
+    expect(await tryLease(store.atomic, NAME, TTL_MS)).toBeUndefined();
+    expect(await other?.keepFor(10_000)).toBe(true);
+    expect(lines.filter((line) => line.includes(`lease:${NAME} was lost`))).toHaveLength(1);
+  });
+
+  it('lets work that does not check finish, with its answer', async () => {
+    const { store, hold } = await fresh();
+    const leases = watchLeases(store);
+    const held = await hold(async (lost) => {
+      await leases.takeOver(NAME, 10_000);
+      await expect.poll(() => lost.aborted).toBe(true);
+      return 'posted';
+    });
+    expect(held).toEqual({ ran: true, value: 'posted' });
+  });
+
+  it('keeps the lease through a renewal that fails (Redis away for a moment)', async () => {
+    const { store, lines, hold } = await fresh();
+    const renewals = vi
+      .spyOn(store.atomic, 'extendIfValue')
+      .mockRejectedValueOnce(new Error('Redis is away'));
+    const held = await hold(async (lost) => {
+      await expect.poll(() => renewals.mock.calls.length).toBeGreaterThanOrEqual(4);
+      expect(lost.aborted).toBe(false);
+      return 'posted';
+    });
+    expect(held).toEqual({ ran: true, value: 'posted' });
+    expect(lines).toEqual([]);
+  });
+
+  it('tells the work its lease lapsed at the first renewal that answers after Redis was away', async () => {
+    const { store, hold } = await fresh();
+    const renewals = vi.spyOn(store.atomic, 'extendIfValue').mockRejectedValue(new Error('Redis is away'));
+    const held = await hold(async (lost) => {
+      // Failing renewals for longer than the TTL: the lease lapses meanwhile, unheard of.
+      await expect.poll(() => renewals.mock.calls.length).toBeGreaterThanOrEqual(5);
+      expect(lost.aborted).toBe(false);
+      renewals.mockRestore();
+      await expect.poll(() => lost.aborted).toBe(true);
+      lost.throwIfAborted();
+      return 'posted';
+    });
+    expect(held).toEqual({ ran: false });
+  });
+});

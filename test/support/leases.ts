@@ -1,0 +1,46 @@
+import { expect, vi } from 'vitest';
+import { type Lease, RENEWED_LEASE_MS, tryLease } from '../../src/store/lease.js';
+import type { Store } from '../../src/store/store.js';
+
+/**
+ * Longer than a lease renewed while its work runs goes unrenewed (a third of RENEWED_LEASE_MS), with
+ * room for a busy machine: a step this slow, begun just after the lease was taken, is still under way
+ * when the holder's next renewal finds the lease gone.
+ */
+export const OUTLASTS_A_RENEWAL_MS = RENEWED_LEASE_MS / 3 + 1_500;
+
+/**
+ * Lets a test make a lease taken through `store` lapse, as an event-loop stall or a Redis outage
+ * longer than its TTL would, and hand it to another worker. It notes each lease's token as it is
+ * taken, so it is called before the lease is. `logs`: the holder's log lines, where it says it lost
+ * a lease.
+ */
+export function watchLeases(store: Store, logs: string[] = []) {
+  const taken = vi.spyOn(store.atomic, 'setIfAbsent');
+  const takeOver = async (name: string, ttlMs: number): Promise<Lease> => {
+    const key = `lease:${name}`;
+    const token = taken.mock.calls.filter(([takenKey]) => takenKey === key).at(-1)?.[1];
+    if (token === undefined || !(await store.atomic.deleteIfValue(key, token))) {
+      throw new Error(`${key} is not held`);
+    }
+    const other = await tryLease(store.atomic, name, ttlMs);
+    if (!other) throw new Error(`another worker could not take ${key}`);
+    return other;
+  };
+  return {
+    /** The lease `name` lapses and another worker takes it: that worker's lease. */
+    takeOver,
+    /**
+     * While the holder's work is in a slow step, its renewed lease `name` lapses and another
+     * worker takes it; resolves with that worker's lease once the holder's next renewal found it
+     * gone (and said so in `logs`). From then on the holder must not do what the lease guards.
+     */
+    async loseToAnother(name: string): Promise<Lease> {
+      const other = await takeOver(name, RENEWED_LEASE_MS);
+      await expect
+        .poll(() => logs.some((line) => line.includes(`lease:${name} was lost`)), { timeout: 10_000 })
+        .toBe(true);
+      return other;
+    },
+  };
+}
