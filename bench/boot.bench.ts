@@ -1,7 +1,7 @@
 /**
  * Boot time and idle memory: from spawning a fresh process to its "listening on port" line, and its
- * resident memory once it has sat idle, for the bot (default SERVICES, with Redis and without), a
- * bare Bolt app, and the bare app with a BullMQ queue on Redis (bench/support/queuedBoltApp.ts: what
+ * resident memory once it has sat idle, for the bot (default SERVICES, with Redis and without, and
+ * SERVICES=web with Redis), a bare Bolt app, and the bare app with a BullMQ queue on Redis (bench/support/queuedBoltApp.ts: what
  * any web role with a durable hand-off loads and connects before it listens), each over `--runs`
  * fresh processes taking turns.
  *
@@ -35,11 +35,12 @@ import {
 
 const BOT_TOKEN = 'xoxb-bench-boot-0000';
 
-type Variant = 'bare' | 'queued' | 'redis' | 'memory';
+type Variant = 'bare' | 'queued' | 'redis' | 'web' | 'memory';
 const NAMES: Record<Variant, string> = {
   bare: 'bare Bolt app (ack only)',
   queued: 'bare Bolt app + a BullMQ queue on Redis',
   redis: 'bot, SERVICES=web,worker, with Redis',
+  web: 'bot, SERVICES=web, with Redis',
   memory: 'bot, SERVICES=web,worker, without Redis',
 };
 
@@ -47,6 +48,7 @@ const FILES: Record<Variant, string> = {
   bare: 'bench/support/bareBoltApp.ts',
   queued: 'bench/support/queuedBoltApp.ts',
   redis: 'src/main.ts',
+  web: 'src/main.ts',
   memory: 'src/main.ts',
 };
 
@@ -91,7 +93,9 @@ async function main(): Promise<void> {
           ? { ...common, REDIS_URL, STORE_NAMESPACE: namespace }
           : variant === 'redis'
             ? { ...bot, REDIS_URL, STORE_NAMESPACE: namespace }
-            : bot;
+            : variant === 'web'
+              ? { ...bot, REDIS_URL, STORE_NAMESPACE: namespace, SERVICES: 'web' }
+              : bot;
     const child = startNode(args, env, execArgv);
     try {
       const { at } = await child.line(LISTENING);
@@ -107,11 +111,11 @@ async function main(): Promise<void> {
       };
     } finally {
       await child.stop();
-      if (variant === 'redis' || variant === 'queued') await dropNamespace(namespace);
+      if (variant !== 'bare' && variant !== 'memory') await dropNamespace(namespace);
     }
   };
 
-  const variants: Variant[] = ['bare', 'queued', 'redis', 'memory'];
+  const variants: Variant[] = ['bare', 'queued', 'redis', 'web', 'memory'];
   const results = new Map<Variant, Measure[]>(variants.map((variant) => [variant, []]));
   let n = 0;
   try {
