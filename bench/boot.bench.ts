@@ -23,6 +23,8 @@ import { cpus } from 'node:os';
 import { startSlackFake } from '../test/fakes/slackFake.js';
 import {
   argument,
+  BOOT_BOT_TOKEN,
+  bootEnv,
   dropNamespace,
   entryPoints,
   LISTENING,
@@ -32,8 +34,6 @@ import {
   startNode,
   WORKER_RUNNING,
 } from './support/processes.js';
-
-const BOT_TOKEN = 'xoxb-bench-boot-0000';
 
 type Variant = 'bare' | 'queued' | 'redis' | 'web' | 'memory';
 const NAMES: Record<Variant, string> = {
@@ -65,20 +65,9 @@ async function main(): Promise<void> {
   const idleMs = Number(argument('idle', '5')) * 1000;
   const loader = argument('loader', 'js');
   const entry = entryPoints(loader);
-  const slack = await startSlackFake({ botToken: BOT_TOKEN });
+  const slack = await startSlackFake({ botToken: BOOT_BOT_TOKEN });
   const run = `docs-agent-bench:boot:${randomUUID().slice(0, 8)}`;
-  const common = {
-    SLACK_BOT_TOKEN: BOT_TOKEN,
-    SLACK_SIGNING_SECRET: 'bench-signing-secret',
-    SLACK_API_URL: slack.apiUrl,
-    PORT: '0',
-  };
-  const bot = {
-    ...common,
-    MINTLIFY_API_KEY: 'mint_bench_boot_key',
-    MINTLIFY_PROJECT_ID: 'proj_bench',
-    MINTLIFY_API_URL: 'http://127.0.0.1:9',
-  };
+  const { app: common, bot } = bootEnv(slack.apiUrl);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => void dropNamespace(run).finally(() => process.exit(130)));
   }

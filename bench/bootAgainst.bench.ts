@@ -16,6 +16,8 @@ import { join } from 'node:path';
 import { startSlackFake } from '../test/fakes/slackFake.js';
 import {
   argument,
+  BOOT_BOT_TOKEN,
+  bootEnv,
   dropNamespace,
   entryPoints,
   LISTENING,
@@ -24,8 +26,6 @@ import {
   ROOT,
   startNode,
 } from './support/processes.js';
-
-const BOT_TOKEN = 'xoxb-bench-boot-0000';
 
 /** `commit`'s src/, compiled as `npm run build` would; answers its entry file. */
 function buildCommit(commit: string): string {
@@ -53,16 +53,8 @@ async function main(): Promise<void> {
   const rev = execFileSync('git', ['rev-parse', '--short', commit], { cwd: ROOT, encoding: 'utf8' }).trim();
   const bots = { [rev]: buildCommit(commit), 'this tree': entryPoints('js')('src/main.ts').args[0] ?? '' };
 
-  const slack = await startSlackFake({ botToken: BOT_TOKEN });
-  const env = {
-    SLACK_BOT_TOKEN: BOT_TOKEN,
-    SLACK_SIGNING_SECRET: 'bench-signing-secret',
-    SLACK_API_URL: slack.apiUrl,
-    PORT: '0',
-    MINTLIFY_API_KEY: 'mint_bench_boot_key',
-    MINTLIFY_PROJECT_ID: 'proj_bench',
-    MINTLIFY_API_URL: 'http://127.0.0.1:9',
-  };
+  const slack = await startSlackFake({ botToken: BOOT_BOT_TOKEN });
+  const env = bootEnv(slack.apiUrl).bot;
   const results = new Map<string, number[]>(Object.keys(bots).map((name) => [name, []]));
   try {
     for (let round = 0; round <= runs; round += 1) {

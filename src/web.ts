@@ -129,7 +129,11 @@ export function createWeb(
       return { port };
     },
     async stop() {
-      if (started) await app.stop().catch((error) => logger.warn(`stopping the receiver: ${String(error)}`));
+      // Once: the bot's stop and a start that was told to stop may both get here.
+      if (started) {
+        started = false;
+        await app.stop().catch((error) => logger.warn(`stopping the receiver: ${String(error)}`));
+      }
       await afterAck.drain(OPEN_FORM_MS);
     },
   };

@@ -202,6 +202,31 @@ export async function redisUsage(): Promise<{ cpuSeconds: number; commands: numb
   return { cpuSeconds: read('used_cpu_user') + read('used_cpu_sys'), commands };
 }
 
+/** The bot token the boot benches' Slack fake takes. */
+export const BOOT_BOT_TOKEN = 'xoxb-bench-boot-0000';
+
+/**
+ * The environment of an app a boot bench starts: `app` for the bare apps, `bot` for the bot, whose
+ * Mintlify address answers nothing (nothing asks it while the bot boots and idles).
+ */
+export function bootEnv(slackApiUrl: string): { app: Record<string, string>; bot: Record<string, string> } {
+  const app = {
+    SLACK_BOT_TOKEN: BOOT_BOT_TOKEN,
+    SLACK_SIGNING_SECRET: 'bench-signing-secret',
+    SLACK_API_URL: slackApiUrl,
+    PORT: '0',
+  };
+  return {
+    app,
+    bot: {
+      ...app,
+      MINTLIFY_API_KEY: 'mint_bench_boot_key',
+      MINTLIFY_PROJECT_ID: 'proj_bench',
+      MINTLIFY_API_URL: 'http://127.0.0.1:9',
+    },
+  };
+}
+
 export function argument(name: string, fallback: string): string {
   const at = process.argv.indexOf(`--${name}`);
   return at >= 0 ? (process.argv[at + 1] ?? fallback) : fallback;
