@@ -30,6 +30,7 @@ export const START_LEASE_MS = RENEWED_LEASE_MS;
 export const startLeaseName = (startId: string) => `start:${startId}`;
 
 const startKey = (id: string) => `start:${id}`;
+const askKey = (id: string) => `start-ask:${id}`;
 // Longer than a queue job can wait to be run again; a start older than this is only clutter.
 const KEEP_MS = 24 * 3_600_000;
 
@@ -79,6 +80,15 @@ export class JobStarts {
   /** Mintlify refused the start: the same queue job run again answers the same. */
   async refused(start: JobStart, refusal: string): Promise<void> {
     await this.store.kv.set(startKey(start.id), { ...start, refusal }, KEEP_MS);
+  }
+
+  /**
+   * Claims the start's one request to Mintlify, right before it is sent: false when a run of the
+   * same start claimed it first. That run may have created the job (its answer may never have come),
+   * so this one must not ask again; a run again that finds it unclaimed knows Mintlify was never asked.
+   */
+  claimAsk(id: string): Promise<boolean> {
+    return this.store.atomic.setIfAbsent(askKey(id), 'asked', KEEP_MS);
   }
 
   get(id: string): Promise<JobStart | undefined> {

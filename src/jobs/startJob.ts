@@ -61,7 +61,8 @@ export type StartJobOutcome =
 /**
  * Creates the agent job, records it, then posts its card; the card's thread belongs to the job.
  * Each step is written down before the next, so a crash at any point leaves something to finish:
- * the start before Mintlify is asked (a crash before the record: the person is told), the record
+ * the start, then its claim of the one request to Mintlify (a crash before the record: the start
+ * runs again if Mintlify was not asked yet, else the person is told), the record
  * with its card pending before the card is posted (a crash before the card is recorded: the
  * follower finds the card or posts it). The start's lease keeps that recovery from racing us.
  */
@@ -75,49 +76,48 @@ export async function startJob(
     ctx.store.atomic,
     startLeaseName(startId),
     START_LEASE_MS,
-    async (lost) => {
+    async (lost, confirm) => {
       // Its job was created here while Redis was away, and is not recorded yet: wait for that
       // rather than tell the person the start was cut short.
       if (ctx.starts.unrecorded.has(startId)) throw new UnrecordedJobError(startId);
       const earlier = await ctx.starts.get(startId);
-      return earlier ? resumeStart(ctx, earlier) : startHeld(ctx, input, startId, lost);
+      return (
+        (earlier && (await resumeStart(ctx, earlier))) ?? startHeld(ctx, input, startId, { lost, confirm })
+      );
     },
     // Run again after its process died, the start waits out the dead holder's lease.
     { waitMs: START_LEASE_MS + 1_000, logger: ctx.logger },
   );
-  // Held elsewhere, or lost before Mintlify was asked: the queue runs the request again, and that
-  // run answers from the start.
+  // Held elsewhere, or lost before a once-only step: the queue runs the request again, and that run
+  // answers from the start.
   if (!held.ran) throw new Error(`the start ${startId} is under way elsewhere`);
   return held.value;
 }
 
 /**
- * The same start, run again because the process running it died: Mintlify is never asked twice.
- * A job it made is the follower's to finish (its card is pending); a refusal is answered again;
- * otherwise the person is told the start was cut short.
+ * The same start, run again because the process running it died or lost its lease: Mintlify is
+ * never asked twice. A job it made is the follower's to finish (its card is pending), and a refusal
+ * is answered again. Undefined when it made no job: the start goes on from there (startHeld), and
+ * tells the person it was cut short only if Mintlify was asked.
  */
-async function resumeStart(ctx: JobsContext, start: JobStart): Promise<StartJobOutcome> {
+async function resumeStart(ctx: JobsContext, start: JobStart): Promise<StartJobOutcome | undefined> {
   if (start.refusal !== undefined) return { kind: 'failed', text: start.refusal, error: undefined };
   const made = await jobOfStart(ctx, start);
+  if (!made) return undefined;
   const budget = await ctx.ledger.current(ctx.config.mintlify.projectId);
-  if (made?.cardTs) return { kind: 'started', record: made, budget };
+  if (made.cardTs) return { kind: 'started', record: made, budget };
   // Its card is pending (the follower posts it shortly), or the channel refused it before the crash.
-  if (made?.pendingCard) {
+  if (made.pendingCard) {
     return { kind: 'unposted', record: made, budget, text: cardLaterText(made.jobId), reason: 'later' };
   }
-  if (made)
-    return { kind: 'unposted', record: made, budget, text: cannotPostText(made.jobId), reason: 'other' };
-  ctx.logger.warn(`a job start by ${start.requestedBy} in ${start.channel} was cut short by a restart`);
-  const text = interruptedStartText(start.prompt);
-  await ctx.starts.refused(start, text);
-  return { kind: 'failed', text, error: undefined };
+  return { kind: 'unposted', record: made, budget, text: cannotPostText(made.jobId), reason: 'other' };
 }
 
 async function startHeld(
   ctx: JobsContext,
   input: StartJobInput,
   startId: string,
-  lost: AbortSignal,
+  lease: { lost: AbortSignal; confirm: () => Promise<void> },
 ): Promise<StartJobOutcome> {
   const { config, logger } = ctx;
   const projectId = config.mintlify.projectId;
@@ -146,9 +146,16 @@ async function startHeld(
   };
 
   // Mintlify is asked once per start: if our lease lapsed meanwhile (a stall, Redis away), the same
-  // start may be running elsewhere, and it answers from the start noted above. From the create on,
-  // the job is ours to record whatever happens: no check after this one.
-  lost.throwIfAborted();
+  // start may be running elsewhere, and it asks. From the create on, the job is ours to record
+  // whatever happens.
+  lease.lost.throwIfAborted();
+  if (!(await ctx.starts.claimAsk(startId))) {
+    // Another run of this start asked first: the one that took over our lapsed lease (confirm
+    // throws, and this run gives way to it), or one that died waiting for Mintlify's answer.
+    await lease.confirm();
+    logger.warn(`a job start by ${input.requestedBy} in ${input.channel} was cut short by a restart`);
+    return { kind: 'failed', text: await refused(interruptedStartText(prompt)), error: undefined };
+  }
   let job: Awaited<ReturnType<JobsContext['mintlify']['createJob']>>;
   try {
     job = await ctx.mintlify.createJob(projectId, input.prompt);
@@ -200,6 +207,9 @@ async function startHeld(
   // cannot be posted. From here on the record stands for the start.
   await recordCreated(ctx, { record, counted });
 
+  // Recorded with its card pending: if our lease lapsed, the follower may be posting the card now,
+  // and this start's run again answers from the record.
+  lease.lost.throwIfAborted();
   const posted = await postJobCard(ctx, record, { channel: input.channel, threadTs });
   if (posted.kind === 'posted') {
     record = await placeCard(ctx, record, posted, threadTs).catch((error: unknown) => {

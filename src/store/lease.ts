@@ -45,7 +45,7 @@ function keepRenewed(
   lease: Lease,
   ttlMs: number,
   logger: Logger | undefined,
-): { lost: AbortSignal; stop: () => void } {
+): { lost: AbortSignal; confirm: () => Promise<void>; stop: () => void } {
   const losing = new AbortController();
   let stopped = false;
   const stop = () => {
@@ -62,7 +62,12 @@ function keepRenewed(
   };
   const renew = setInterval(() => void renewOnce().catch(() => {}), Math.max(1, ttlMs / 3));
   renew.unref();
-  return { lost: losing.signal, stop };
+  const confirm = async () => {
+    losing.signal.throwIfAborted();
+    await renewOnce(); // a Redis error goes through: nothing is known then
+    losing.signal.throwIfAborted();
+  };
+  return { lost: losing.signal, confirm, stop };
 }
 
 /** Runs `work` while holding the lease, or runs nothing when another holder has it. */
@@ -88,12 +93,14 @@ export async function withLease<T>(
  * `lost.throwIfAborted()` right before each step that must happen once (a post, a create), and
  * work that gave up so answers `{ ran: false }`, as when another holder has the lease. Every caller
  * already tries again later then, and finds what the other holder did. Other errors go through.
+ * `confirm()` renews the lease at once and throws as `lost` would when it is gone: for work that
+ * must know now, not at the next renewal.
  */
 export async function withRenewedLease<T>(
   atomic: AtomicOps,
   name: string,
   ttlMs: number,
-  work: (lost: AbortSignal) => Promise<T>,
+  work: (lost: AbortSignal, confirm: () => Promise<void>) => Promise<T>,
   /** `logger` hears when the lease is lost, which `{ ran: false }` alone does not say. */
   options: { waitMs?: number; logger?: Logger } = {},
 ): Promise<{ ran: true; value: T } | { ran: false }> {
@@ -101,7 +108,7 @@ export async function withRenewedLease<T>(
   if (!lease) return { ran: false };
   const renewal = keepRenewed(lease, ttlMs, options.logger);
   try {
-    return { ran: true, value: await work(renewal.lost) };
+    return { ran: true, value: await work(renewal.lost, renewal.confirm) };
   } catch (error) {
     if (renewal.lost.aborted && error === renewal.lost.reason) return { ran: false };
     throw error;

@@ -4,7 +4,8 @@ import { startLeaseName } from '../../src/jobs/jobStarts.js';
 import { startJob } from '../../src/jobs/startJob.js';
 import type { Lease } from '../../src/store/lease.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
-import { watchLeases } from '../support/leases.js';
+import { OUTLASTS_A_RENEWAL_MS, watchLeases } from '../support/leases.js';
+import { FAST_POLL, textOf } from './followSupport.js';
 
 const START_ID = 'command_start-1';
 const INPUT = {
@@ -17,31 +18,107 @@ const INPUT = {
 let h: BotHarness;
 afterEach(async () => h?.close());
 
-describe('a start whose lease is lost before Mintlify is asked', () => {
-  it('does not create the job, and its run again tells the person it was interrupted', async () => {
+const underWayElsewhere = `the start ${START_ID} is under way elsewhere`;
+const cards = () => h.slack.callsTo('chat.postMessage').filter((call) => textOf(call).includes(INPUT.prompt));
+
+/**
+ * While the start reads its agent budget (nothing outside Redis is asked before the create, so that
+ * is the slow step), `meanwhile` runs: there the test takes the start's lease away.
+ */
+function whileReadingTheBudget(meanwhile: () => Promise<void>): void {
+  const { ledger } = h.bot.context.jobs;
+  const readBudget = ledger.current.bind(ledger);
+  vi.spyOn(ledger, 'current').mockImplementationOnce(async (projectId) => {
+    await meanwhile();
+    return readBudget(projectId);
+  });
+}
+
+describe('a start whose lease is lost', () => {
+  it('before Mintlify is asked: it does not ask, and its run again starts the job', async () => {
     h = await startBot();
     const { jobs } = h.bot.context;
     const leases = watchLeases(h.bot.store, h.logs);
-    // Nothing outside Redis is asked before the create: the budget read is the slow step. Meanwhile
-    // the lease lapses and the same start, run again elsewhere, takes it.
-    const readBudget = jobs.ledger.current.bind(jobs.ledger);
     let other: Lease | undefined;
-    vi.spyOn(jobs.ledger, 'current').mockImplementationOnce(async (projectId) => {
+    whileReadingTheBudget(async () => {
       other = await leases.loseToAnother(startLeaseName(START_ID));
-      return readBudget(projectId);
     });
 
-    await expect(startJob(jobs, INPUT, START_ID)).rejects.toThrow(
-      `the start ${START_ID} is under way elsewhere`,
-    );
+    await expect(startJob(jobs, INPUT, START_ID)).rejects.toThrow(underWayElsewhere);
     expect(h.mintlify.requestsFor('createJob')).toEqual([]);
 
-    // The queue runs the request again once the other run is done: it answers from the start.
+    // The queue runs the request again once the other run is done: Mintlify was never asked, so
+    // this run asks, once, rather than tell the person the start was cut short.
     await other?.release();
-    expect(await startJob(jobs, INPUT, START_ID)).toMatchObject({
-      kind: 'failed',
-      text: interruptedStartText(INPUT.prompt),
+    const outcome = await startJob(jobs, INPUT, START_ID);
+    expect(outcome).toMatchObject({ kind: 'started', record: { startId: START_ID } });
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+    expect(cards()).toHaveLength(1);
+  });
+
+  it('to a run of the same start that asked first: it gives way, without a word to the person', async () => {
+    h = await startBot();
+    const { jobs } = h.bot.context;
+    const leases = watchLeases(h.bot.store, h.logs);
+    let other: Lease | undefined;
+    // The lease lapses during a stall and the other run takes it and claims the ask before this
+    // run's renewal could tell it: only its own claim, refused, shows it.
+    whileReadingTheBudget(async () => {
+      other = await leases.takeOver(startLeaseName(START_ID), 60_000);
+      expect(await jobs.starts.claimAsk(START_ID)).toBe(true);
     });
+
+    await expect(startJob(jobs, INPUT, START_ID)).rejects.toThrow(underWayElsewhere);
+    expect(h.mintlify.requestsFor('createJob')).toEqual([]);
+    expect((await jobs.starts.get(START_ID))?.refusal).toBeUndefined();
+    await other?.release();
+  });
+
+  it('after the job is recorded: the follower posts its card, once, and the run again answers from it', async () => {
+    h = await startBot({ env: FAST_POLL });
+    const { jobs } = h.bot.context;
+    const leases = watchLeases(h.bot.store, h.logs);
+    // Mintlify is slow to answer the create; meanwhile the lease lapses and another run takes it.
+    h.mintlify.injectFault('createJob', { delayMs: OUTLASTS_A_RENEWAL_MS, phase: 'body' });
+    const starting = startJob(jobs, INPUT, START_ID);
+    await vi.waitFor(() => expect(h.mintlify.requestsFor('createJob')).toHaveLength(1));
+    const other = await leases.loseToAnother(startLeaseName(START_ID));
+
+    await expect(starting).rejects.toThrow(underWayElsewhere);
+    const [jobId] = [...h.mintlify.jobs.keys()];
+    expect((await jobs.records.get(String(jobId)))?.pendingCard).toBeDefined();
+    expect(cards()).toEqual([]);
+
+    // Once the other run is done, the follower finds the card pending and posts it.
+    await other.release();
+    await vi.waitFor(() => expect(cards()).toHaveLength(1), { timeout: 10_000 });
+    await vi.waitFor(async () => expect((await jobs.records.get(String(jobId)))?.cardTs).toBeTruthy());
+    const outcome = await startJob(jobs, INPUT, START_ID);
+    expect(outcome).toMatchObject({ kind: 'started', record: { jobId, cardTs: cards()[0]?.response.ts } });
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+    expect(cards()).toHaveLength(1);
+  });
+});
+
+describe('a start run again after a run that asked Mintlify and died before its answer', () => {
+  it('does not ask again, and tells the person it was interrupted', async () => {
+    h = await startBot();
+    const { jobs } = h.bot.context;
+    await jobs.starts.begin({
+      id: START_ID,
+      channel: INPUT.channel,
+      threadTs: null,
+      requestedBy: INPUT.requestedBy,
+      door: INPUT.door,
+      prompt: INPUT.prompt,
+      at: new Date().toISOString(),
+    });
+    expect(await jobs.starts.claimAsk(START_ID)).toBe(true);
+
+    const text = interruptedStartText(INPUT.prompt);
+    expect(await startJob(jobs, INPUT, START_ID)).toMatchObject({ kind: 'failed', text });
+    // Its runs again answer the same.
+    expect(await startJob(jobs, INPUT, START_ID)).toMatchObject({ kind: 'failed', text });
     expect(h.mintlify.requestsFor('createJob')).toEqual([]);
   });
 });
