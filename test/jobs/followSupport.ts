@@ -44,6 +44,21 @@ export async function startFollowedJob(
 
 export const textOf = (call: SlackCall) => String(call.args.text ?? '');
 
+/** A start as a door hands it to `startJob` (tests that call it directly). */
+export const START_INPUT = {
+  prompt: 'Document the flag',
+  requestedBy: 'U0ADA',
+  channel: 'C0DOCS',
+  door: 'command',
+} as const;
+
+/** Cards of START_INPUT's job that Slack accepted. */
+export function startedCards(h: BotHarness): SlackCall[] {
+  return h.slack
+    .callsTo('chat.postMessage')
+    .filter((call) => textOf(call).includes(START_INPUT.prompt) && call.response.ok === true);
+}
+
 /** Replies the bot posted (successfully) in the job's thread. */
 export function threadReplies(h: BotHarness, job: StartedJob): SlackCall[] {
   return h.slack

@@ -5,21 +5,15 @@ import { startJob } from '../../src/jobs/startJob.js';
 import type { Lease } from '../../src/store/lease.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
 import { OUTLASTS_A_RENEWAL_MS, watchLeases } from '../support/leases.js';
-import { FAST_POLL, textOf } from './followSupport.js';
+import { FAST_POLL, START_INPUT as INPUT, startedCards } from './followSupport.js';
 
 const START_ID = 'command_start-1';
-const INPUT = {
-  prompt: 'Document the flag',
-  requestedBy: 'U0ADA',
-  channel: 'C0DOCS',
-  door: 'command',
-} as const;
 
 let h: BotHarness;
 afterEach(async () => h?.close());
 
 const underWayElsewhere = `the start ${START_ID} is under way elsewhere`;
-const cards = () => h.slack.callsTo('chat.postMessage').filter((call) => textOf(call).includes(INPUT.prompt));
+const cards = () => startedCards(h);
 
 /**
  * While the start reads its agent budget (nothing outside Redis is asked before the create, so that

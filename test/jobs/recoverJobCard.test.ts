@@ -1,0 +1,76 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { JobRecord } from '../../src/jobs/jobRecord.js';
+import { startLeaseName } from '../../src/jobs/jobStarts.js';
+import { recoverJobCard } from '../../src/jobs/recoverJobCard.js';
+import { startJob } from '../../src/jobs/startJob.js';
+import { type BotHarness, startBot } from '../support/botHarness.js';
+import { OUTLASTS_A_RENEWAL_MS, watchLeases } from '../support/leases.js';
+import { START_INPUT as INPUT, startedCards } from './followSupport.js';
+
+let h: BotHarness;
+afterEach(async () => h?.close());
+
+const landed = () => startedCards(h);
+
+/**
+ * A job started while Slack failed its card: recorded with the card pending. The follower checks
+ * it only after a minute, so the test's own recoveries are the only ones.
+ */
+async function jobWithPendingCard(): Promise<JobRecord> {
+  h = await startBot({ env: { POLL_INTERVAL_MS: '60000' } });
+  h.slack.failNext('chat.postMessage', { error: 'internal_error' });
+  const outcome = await startJob(h.bot.context.jobs, INPUT, 'command_card-1');
+  expect(outcome).toMatchObject({ kind: 'unposted', reason: 'later' });
+  if (outcome.kind !== 'unposted') throw new Error('the card was posted');
+  expect(outcome.record.pendingCard).toBeDefined();
+  return outcome.record;
+}
+
+const current = (record: JobRecord) => h.bot.context.jobs.records.get(record.jobId);
+
+/**
+ * Recovers the record's card while Slack is slow at one step (the fault already set): meanwhile its
+ * lease lapses and another check takes it. The recovery gives way without a card, and the other
+ * check then finishes without one too.
+ */
+async function recoverLosingTheLease(record: JobRecord): Promise<void> {
+  const leases = watchLeases(h.bot.store, h.logs);
+  const recovering = recoverJobCard(h.bot.context.jobs, record);
+  await h.slack.waitForCall('conversations.history', (call) => call.args.channel === INPUT.channel);
+  const other = await leases.loseToAnother(startLeaseName(String(record.startId)));
+
+  expect(await recovering).toBe('busy');
+  expect(landed()).toEqual([]);
+  expect((await current(record))?.pendingCard).toBeDefined();
+  await other.release();
+}
+
+async function expectCardPlaced(record: JobRecord): Promise<void> {
+  expect(await current(record)).toMatchObject({ cardTs: landed()[0]?.response.ts });
+  expect((await current(record))?.pendingCard).toBeUndefined();
+}
+
+describe('recovering a pending card whose lease is lost', () => {
+  it('while it looks for the card: it does not post it, and the next recovery posts it once', async () => {
+    const record = await jobWithPendingCard();
+    // Slack is slow to show the channel's history.
+    h.slack.failNext('conversations.history', { delayMs: OUTLASTS_A_RENEWAL_MS });
+    await recoverLosingTheLease(record);
+
+    expect(await recoverJobCard(h.bot.context.jobs, record)).toBe('done');
+    expect(landed().map((call) => call.args.channel)).toEqual([INPUT.channel]);
+    await expectCardPlaced(record);
+  });
+
+  it('while the channel refuses the card: it does not move the job to the DM, and the next recovery does, once', async () => {
+    const record = await jobWithPendingCard();
+    // The channel refuses the card, slowly.
+    h.slack.failNext('chat.postMessage', { error: 'not_in_channel', delayMs: OUTLASTS_A_RENEWAL_MS });
+    await recoverLosingTheLease(record);
+
+    h.slack.failNext('chat.postMessage', { error: 'not_in_channel' });
+    expect(await recoverJobCard(h.bot.context.jobs, record)).toBe('done');
+    expect(landed().map((call) => call.args.channel)).toEqual([INPUT.requestedBy]);
+    await expectCardPlaced(record);
+  });
+});
