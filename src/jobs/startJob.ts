@@ -173,7 +173,7 @@ async function startHeld(
 
   const now = ctx.now();
   let counted = true;
-  const budget = await ctx.ledger.recordUse(projectId).catch(() => {
+  const budget = await ctx.ledger.recordUse(projectId, createUse(job.id)).catch(() => {
     counted = false;
     return before;
   });
@@ -303,16 +303,19 @@ function keepUntilRecorded(ctx: JobsContext, startId: string, created: Unrecorde
   later();
 }
 
+/** The agent use a job's creation counts as, in the rate ledger. */
+const createUse = (jobId: string) => `create:${jobId}`;
+
 /**
  * Writes a kept record, unless one is stored already (a write that timed out may have landed, and
  * the follower may have posted the card since). The agent use is counted here if it could not be
- * when the job was created (one whose count timed out but landed is counted twice: the ledger
- * errs towards fewer starts).
+ * when the job was created (a count that timed out but landed is the same use, counted once).
  */
 async function recordKept(ctx: JobsContext, kept: UnrecordedJob): Promise<void> {
   const { record } = kept;
   // One stored already may lack its lookups (its write was cut off between the two): touched, it gets them.
   if (!(await ctx.records.update(record.jobId, (stored) => stored))) await ctx.records.save(record);
-  if (!kept.counted) await ctx.ledger.recordUse(record.projectId).catch(() => undefined);
+  if (!kept.counted)
+    await ctx.ledger.recordUse(record.projectId, createUse(record.jobId)).catch(() => undefined);
   ctx.logger.info(`job ${record.jobId}: recorded once Redis answered again`);
 }

@@ -78,7 +78,9 @@ export async function steerJob(
   try {
     // Sent even when the job looks finished: the service decides whether to reopen it.
     const job = await ctx.mintlify.sendMessage(record.projectId, record.jobId, prompt);
-    const budget = await ctx.ledger.recordUse(record.projectId).catch(() => undefined);
+    const budget = await ctx.ledger
+      .recordUse(record.projectId, `follow-up:${input.handledBy}`)
+      .catch(() => undefined);
     const updated = await ctx.records
       .update(record.jobId, (current) => applyAgentJob(current, job, ctx.now()))
       .catch((error: unknown) => {

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { AtomicOps, WindowCount } from './atomic.js';
 
 /** Mintlify allows 100 agent uses (creates and follow-ups) per project per hour. */
@@ -22,9 +21,12 @@ export class RateLedger {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async recordUse(projectId: string): Promise<AgentBudget> {
-    const now = this.now();
-    return budget(await this.atomic.windowHit(key(projectId), now, HOUR_MS, `${now}:${randomUUID()}`));
+  /**
+   * Counts one use, named by `useId` (the job created, the follow-up sent): counted again under the
+   * same name, as when a write that timed out had landed after all, it is still one use.
+   */
+  async recordUse(projectId: string, useId: string): Promise<AgentBudget> {
+    return budget(await this.atomic.windowHit(key(projectId), this.now(), HOUR_MS, useId));
   }
 
   async current(projectId: string): Promise<AgentBudget> {

@@ -143,7 +143,7 @@ describe('/docs-agent <instruction>', () => {
   it('says how many agent uses are left when few remain', async () => {
     h = await startBot();
     const ledger = new RateLedger(h.bot.store.atomic);
-    for (let i = 0; i < 95; i += 1) await ledger.recordUse('proj_test');
+    for (let i = 0; i < 95; i += 1) await ledger.recordUse('proj_test', `earlier-${i}`);
     await h.command('Document X');
     const answer = await ephemeral(h);
     expect(answer).toMatchObject({

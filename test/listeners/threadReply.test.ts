@@ -119,7 +119,7 @@ describe('replies in a job’s thread', () => {
     const h = await bot();
     const thread = await startJob(h);
     const ledger = new RateLedger(h.bot.store.atomic);
-    for (let i = 0; i < 97; i += 1) await ledger.recordUse('proj_test');
+    for (let i = 0; i < 97; i += 1) await ledger.recordUse('proj_test', `earlier-${i}`);
     await h.event(reply(thread, 'Add an example'));
     const note = await h.slack.waitForCall('chat.postEphemeral');
     expect(note.args).toMatchObject({ user: 'U0BEA', thread_ts: thread });

@@ -86,11 +86,13 @@ describe.each(Object.entries(kinds))('the %s store', (_kind, open) => {
     const store = await fresh();
     let now = Date.parse('2026-01-01T10:00:00Z');
     const ledger = new RateLedger(store.atomic, () => now);
-    await ledger.recordUse('proj');
+    await ledger.recordUse('proj', 'create:job-1');
     now += 30 * 60_000;
-    const budget = await ledger.recordUse('proj');
+    const budget = await ledger.recordUse('proj', 'create:job-2');
     expect(budget).toMatchObject({ used: 2, remaining: AGENT_USES_PER_HOUR - 2 });
     expect(budget.nextFreeAt?.toISOString()).toBe('2026-01-01T11:00:00.000Z');
+    // The same use counted again (a write that timed out had landed after all) is still one.
+    expect(await ledger.recordUse('proj', 'create:job-2')).toMatchObject({ used: 2 });
     now += 31 * 60_000;
     expect(await ledger.current('proj')).toMatchObject({ used: 1 });
     expect(await ledger.current('other')).toMatchObject({ used: 0, nextFreeAt: undefined });
