@@ -515,3 +515,53 @@ describe('the queue port on bullmq while Redis is away', () => {
     expect(worked.runs[1]!.job).toMatchObject({ id: 'check-1', attemptsMade: 0 });
   });
 });
+
+describe('the queue port on bullmq, a job whose lock lapses while it runs', () => {
+  const prefix = uniqueNamespace('lapse');
+  let client: RedisClientType | undefined;
+  let queues: Queues | undefined;
+  afterAll(async () => {
+    await queues?.close(0);
+    if (client) {
+      for await (const keys of client.scanIterator({ MATCH: `${prefix}:*`, COUNT: 1000 })) {
+        if (keys.length > 0) await client.del(keys);
+      }
+      await client.quit();
+    }
+  });
+
+  it('is told in plain words, once, as a warning: the queue runs it again', async () => {
+    client = createClient({ url: REDIS_URL, disableOfflineQueue: true }) as RedisClientType;
+    client.on('error', () => {});
+    await client.connect();
+    queues = openBullmqQueues({ client, prefix, logger, lockMs: 1_000 });
+    const queue = queues.queue<string>('lapsing');
+    const release = gate();
+    const worked = recorder<string>(async () => {
+      if (worked.runs.length === 1) await release.opened; // the first run outlasts its lock
+      return undefined;
+    });
+    // Room for the run again while the first still runs.
+    queue.process(worked.processor, { concurrency: 2 });
+    const linesBefore = logLines.length;
+    await queue.add('check', 'x', { jobId: 'lapse-1' });
+    await expect.poll(() => worked.runs.length).toBe(1);
+
+    // The lock goes, as after Redis away or a stall longer than the lock: its renewals fail, the
+    // stalled-job check runs the job again, and the first run's end finds its lock gone.
+    const [lockKey] = await client.keys(`${prefix}:lapsing:lapse-1:lock`);
+    expect(lockKey).toBeDefined();
+    await client.del(String(lockKey));
+    await expect.poll(() => worked.runs.length, { timeout: 10_000 }).toBe(2);
+    await expect.poll(() => worked.running(), { timeout: 5_000 }).toBe(1); // the run again is done
+    release.open();
+    // Closing waits for the first run's end, whose last step finds the job finished by its run again.
+    await queues.close(5_000);
+
+    const lines = logLines.slice(linesBefore);
+    expect(lines.filter((line) => line.startsWith('error'))).toEqual([]);
+    const told = lines.filter((line) => line.includes("a job's lock lapsed while it ran"));
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatch(/^warn worker lapsing: .*QUEUE_LOCK_MS.* runs it again/);
+  });
+});
