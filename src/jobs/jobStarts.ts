@@ -20,6 +20,11 @@ export interface JobStart {
   at: string;
   /** Mintlify refused the job, and the person was told this. */
   refusal?: string;
+  /**
+   * Its request to Mintlify is claimed before it is sent (`claimAsk`), so a run again that finds no
+   * claim knows Mintlify was never asked. A start written before claims were made has none.
+   */
+  claimsAsk?: true;
 }
 
 /**
@@ -46,6 +51,18 @@ export class UnrecordedJobError extends Error {
   constructor(startId: string) {
     super(`the job of start ${startId} is not recorded yet`);
     this.name = 'UnrecordedJobError';
+  }
+}
+
+/**
+ * A start under way in another run of it (which holds its lease), or one that gave way to such a
+ * run: the doors pass it on as they do Redis away, and its request's queue job runs again shortly
+ * (processRequest.ts), to answer from what that run did.
+ */
+export class StartElsewhereError extends Error {
+  constructor(startId: string) {
+    super(`the start ${startId} is under way elsewhere`);
+    this.name = 'StartElsewhereError';
   }
 }
 

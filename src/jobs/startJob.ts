@@ -16,6 +16,7 @@ import {
   type JobStart,
   jobOfStart,
   START_LEASE_MS,
+  StartElsewhereError,
   startLeaseName,
   UnrecordedJobError,
 } from './jobStarts.js';
@@ -88,9 +89,9 @@ export async function startJob(
     // Run again after its process died, the start waits out the dead holder's lease.
     { waitMs: START_LEASE_MS + 1_000, logger: ctx.logger },
   );
-  // Held elsewhere, or lost before a once-only step: the queue runs the request again, and that run
-  // answers from the start.
-  if (!held.ran) throw new Error(`the start ${startId} is under way elsewhere`);
+  // Held elsewhere, or lost before a once-only step: the queue runs the request again shortly, and
+  // that run answers from the start (the person hears nothing from this one).
+  if (!held.ran) throw new StartElsewhereError(startId);
   return held.value;
 }
 
@@ -103,7 +104,14 @@ export async function startJob(
 async function resumeStart(ctx: JobsContext, start: JobStart): Promise<StartJobOutcome | undefined> {
   if (start.refusal !== undefined) return { kind: 'failed', text: start.refusal, error: undefined };
   const made = await jobOfStart(ctx, start);
-  if (!made) return undefined;
+  if (!made && start.claimsAsk) return undefined;
+  if (!made) {
+    // Written before claims were made: Mintlify may have been asked.
+    ctx.logger.warn(`a job start by ${start.requestedBy} in ${start.channel} was cut short by a restart`);
+    const text = interruptedStartText(start.prompt);
+    await ctx.starts.refused(start, text);
+    return { kind: 'failed', text, error: undefined };
+  }
   const budget = await ctx.ledger.current(ctx.config.mintlify.projectId);
   if (made.cardTs) return { kind: 'started', record: made, budget };
   // Its card is pending (the follower posts it shortly), or the channel refused it before the crash.
@@ -136,6 +144,7 @@ async function startHeld(
     door: input.door,
     prompt,
     at: startedAt.toISOString(),
+    claimsAsk: true,
   };
   await ctx.starts.begin(start);
   const refused = async (text: string) => {
@@ -146,9 +155,9 @@ async function startHeld(
   };
 
   // Mintlify is asked once per start: if our lease lapsed meanwhile (a stall, Redis away), the same
-  // start may be running elsewhere, and it asks. From the create on, the job is ours to record
-  // whatever happens.
-  lease.lost.throwIfAborted();
+  // start may be running elsewhere, and it asks. Confirmed now rather than at the next renewal, as
+  // the claim follows at once. From the create on, the job is ours to record whatever happens.
+  await lease.confirm();
   if (!(await ctx.starts.claimAsk(startId))) {
     // Another run of this start asked first: the one that took over our lapsed lease (confirm
     // throws, and this run gives way to it), or one that died waiting for Mintlify's answer.

@@ -329,23 +329,28 @@ function retryOptions(options: { attempts?: number; backoffMs?: number }): JobsO
 /**
  * One connection error reaches every Queue and Worker on the connection, again on every retry; an
  * operator needs it once per burst (a burst ends after `quietMs` without that message). A job whose
- * lock lapsed while it ran is said in plain words, once per queue and burst, whatever the job.
+ * lock lapsed while it ran, or that was gone when its run ended, is said in plain words, once per
+ * queue and burst, whatever the job.
  */
 function errorReporter(logger: Logger, quietMs = 30_000): (source: string, error: unknown) => void {
   const lastSeen = new Map<string, number>();
   return (source, error) => {
     try {
       const message = error instanceof Error ? error.message : String(error);
-      const lapsed = lockLapsed(error);
-      const burst = lapsed ? `${source}: lock lapsed` : message;
+      const known = knownJobError(error);
+      const burst = known ? `${source}: ${known}` : message;
       const now = Date.now();
       const seen = lastSeen.get(burst);
       lastSeen.set(burst, now);
       if (seen !== undefined && now - seen < quietMs) return;
       for (const [key, at] of lastSeen) if (now - at >= quietMs) lastSeen.delete(key);
-      if (lapsed) {
+      if (known === 'lock lapsed') {
         logger.warn(
           `${source}: a job's lock lapsed while it ran (Redis was away, or this process too busy, for longer than QUEUE_LOCK_MS); the queue runs it again, and what it did already is not done twice (${message})`,
+        );
+      } else if (known === 'job gone') {
+        logger.warn(
+          `${source}: a job was gone when its run ended: its lock had lapsed and another run finished it, or Redis lost it (evicted, flushed, or restarted empty) (${message})`,
         );
       } else {
         logger.error(`Queue error in ${source}: ${message}`);
@@ -357,17 +362,16 @@ function errorReporter(logger: Logger, quietMs = 30_000): (source: string, error
 }
 
 /**
- * BullMQ's errors for a running job's lock that lapsed: its renewal failed, or its next step found
- * the lock gone or another's, or the job gone (its run again finished it; jobs that run are never
- * removed otherwise).
+ * BullMQ's errors for a running job whose lock lapsed (its renewal failed, or its next step found
+ * the lock gone or another's), or that was gone when its run ended.
  */
-function lockLapsed(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
+function knownJobError(error: unknown): 'lock lapsed' | 'job gone' | undefined {
+  if (!(error instanceof Error)) return undefined;
   const { code } = error as { code?: unknown };
-  return (
-    code === ErrorCode.JobNotExist ||
+  if (code === ErrorCode.JobNotExist) return 'job gone';
+  const lapsed =
     code === ErrorCode.JobLockNotExist ||
     code === ErrorCode.JobLockMismatch ||
-    error.message.startsWith('could not renew lock for job ')
-  );
+    error.message.startsWith('could not renew lock for job ');
+  return lapsed ? 'lock lapsed' : undefined;
 }

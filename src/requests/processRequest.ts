@@ -1,7 +1,7 @@
 import type { DigestContext } from '../digest/digestContext.js';
 import type { HomeRefresher } from '../home/homeRefresher.js';
 import type { JobsContext } from '../jobs/jobsContext.js';
-import { UnrecordedJobError } from '../jobs/jobStarts.js';
+import { StartElsewhereError, UnrecordedJobError } from '../jobs/jobStarts.js';
 import { type SteerJobOutcome, steerJob } from '../jobs/steerJob.js';
 import type { BotIdentity } from '../jobs/threadContext.js';
 import type { ProcessorResult, QueueJob } from '../queue/queue.js';
@@ -16,7 +16,10 @@ import { isStoreUnavailable } from '../store/storeErrors.js';
 
 /** How long the requests queue waits when Redis did not answer, before it tries again. */
 const STORE_WAIT_MS = 5_000;
-/** How long a start waits for the record of its job, which this process writes once Redis answers. */
+/**
+ * How long a start waits for the record of its job, which this process writes once Redis answers,
+ * or for another run of it.
+ */
 const UNRECORDED_WAIT_MS = 2_000;
 
 /** What the `requests` processor needs, built once by the worker. */
@@ -61,11 +64,16 @@ export async function processRequest(
     await runRequest(ctx, job, signal);
     return undefined;
   } catch (error) {
-    if (error instanceof UnrecordedJobError && !signal.aborted) {
-      // Its job was created here while Redis was away; this process records it in a moment.
-      ctx.jobs.logger.info(
-        `a start waits for its job to be recorded; tried again in ${UNRECORDED_WAIT_MS / 1000} s`,
-      );
+    const startAwaits =
+      error instanceof UnrecordedJobError
+        ? // Its job was created here while Redis was away; this process records it in a moment.
+          'a start waits for its job to be recorded'
+        : error instanceof StartElsewhereError
+          ? // Another run of the start holds it (or took it over): this one answers from what it did.
+            'a start is under way in another run of it'
+          : undefined;
+    if (startAwaits && !signal.aborted) {
+      ctx.jobs.logger.info(`${startAwaits}; tried again in ${UNRECORDED_WAIT_MS / 1000} s`);
       return { again: { delayMs: UNRECORDED_WAIT_MS, data: job.data } };
     }
     if (!isStoreUnavailable(error) || signal.aborted) throw error;

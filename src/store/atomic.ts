@@ -23,7 +23,10 @@ export interface AtomicOps {
   indexNewest(key: string, limit: number): Promise<string[]>;
   /** Every member, lowest score first. */
   indexAll(key: string): Promise<string[]>;
-  /** Records one hit at `nowMs` and drops hits older than the window; returns how many are left and the oldest. */
+  /**
+   * Records the hit `id` at `nowMs` (one recorded already keeps its time) and drops hits older than
+   * the window; returns how many are left and the oldest.
+   */
   windowHit(key: string, nowMs: number, windowMs: number, id: string): Promise<WindowCount>;
   /** How many hits are inside the window, and the oldest, without recording one. */
   windowHits(key: string, nowMs: number, windowMs: number): Promise<WindowCount>;

@@ -95,7 +95,8 @@ export class MemoryAtomicOps implements AtomicOps {
   }
 
   async windowHit(key: string, nowMs: number, windowMs: number, id: string) {
-    await this.indexAdd(key, id, nowMs);
+    // A hit counted again keeps its first time.
+    if (!this.index(key).has(id)) await this.indexAdd(key, id, nowMs);
     return this.windowHits(key, nowMs, windowMs);
   }
 

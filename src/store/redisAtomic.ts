@@ -80,7 +80,7 @@ export class RedisAtomicOps implements AtomicOps {
     const [, , count, oldest] = await this.client
       .multi()
       .zRemRangeByScore(full, '-inf', nowMs - windowMs)
-      .zAdd(full, { score: nowMs, value: id })
+      .zAdd(full, { score: nowMs, value: id }, { condition: 'NX' }) // a hit counted again keeps its first time
       .zCard(full)
       .zRangeWithScores(full, 0, 0)
       .pExpire(full, windowMs)

@@ -16,8 +16,10 @@ const UNAVAILABLE = new Set([
   'ReconnectStrategyError',
   'CommandTimeoutDuringMaintenanceError',
   'SocketTimeoutDuringMaintenanceError',
-  // Ours: a job created while Redis was away, whose record this process writes once Redis answers.
+  // Ours: a job created while Redis was away, whose record this process writes once Redis answers;
+  // a start under way in another run of it. Both are answered by the request's run again.
   'UnrecordedJobError',
+  'StartElsewhereError',
 ]);
 
 /** True when `error` (or an error it was caused by) says Redis is away or did not answer in time. */

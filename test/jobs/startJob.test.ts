@@ -95,24 +95,54 @@ describe('a start whose lease is lost', () => {
 });
 
 describe('a start run again after a run that asked Mintlify and died before its answer', () => {
-  it('does not ask again, and tells the person it was interrupted', async () => {
-    h = await startBot();
+  const begun = {
+    id: START_ID,
+    channel: INPUT.channel,
+    threadTs: null,
+    requestedBy: INPUT.requestedBy,
+    door: INPUT.door,
+    prompt: INPUT.prompt,
+    at: new Date().toISOString(),
+  };
+  const expectInterrupted = async () => {
     const { jobs } = h.bot.context;
-    await jobs.starts.begin({
-      id: START_ID,
-      channel: INPUT.channel,
-      threadTs: null,
-      requestedBy: INPUT.requestedBy,
-      door: INPUT.door,
-      prompt: INPUT.prompt,
-      at: new Date().toISOString(),
-    });
-    expect(await jobs.starts.claimAsk(START_ID)).toBe(true);
-
     const text = interruptedStartText(INPUT.prompt);
     expect(await startJob(jobs, INPUT, START_ID)).toMatchObject({ kind: 'failed', text });
     // Its runs again answer the same.
     expect(await startJob(jobs, INPUT, START_ID)).toMatchObject({ kind: 'failed', text });
     expect(h.mintlify.requestsFor('createJob')).toEqual([]);
+  };
+
+  it('does not ask again, and tells the person it was interrupted', async () => {
+    h = await startBot();
+    const { jobs } = h.bot.context;
+    await jobs.starts.begin({ ...begun, claimsAsk: true });
+    expect(await jobs.starts.claimAsk(START_ID)).toBe(true);
+    await expectInterrupted();
+  });
+
+  it('written before starts claimed their request (a restart during an upgrade): the same', async () => {
+    h = await startBot();
+    await h.bot.context.jobs.starts.begin(begun);
+    await expectInterrupted();
+  });
+});
+
+describe('a command whose start loses its lease before Mintlify is asked', () => {
+  it('is answered once, by its run again, which starts the job', async () => {
+    h = await startBot();
+    const leases = watchLeases(h.bot.store, h.logs);
+    whileReadingTheBudget(async () => {
+      const other = await leases.loseToAnother(String(leases.lastTaken('start:')));
+      await other.release();
+    });
+
+    await h.command(INPUT.prompt, { user_id: INPUT.requestedBy, channel_id: INPUT.channel });
+    await vi.waitFor(() => expect(cards()).toHaveLength(1), { timeout: 15_000 });
+    await h.bot.drained();
+    // The run that gave way said nothing; the run again removed the "Starting…" note once the card was there.
+    expect(h.slack.callsTo('response_url').map((call) => call.args)).toEqual([{ delete_original: true }]);
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+    expect(h.logs.some((line) => line.includes('a start is under way in another run of it'))).toBe(true);
   });
 });

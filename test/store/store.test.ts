@@ -91,9 +91,11 @@ describe.each(Object.entries(kinds))('the %s store', (_kind, open) => {
     const budget = await ledger.recordUse('proj', 'create:job-2');
     expect(budget).toMatchObject({ used: 2, remaining: AGENT_USES_PER_HOUR - 2 });
     expect(budget.nextFreeAt?.toISOString()).toBe('2026-01-01T11:00:00.000Z');
-    // The same use counted again (a write that timed out had landed after all) is still one.
-    expect(await ledger.recordUse('proj', 'create:job-2')).toMatchObject({ used: 2 });
-    now += 31 * 60_000;
+    // The same use counted again (a write that timed out had landed after all) is still one, from
+    // its first time.
+    now += 10 * 60_000;
+    expect(await ledger.recordUse('proj', 'create:job-1')).toMatchObject({ used: 2 });
+    now += 21 * 60_000;
     expect(await ledger.current('proj')).toMatchObject({ used: 1 });
     expect(await ledger.current('other')).toMatchObject({ used: 0, nextFreeAt: undefined });
   });

@@ -28,6 +28,13 @@ export function watchLeases(store: Store, logs: string[] = []) {
     return other;
   };
   return {
+    /** The name of the lease last taken whose name starts with `prefix` (one named by an id the test does not know). */
+    lastTaken(prefix: string): string | undefined {
+      const key = taken.mock.calls
+        .map(([takenKey]) => takenKey)
+        .findLast((takenKey) => takenKey.startsWith(`lease:${prefix}`));
+      return key?.slice('lease:'.length);
+    },
     /** The lease `name` lapses and another worker takes it: that worker's lease. */
     takeOver,
     /**
