@@ -56,7 +56,14 @@ export async function handleMessageToBot(
   const reply = input.threadTs !== undefined && input.threadTs !== ts;
   const instruction = (await slackToPlainText(input.text, userNames)).trim();
 
-  if (reply && input.threadTs && (await ctx.records.byThread(channel, input.threadTs))) {
+  // A job's thread is steered, unless this delivery began a start there itself (run again after
+  // its lease was lost, its own job's card may have made the thread a job's since): that start answers.
+  if (
+    reply &&
+    input.threadTs &&
+    (await ctx.records.byThread(channel, input.threadTs)) &&
+    !(await ctx.starts.get(startId))
+  ) {
     if (input.door === 'dm') return { kind: 'job_thread' };
     // "help" in a job's thread is a follow-up like any other reply; only an empty mention asks for help.
     if (instruction !== '') {

@@ -146,3 +146,37 @@ describe('a command whose start loses its lease before Mintlify is asked', () =>
     expect(h.logs.some((line) => line.includes('a start is under way in another run of it'))).toBe(true);
   });
 });
+
+describe('a mention in a thread whose start loses its lease once its job is recorded', () => {
+  it('is answered from the start by its run again, never sent to the job as a follow-up', async () => {
+    h = await startBot({ env: FAST_POLL });
+    const leases = watchLeases(h.bot.store, h.logs);
+    const root = h.slack.seedMessage(INPUT.channel, { user: 'U0BEA', text: 'Is the flag documented?' });
+    const asked = h.slack.seedMessage(INPUT.channel, {
+      user: INPUT.requestedBy,
+      thread_ts: root.ts,
+      text: `<@U0BOT> ${INPUT.prompt}`,
+    });
+    // Mintlify is slow to answer the create; meanwhile the lease lapses and another run takes it.
+    h.mintlify.injectFault('createJob', { delayMs: OUTLASTS_A_RENEWAL_MS, phase: 'body' });
+    await h.event({
+      type: 'app_mention',
+      channel: INPUT.channel,
+      user: INPUT.requestedBy,
+      text: asked.text,
+      ts: asked.ts,
+      thread_ts: root.ts,
+    });
+    await vi.waitFor(() => expect(h.mintlify.requestsFor('createJob')).toHaveLength(1));
+    const other = await leases.loseToAnother(String(leases.lastTaken('start:')));
+    await other.release();
+
+    // The follower posts the card in the thread, which so becomes the job's, before the run again.
+    await vi.waitFor(() => expect(cards()).toHaveLength(1), { timeout: 15_000 });
+    await h.bot.drained(15_000);
+    expect(h.logs.some((line) => line.includes('a start is under way in another run of it'))).toBe(true);
+    expect(h.mintlify.requestsFor('sendMessage')).toEqual([]);
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+    expect(cards()).toHaveLength(1);
+  });
+});
