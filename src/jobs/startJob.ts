@@ -22,6 +22,11 @@ import {
 } from './jobStarts.js';
 import { placeCard, postJobCard } from './postJobCard.js';
 
+/**
+ * How long a start gives way to another run of it (StartElsewhereError) before it tells the person.
+ * The other run's own steps end long before (Mintlify's and Slack's retries give up within minutes).
+ */
+const GIVE_WAY_AT_MOST_MS = 10 * 60_000;
 /** How long a created job's record is tried again while Redis is away. */
 const KEEP_UNRECORDED_MS = 30 * 60_000;
 
@@ -89,10 +94,18 @@ export async function startJob(
     // Run again after its process died, the start waits out the dead holder's lease.
     { waitMs: START_LEASE_MS + 1_000, logger: ctx.logger },
   );
+  if (held.ran) return held.value;
   // Held elsewhere, or lost before a once-only step: the queue runs the request again shortly, and
-  // that run answers from the start (the person hears nothing from this one).
-  if (!held.ran) throw new StartElsewhereError(startId);
-  return held.value;
+  // that run answers from the start (the person hears nothing from this one). Unless it has waited
+  // for the other run so long that something is wrong with it: then the person is told.
+  const begun = await ctx.starts.get(startId);
+  if (begun && ctx.now().getTime() - Date.parse(begun.at) > GIVE_WAY_AT_MOST_MS) {
+    ctx.logger.warn(
+      `the start ${startId} was held by another run of it for over ${GIVE_WAY_AT_MOST_MS / 60_000} minutes; the person is told it was interrupted`,
+    );
+    return { kind: 'failed', text: interruptedStartText(begun.prompt), error: undefined };
+  }
+  throw new StartElsewhereError(startId);
 }
 
 /**

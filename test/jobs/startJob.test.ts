@@ -2,12 +2,22 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { interruptedStartText } from '../../src/jobs/jobAnswers.js';
 import { startLeaseName } from '../../src/jobs/jobStarts.js';
 import { startJob } from '../../src/jobs/startJob.js';
-import type { Lease } from '../../src/store/lease.js';
+import { type Lease, tryLease } from '../../src/store/lease.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
 import { OUTLASTS_A_RENEWAL_MS, watchLeases } from '../support/leases.js';
 import { FAST_POLL, START_INPUT as INPUT, startedCards } from './followSupport.js';
 
 const START_ID = 'command_start-1';
+/** The start INPUT's run writes down before it asks Mintlify. */
+const START_NOTE = {
+  id: START_ID,
+  channel: INPUT.channel,
+  threadTs: null,
+  requestedBy: INPUT.requestedBy,
+  door: INPUT.door,
+  prompt: INPUT.prompt,
+  at: new Date().toISOString(),
+};
 
 let h: BotHarness;
 afterEach(async () => h?.close());
@@ -95,15 +105,7 @@ describe('a start whose lease is lost', () => {
 });
 
 describe('a start run again after a run that asked Mintlify and died before its answer', () => {
-  const begun = {
-    id: START_ID,
-    channel: INPUT.channel,
-    threadTs: null,
-    requestedBy: INPUT.requestedBy,
-    door: INPUT.door,
-    prompt: INPUT.prompt,
-    at: new Date().toISOString(),
-  };
+  const begun = START_NOTE;
   const expectInterrupted = async () => {
     const { jobs } = h.bot.context;
     const text = interruptedStartText(INPUT.prompt);
@@ -125,6 +127,23 @@ describe('a start run again after a run that asked Mintlify and died before its 
     h = await startBot();
     await h.bot.context.jobs.starts.begin(begun);
     await expectInterrupted();
+  });
+});
+
+describe('a start whose other run holds it for over 10 minutes', () => {
+  it('stops giving way, and tells the person it was interrupted, asking Mintlify nothing', async () => {
+    h = await startBot();
+    const { jobs } = h.bot.context;
+    const begunAt = new Date(Date.now() - 11 * 60_000).toISOString();
+    await jobs.starts.begin({ ...START_NOTE, at: begunAt, claimsAsk: true });
+    const other = await tryLease(h.bot.store.atomic, startLeaseName(START_ID), 60_000);
+
+    expect(await startJob(jobs, INPUT, START_ID)).toMatchObject({
+      kind: 'failed',
+      text: interruptedStartText(INPUT.prompt),
+    });
+    expect(h.mintlify.requestsFor('createJob')).toEqual([]);
+    await other?.release();
   });
 });
 
