@@ -5,7 +5,7 @@ import { postScheduledDigest } from '../../src/digest/postDigest.js';
 import { MintlifyClient } from '../../src/mintlify/index.js';
 import { USER_AGENT } from '../../src/version.js';
 import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
-import { OUTLASTS_A_RENEWAL_MS, watchLeases } from '../support/leases.js';
+import { heldStep, watchLeases } from '../support/leases.js';
 
 const CHANNEL = 'C0DIGEST';
 const period = periodOfRun(new Date('2026-01-05T09:00:00Z'), 'UTC');
@@ -42,10 +42,12 @@ describe('a scheduled digest whose lease is lost while it is gathered', () => {
     const ctx = digestContext(h);
     const leases = watchLeases(h.bot.store, h.logs);
     // The analytics are slow to answer; meanwhile the lease lapses and another worker takes it.
-    h.mintlify.injectFault('visitors', { delayMs: OUTLASTS_A_RENEWAL_MS });
+    const read = heldStep();
+    h.mintlify.injectFault('visitors', { until: read.until });
     const posting = postScheduledDigest(ctx, period, CHANNEL);
     await expect.poll(() => h.mintlify.requestsFor('visitors').length).toBe(1);
     const other = await leases.loseToAnother(`digest:${CHANNEL}:${periodKey(period)}`);
+    read.release();
     expect(await posting).toEqual({ kind: 'in_progress', period });
     expect(h.slack.callsTo('chat.postMessage')).toEqual([]);
     expect(await ctx.records.posted(period, CHANNEL)).toBeUndefined();

@@ -53,6 +53,8 @@ export type Fault =
   | { status: number; retryAfter?: string; body?: unknown; rawBody?: string }
   /** Answer normally, but wait first: before the headers (default) or in the middle of the body. */
   | { delayMs: number; phase?: 'headers' | 'body' }
+  /** Answer normally once `until` settles (a step the test holds); the request is acted on then. */
+  | { until: Promise<unknown> }
   /** Answer normally, with the JSON cut short. */
   | { malformedJson: true }
   /** Answer normally, with a body that breaks the spec (`status: 42`, `hasMore: 'yes'`). */
@@ -517,9 +519,15 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
     if (fault && 'delayMs' in fault && fault.phase !== 'body') {
       await delay(fault.delayMs, undefined, { signal: shutdown.signal });
     }
+    if (fault && 'until' in fault) {
+      await Promise.race([
+        fault.until,
+        delay(2 ** 31 - 1, undefined, { signal: shutdown.signal, ref: false }),
+      ]);
+    }
     const answer = answerNormally(request, segments);
     for (const listener of [...answerListeners]) listener(request, answer);
-    if (!fault || 'delayMs' in fault) {
+    if (!fault || 'delayMs' in fault || 'until' in fault) {
       const pauseMs = fault && 'delayMs' in fault && fault.phase === 'body' ? fault.delayMs : 0;
       await send(res, answer, { pauseMidBodyMs: pauseMs, signal: shutdown.signal });
     } else if ('destroySocket' in fault) {

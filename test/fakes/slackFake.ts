@@ -40,7 +40,7 @@ export interface SlackFakeOptions {
 /**
  * What the next call to a method meets instead of (or on top of) its normal answer:
  * `{ error }` answers `{ ok: false, error }`; `{ status: 429, retryAfter }` rate-limits;
- * `{ status: 500 }` fails at the HTTP level; `{ delayMs }` answers normally but late.
+ * `{ status: 500 }` fails at the HTTP level; `{ delayMs }` and `{ until }` answer normally but late.
  */
 export interface SlackFault {
   error?: string;
@@ -49,6 +49,8 @@ export interface SlackFault {
   retryAfter?: number;
   /** The call is recorded on arrival (so waitForCall resolves) and answered this much later. */
   delayMs?: number;
+  /** The call is recorded on arrival and answered once this settles (a step the test holds). */
+  until?: Promise<unknown>;
 }
 
 export interface SlackFake {
@@ -115,6 +117,7 @@ export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFa
     const { args, token } = parseApiRequest(request.headers, query, body);
     const { status, response, headers, fault } = decide(method, args, token);
     log.record({ method, args, token, at: Date.now(), status, response });
+    if (fault?.until) await fault.until;
     if (fault?.delayMs || latencyMs) await sleep((fault?.delayMs ?? 0) + latencyMs);
     return { status, response, headers };
   }
@@ -164,6 +167,7 @@ export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFa
     const args = parseJsonObject(body);
     const { status, response, fault } = decideResponseUrl(id, args);
     log.record({ method: 'response_url', responseId: id, args, at: Date.now(), status, response });
+    if (fault?.until) await fault.until;
     if (fault?.delayMs) await sleep(fault.delayMs);
     return { status, response, headers: {} };
   }

@@ -24,8 +24,8 @@ describe('a Redis that takes connections but never answers, at start', () => {
   });
 
   it(
-    'stops the bot within 20 s, naming Redis, never printing the password',
-    { timeout: 30_000 },
+    'stops the bot within its 10-s deadline, naming Redis, never printing the password',
+    { timeout: 40_000 },
     async () => {
       const silent = await startSilentServer();
       const slack = await startSlackFake({ botToken: SECRETS.botToken });
@@ -39,7 +39,10 @@ describe('a Redis that takes connections but never answers, at start', () => {
 
       const started = Date.now();
       expect(await bot.exited).toBe(1);
-      expect(Date.now() - started).toBeLessThan(20_000);
+      // From the spawn: Node and tsx load the bot first, which takes seconds on a busy 2-core machine
+      // (up to 10 s while the whole suite runs), then the deadline runs its 10 s. A bot that waited on
+      // Redis for good would never exit.
+      expect(Date.now() - started).toBeLessThan(30_000);
       const output = bot.output();
       expect(output).toContain(
         `docs-agent cannot start: Redis at redis://127.0.0.1:${silent.port} did not answer`,

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { announceOnce, noticeKey } from '../../src/jobs/jobNotifications.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
-import { OUTLASTS_A_RENEWAL_MS, watchLeases } from '../support/leases.js';
+import { heldStep, watchLeases } from '../support/leases.js';
 import { record, startFollowedJob, textOf, threadReplies } from './followSupport.js';
 
 const NOTICE = { key: noticeKey(0, 'slow'), round: 0, text: 'The docs agent is still at it' };
@@ -20,10 +20,12 @@ describe('a notice whose lease is lost while it is being posted', () => {
 
     const leases = watchLeases(h.bot.store, h.logs);
     // Slack is slow to answer that read; meanwhile the lease lapses and another check takes it.
-    h.slack.failNext('conversations.replies', { delayMs: OUTLASTS_A_RENEWAL_MS });
+    const read = heldStep();
+    h.slack.failNext('conversations.replies', { until: read.until });
     const announcing = announceOnce(jobs, job.jobId, NOTICE);
     await h.slack.waitForCall('conversations.replies', (call) => call.args.ts === job.cardTs);
     const other = await leases.loseToAnother(`notice:${job.jobId}:${NOTICE.key}`);
+    read.release();
     expect(await announcing).toBe('busy');
     expect(threadReplies(h, job)).toEqual([]);
     expect((await record(h, job.jobId))?.announced).toEqual([]);

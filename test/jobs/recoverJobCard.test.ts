@@ -4,7 +4,7 @@ import { startLeaseName } from '../../src/jobs/jobStarts.js';
 import { recoverJobCard } from '../../src/jobs/recoverJobCard.js';
 import { startJob } from '../../src/jobs/startJob.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
-import { OUTLASTS_A_RENEWAL_MS, watchLeases } from '../support/leases.js';
+import { heldStep, watchLeases } from '../support/leases.js';
 import { START_INPUT as INPUT, startedCards } from './followSupport.js';
 
 let h: BotHarness;
@@ -33,11 +33,12 @@ const current = (record: JobRecord) => h.bot.context.jobs.records.get(record.job
  * lease lapses and another check takes it. The recovery gives way without a card, and the other
  * check then finishes without one too.
  */
-async function recoverLosingTheLease(record: JobRecord): Promise<void> {
+async function recoverLosingTheLease(record: JobRecord, step: { release: () => void }): Promise<void> {
   const leases = watchLeases(h.bot.store, h.logs);
   const recovering = recoverJobCard(h.bot.context.jobs, record);
   await h.slack.waitForCall('conversations.history', (call) => call.args.channel === INPUT.channel);
   const other = await leases.loseToAnother(startLeaseName(String(record.startId)));
+  step.release();
 
   expect(await recovering).toBe('busy');
   expect(landed()).toEqual([]);
@@ -54,8 +55,9 @@ describe('recovering a pending card whose lease is lost', () => {
   it('while it looks for the card: it does not post it, and the next recovery posts it once', async () => {
     const record = await jobWithPendingCard();
     // Slack is slow to show the channel's history.
-    h.slack.failNext('conversations.history', { delayMs: OUTLASTS_A_RENEWAL_MS });
-    await recoverLosingTheLease(record);
+    const read = heldStep();
+    h.slack.failNext('conversations.history', { until: read.until });
+    await recoverLosingTheLease(record, read);
 
     expect(await recoverJobCard(h.bot.context.jobs, record)).toBe('done');
     expect(landed().map((call) => call.args.channel)).toEqual([INPUT.channel]);
@@ -65,8 +67,9 @@ describe('recovering a pending card whose lease is lost', () => {
   it('while the channel refuses the card: it does not move the job to the DM, and the next recovery does, once', async () => {
     const record = await jobWithPendingCard();
     // The channel refuses the card, slowly.
-    h.slack.failNext('chat.postMessage', { error: 'not_in_channel', delayMs: OUTLASTS_A_RENEWAL_MS });
-    await recoverLosingTheLease(record);
+    const post = heldStep();
+    h.slack.failNext('chat.postMessage', { error: 'not_in_channel', until: post.until });
+    await recoverLosingTheLease(record, post);
 
     h.slack.failNext('chat.postMessage', { error: 'not_in_channel' });
     expect(await recoverJobCard(h.bot.context.jobs, record)).toBe('done');

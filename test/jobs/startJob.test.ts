@@ -4,7 +4,7 @@ import { startLeaseName } from '../../src/jobs/jobStarts.js';
 import { startJob } from '../../src/jobs/startJob.js';
 import { type Lease, tryLease } from '../../src/store/lease.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
-import { OUTLASTS_A_RENEWAL_MS, watchLeases } from '../support/leases.js';
+import { heldStep, watchLeases } from '../support/leases.js';
 import { FAST_POLL, START_INPUT as INPUT, startedCards } from './followSupport.js';
 
 const START_ID = 'command_start-1';
@@ -83,10 +83,12 @@ describe('a start whose lease is lost', () => {
     const { jobs } = h.bot.context;
     const leases = watchLeases(h.bot.store, h.logs);
     // Mintlify is slow to answer the create; meanwhile the lease lapses and another run takes it.
-    h.mintlify.injectFault('createJob', { delayMs: OUTLASTS_A_RENEWAL_MS, phase: 'body' });
+    const create = heldStep();
+    h.mintlify.injectFault('createJob', { until: create.until });
     const starting = startJob(jobs, INPUT, START_ID);
     await vi.waitFor(() => expect(h.mintlify.requestsFor('createJob')).toHaveLength(1));
     const other = await leases.loseToAnother(startLeaseName(START_ID));
+    create.release();
 
     await expect(starting).rejects.toThrow(underWayElsewhere);
     const [jobId] = [...h.mintlify.jobs.keys()];
@@ -177,7 +179,8 @@ describe('a mention in a thread whose start loses its lease once its job is reco
       text: `<@U0BOT> ${INPUT.prompt}`,
     });
     // Mintlify is slow to answer the create; meanwhile the lease lapses and another run takes it.
-    h.mintlify.injectFault('createJob', { delayMs: OUTLASTS_A_RENEWAL_MS, phase: 'body' });
+    const create = heldStep();
+    h.mintlify.injectFault('createJob', { until: create.until });
     await h.event({
       type: 'app_mention',
       channel: INPUT.channel,
@@ -189,6 +192,7 @@ describe('a mention in a thread whose start loses its lease once its job is reco
     await vi.waitFor(() => expect(h.mintlify.requestsFor('createJob')).toHaveLength(1));
     const other = await leases.loseToAnother(String(leases.lastTaken('start:')));
     await other.release();
+    create.release();
 
     // The follower posts the card in the thread, which so becomes the job's, before the run again.
     await vi.waitFor(() => expect(cards()).toHaveLength(1), { timeout: 15_000 });

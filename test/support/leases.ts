@@ -3,11 +3,14 @@ import { type Lease, RENEWED_LEASE_MS, tryLease } from '../../src/store/lease.js
 import type { Store } from '../../src/store/store.js';
 
 /**
- * Longer than a lease renewed while its work runs goes unrenewed (a third of RENEWED_LEASE_MS), with
- * room for a busy machine: a step this slow, begun just after the lease was taken, is still under way
- * when the holder's next renewal finds the lease gone.
+ * A step a fake holds (its `until`) until the test lets it go: the work that lost its lease is in
+ * that step, and only goes on once the test has seen the loss noticed (`loseToAnother`).
  */
-export const OUTLASTS_A_RENEWAL_MS = RENEWED_LEASE_MS / 3 + 1_500;
+export function heldStep(): { until: Promise<void>; release: () => void } {
+  let release = () => {};
+  const until = new Promise<void>((resolve) => (release = resolve));
+  return { until, release };
+}
 
 /**
  * Lets a test make a lease taken through `store` lapse, as an event-loop stall or a Redis outage
