@@ -60,5 +60,5 @@ describe('a worker killed in the middle of a digest', () => {
       WEEKLY.DIGEST_TIMEZONE,
     );
     expect(await new DigestRecords(store).posted(period, CHANNEL)).toBeDefined();
-  }, 45_000);
+  }, 90_000);
 });

@@ -116,7 +116,7 @@ async function expectFollowedToItsEnd(w: World, jobId: string): Promise<void> {
 
 describe.concurrent(
   'the bot killed at each step of a job’s life, then restarted',
-  { timeout: 45_000 },
+  { timeout: 90_000 },
   () => {
     it('while Mintlify creates the job (it did, but the answer never came): the requester is told', async (t) => {
       const w = await world(t);

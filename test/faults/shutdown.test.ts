@@ -87,7 +87,7 @@ describe('SIGTERM while jobs are followed and a digest is being gathered', () =>
     const posted = slack.callsTo('chat.postMessage');
     expect(posted.map((call) => call.args.channel)).toEqual(['C0JOBS', 'C0JOBS']);
     expect(posted.every((call) => call.response.ok)).toBe(true);
-  }, 30_000);
+  }, 60_000);
 });
 
 describe('stopping while a job check waits between Mintlify retries', () => {

@@ -10,7 +10,10 @@ export interface BotProcess {
   /** Resolves with the exit code (null when killed by a signal). */
   exited: Promise<number | null>;
   output(): string;
-  /** Resolves with the bot's URL once it listens. */
+  /**
+   * Resolves with the bot's URL once it listens. Waits 40 s by default (as `printed`): the bot is
+   * loaded through tsx, which took over 15 s when the whole suite started on a 2-core machine.
+   */
   listening(timeoutMs?: number): Promise<string>;
   /** Resolves once the bot has printed a line matching `pattern`. */
   printed(pattern: RegExp, timeoutMs?: number): Promise<string>;
@@ -33,14 +36,14 @@ export function runBot(env: Record<string, string>): BotProcess {
     child,
     exited,
     output: () => output,
-    listening: (timeoutMs = 15_000) =>
+    listening: (timeoutMs = 40_000) =>
       printed(/listening on port (\d+)/, timeoutMs).then(
         (line) => `http://127.0.0.1:${/listening on port (\d+)/.exec(line)?.[1]}`,
       ),
     printed,
   };
 
-  function printed(pattern: RegExp, timeoutMs = 15_000): Promise<string> {
+  function printed(pattern: RegExp, timeoutMs = 40_000): Promise<string> {
     return new Promise<string>((resolve, reject) => {
       const check = () => {
         const line = output.split('\n').find((candidate) => pattern.test(candidate));
