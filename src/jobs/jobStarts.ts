@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { RENEWED_LEASE_MS } from '../store/lease.js';
 import type { Store } from '../store/store.js';
 import type { JobDoor, JobRecord } from './jobRecord.js';
@@ -75,6 +76,8 @@ export class JobStarts {
   readonly unrecorded = new Map<string, string>();
   /** How often a job in `unrecorded` is tried again. */
   readonly recordAgainEveryMs: number;
+  /** Claims of starts' requests to Mintlify that Redis may have taken without answering (start id -> token). */
+  private readonly uncertainClaims = new Map<string, string>();
 
   constructor(
     private readonly store: Store,
@@ -103,9 +106,19 @@ export class JobStarts {
    * Claims the start's one request to Mintlify, right before it is sent: false when a run of the
    * same start claimed it first. That run may have created the job (its answer may never have come),
    * so this one must not ask again; a run again that finds it unclaimed knows Mintlify was never asked.
+   * A claim whose answer never came (Redis away) may have landed: this process's run again claims
+   * with the same token, and so finds it its own rather than another run's.
    */
-  claimAsk(id: string): Promise<boolean> {
-    return this.store.atomic.setIfAbsent(askKey(id), 'asked', KEEP_MS);
+  async claimAsk(id: string): Promise<boolean> {
+    const token = this.uncertainClaims.get(id) ?? randomUUID();
+    try {
+      const claimed = await this.store.atomic.claim(askKey(id), token, KEEP_MS);
+      this.uncertainClaims.delete(id);
+      return claimed;
+    } catch (error) {
+      this.uncertainClaims.set(id, token);
+      throw error;
+    }
   }
 
   get(id: string): Promise<JobStart | undefined> {

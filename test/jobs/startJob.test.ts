@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { interruptedStartText } from '../../src/jobs/jobAnswers.js';
 import { startLeaseName } from '../../src/jobs/jobStarts.js';
 import { startJob } from '../../src/jobs/startJob.js';
+import { StoreTimeoutError } from '../../src/store/deadline.js';
 import { type Lease, tryLease } from '../../src/store/lease.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
 import { heldStep, watchLeases } from '../support/leases.js';
@@ -129,6 +130,26 @@ describe('a start run again after a run that asked Mintlify and died before its 
     h = await startBot();
     await h.bot.context.jobs.starts.begin(begun);
     await expectInterrupted();
+  });
+});
+
+describe('a start whose claim Redis took without answering', () => {
+  it('asks Mintlify once its run again finds the claim its own', async () => {
+    h = await startBot();
+    const { jobs } = h.bot.context;
+    const { atomic } = h.bot.store;
+    const claim = atomic.claim.bind(atomic);
+    vi.spyOn(atomic, 'claim').mockImplementationOnce(async (...args) => {
+      await claim(...args);
+      throw new StoreTimeoutError('a claim', 5_000);
+    });
+
+    await expect(startJob(jobs, INPUT, START_ID)).rejects.toThrow(StoreTimeoutError);
+    expect(h.mintlify.requestsFor('createJob')).toEqual([]);
+    // The request runs again once Redis answers: the claim that landed is this start's own.
+    expect(await startJob(jobs, INPUT, START_ID)).toMatchObject({ kind: 'started' });
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+    expect(cards()).toHaveLength(1);
   });
 });
 
