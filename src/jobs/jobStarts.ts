@@ -44,11 +44,17 @@ const KEEP_MS = 24 * 3_600_000;
 const RECORD_AGAIN_EVERY_MS = 2_000;
 
 /**
- * A start run again in the process that created its job while Redis was away, before the record
- * is written: the doors pass it on as they do Redis away (storeErrors.ts), and its request's queue job runs
- * again shortly (processRequest.ts).
+ * A start that cannot answer yet, and answers on its request's run again shortly
+ * (processRequest.ts): the doors pass it on as they do Redis away (storeErrors.ts names each kind).
+ * `waiting` says for what, in the log.
  */
-export class UnrecordedJobError extends Error {
+export abstract class StartAwaitsError extends Error {
+  abstract readonly waiting: string;
+}
+
+/** A start run again in the process that created its job while Redis was away, before the record is written. */
+export class UnrecordedJobError extends StartAwaitsError {
+  readonly waiting = 'a start waits for its job to be recorded';
   constructor(startId: string) {
     super(`the job of start ${startId} is not recorded yet`);
     this.name = 'UnrecordedJobError';
@@ -57,10 +63,10 @@ export class UnrecordedJobError extends Error {
 
 /**
  * A start under way in another run of it (which holds its lease), or one that gave way to such a
- * run: the doors pass it on as they do Redis away, and its request's queue job runs again shortly
- * (processRequest.ts), to answer from what that run did.
+ * run: its run again answers from what that run did.
  */
-export class StartElsewhereError extends Error {
+export class StartElsewhereError extends StartAwaitsError {
+  readonly waiting = 'a start is under way in another run of it';
   constructor(startId: string) {
     super(`the start ${startId} is under way elsewhere`);
     this.name = 'StartElsewhereError';

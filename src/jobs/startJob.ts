@@ -118,13 +118,7 @@ async function resumeStart(ctx: JobsContext, start: JobStart): Promise<StartJobO
   if (start.refusal !== undefined) return { kind: 'failed', text: start.refusal, error: undefined };
   const made = await jobOfStart(ctx, start);
   if (!made && start.claimsAsk) return undefined;
-  if (!made) {
-    // Written before claims were made: Mintlify may have been asked.
-    ctx.logger.warn(`a job start by ${start.requestedBy} in ${start.channel} was cut short by a restart`);
-    const text = interruptedStartText(start.prompt);
-    await ctx.starts.refused(start, text);
-    return { kind: 'failed', text, error: undefined };
-  }
+  if (!made) return cutShort(ctx, start); // written before claims were made: Mintlify may have been asked
   const budget = await ctx.ledger.current(ctx.config.mintlify.projectId);
   if (made.cardTs) return { kind: 'started', record: made, budget };
   // Its card is pending (the follower posts it shortly), or the channel refused it before the crash.
@@ -132,6 +126,17 @@ async function resumeStart(ctx: JobsContext, start: JobStart): Promise<StartJobO
     return { kind: 'unposted', record: made, budget, text: cardLaterText(made.jobId), reason: 'later' };
   }
   return { kind: 'unposted', record: made, budget, text: cannotPostText(made.jobId), reason: 'other' };
+}
+
+/**
+ * A start whose request to Mintlify was sent by a run that never got the answer: the person is told
+ * it was cut short, and the start's runs again answer the same.
+ */
+async function cutShort(ctx: JobsContext, start: JobStart): Promise<StartJobOutcome> {
+  ctx.logger.warn(`a job start by ${start.requestedBy} in ${start.channel} was cut short by a restart`);
+  const text = interruptedStartText(start.prompt);
+  await ctx.starts.refused(start, text);
+  return { kind: 'failed', text, error: undefined };
 }
 
 async function startHeld(
@@ -175,8 +180,7 @@ async function startHeld(
     // Another run of this start asked first: the one that took over our lapsed lease (confirm
     // throws, and this run gives way to it), or one that died waiting for Mintlify's answer.
     await lease.confirm();
-    logger.warn(`a job start by ${input.requestedBy} in ${input.channel} was cut short by a restart`);
-    return { kind: 'failed', text: await refused(interruptedStartText(prompt)), error: undefined };
+    return cutShort(ctx, start);
   }
   let job: Awaited<ReturnType<JobsContext['mintlify']['createJob']>>;
   try {

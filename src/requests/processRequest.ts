@@ -1,7 +1,7 @@
 import type { DigestContext } from '../digest/digestContext.js';
 import type { HomeRefresher } from '../home/homeRefresher.js';
 import type { JobsContext } from '../jobs/jobsContext.js';
-import { StartElsewhereError, UnrecordedJobError } from '../jobs/jobStarts.js';
+import { StartAwaitsError } from '../jobs/jobStarts.js';
 import { type SteerJobOutcome, steerJob } from '../jobs/steerJob.js';
 import type { BotIdentity } from '../jobs/threadContext.js';
 import type { ProcessorResult, QueueJob } from '../queue/queue.js';
@@ -20,7 +20,7 @@ const STORE_WAIT_MS = 5_000;
  * How long a start waits for the record of its job, which this process writes once Redis answers,
  * or for another run of it.
  */
-const UNRECORDED_WAIT_MS = 2_000;
+const START_WAIT_MS = 2_000;
 
 /** What the `requests` processor needs, built once by the worker. */
 export interface RequestsContext {
@@ -64,17 +64,10 @@ export async function processRequest(
     await runRequest(ctx, job, signal);
     return undefined;
   } catch (error) {
-    const startAwaits =
-      error instanceof UnrecordedJobError
-        ? // Its job was created here while Redis was away; this process records it in a moment.
-          'a start waits for its job to be recorded'
-        : error instanceof StartElsewhereError
-          ? // Another run of the start holds it (or took it over): this one answers from what it did.
-            'a start is under way in another run of it'
-          : undefined;
-    if (startAwaits && !signal.aborted) {
-      ctx.jobs.logger.info(`${startAwaits}; tried again in ${UNRECORDED_WAIT_MS / 1000} s`);
-      return { again: { delayMs: UNRECORDED_WAIT_MS, data: job.data } };
+    if (error instanceof StartAwaitsError && !signal.aborted) {
+      // Its job is being recorded here, or another run of the start holds it: answered on the run again.
+      ctx.jobs.logger.info(`${error.waiting}; tried again in ${START_WAIT_MS / 1000} s`);
+      return { again: { delayMs: START_WAIT_MS, data: job.data } };
     }
     if (!isStoreUnavailable(error) || signal.aborted) throw error;
     // Redis is away or hangs: no request of the queue gets further meanwhile. This one waits its
