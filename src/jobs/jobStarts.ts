@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { RENEWED_LEASE_MS } from '../store/lease.js';
+import { type HeldLease, RENEWED_LEASE_MS } from '../store/lease.js';
 import type { Store } from '../store/store.js';
 import type { JobDoor, JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
@@ -109,16 +109,18 @@ export class JobStarts {
   }
 
   /**
-   * Claims the start's one request to Mintlify, right before it is sent: false when a run of the
-   * same start claimed it first. That run may have created the job (its answer may never have come),
-   * so this one must not ask again; a run again that finds it unclaimed knows Mintlify was never asked.
-   * A claim whose answer never came (Redis away) may have landed: this process's run again claims
-   * with the same token, and so finds it its own rather than another run's.
+   * Claims the start's one request to Mintlify, right before it is sent, while `lease` (the start's)
+   * is ours: false when a run of the same start claimed it first. That run died waiting for
+   * Mintlify's answer (it held the lease then; we hold it now), and may have created the job, so
+   * this one must not ask again; a run again that finds it unclaimed knows Mintlify was never asked.
+   * When the lease is gone, it throws as the lease's `lost` would, and claims nothing. A claim whose
+   * answer never came (Redis away) may have landed: this process's run again claims with the same
+   * token, and so finds it its own rather than another run's.
    */
-  async claimAsk(id: string): Promise<boolean> {
+  async claimAsk(id: string, lease: HeldLease): Promise<boolean> {
     const token = this.uncertainClaims.get(id) ?? randomUUID();
     try {
-      const claimed = await this.store.atomic.claim(askKey(id), token, KEEP_MS);
+      const claimed = await lease.claim(askKey(id), token, KEEP_MS);
       this.uncertainClaims.delete(id);
       return claimed;
     } catch (error) {

@@ -1,6 +1,6 @@
 import { truncate } from '../slack/escape.js';
 import { classifySlackError } from '../slack/slackErrors.js';
-import { withLease, withRenewedLease } from '../store/lease.js';
+import { type HeldLease, withLease, withRenewedLease } from '../store/lease.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
 import type { AgentBudget } from '../store/rateLedger.js';
 import {
@@ -82,13 +82,13 @@ export async function startJob(
     ctx.store.atomic,
     startLeaseName(startId),
     START_LEASE_MS,
-    async (lost, confirm) => {
+    async (lost, lease) => {
       // Its job was created here while Redis was away, and is not recorded yet: wait for that
       // rather than tell the person the start was cut short.
       if (ctx.starts.unrecorded.has(startId)) throw new UnrecordedJobError(startId);
       const earlier = await ctx.starts.get(startId);
       return (
-        (earlier && (await resumeStart(ctx, earlier))) ?? startHeld(ctx, input, startId, { lost, confirm })
+        (earlier && (await resumeStart(ctx, earlier))) ?? startHeld(ctx, input, startId, { lost, lease })
       );
     },
     // Run again after its process died, the start waits out the dead holder's lease.
@@ -143,7 +143,7 @@ async function startHeld(
   ctx: JobsContext,
   input: StartJobInput,
   startId: string,
-  lease: { lost: AbortSignal; confirm: () => Promise<void> },
+  held: { lost: AbortSignal; lease: HeldLease },
 ): Promise<StartJobOutcome> {
   const { config, logger } = ctx;
   const projectId = config.mintlify.projectId;
@@ -173,13 +173,11 @@ async function startHeld(
   };
 
   // Mintlify is asked once per start: if our lease lapsed meanwhile (a stall, Redis away), the same
-  // start may be running elsewhere, and it asks. Confirmed now rather than at the next renewal, as
-  // the claim follows at once. From the create on, the job is ours to record whatever happens.
-  await lease.confirm();
-  if (!(await ctx.starts.claimAsk(startId))) {
-    // Another run of this start asked first: the one that took over our lapsed lease (confirm
-    // throws, and this run gives way to it), or one that died waiting for Mintlify's answer.
-    await lease.confirm();
+  // start may be running elsewhere, and it asks. The claim checks the lease in the same step (and
+  // throws, so this run gives way, when it is gone). From the create on, the job is ours to record
+  // whatever happens.
+  if (!(await ctx.starts.claimAsk(startId, held.lease))) {
+    // Claimed while we hold the lease: by a run of this start that died waiting for Mintlify's answer.
     return cutShort(ctx, start);
   }
   let job: Awaited<ReturnType<JobsContext['mintlify']['createJob']>>;
@@ -235,7 +233,7 @@ async function startHeld(
 
   // Recorded with its card pending: if our lease lapsed, the follower may be posting the card now,
   // and this start's run again answers from the record.
-  lease.lost.throwIfAborted();
+  held.lost.throwIfAborted();
   const posted = await postJobCard(ctx, record, { channel: input.channel, threadTs });
   if (posted.kind === 'posted') {
     record = await placeCard(ctx, record, posted, threadTs).catch((error: unknown) => {

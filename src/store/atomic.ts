@@ -9,6 +9,17 @@ export interface AtomicOps {
   setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
   /** Like `setIfAbsent`, but also true when the key already holds `owner` (the same claimant, again). */
   claim(key: string, owner: string, ttlMs: number): Promise<boolean>;
+  /**
+   * `claim`, only while the lease `lease.key` still holds `lease.value`, in one step: `lost`, and
+   * nothing claimed, when it does not. No stall between a check of the lease and the claim can then
+   * let a holder whose lease lapsed claim what its successor may claim too.
+   */
+  claimWhileHeld(
+    key: string,
+    owner: string,
+    ttlMs: number,
+    lease: { key: string; value: string },
+  ): Promise<HeldClaim>;
   /** Deletes the key only while it still holds `value` (releasing a lease we own). */
   deleteIfValue(key: string, value: string): Promise<boolean>;
   /** Extends the key's TTL only while it still holds `value` (renewing a lease we own). */
@@ -44,6 +55,9 @@ export interface AtomicOps {
    */
   compareAndSet(key: string, expectedRaw: string, nextRaw: string, ttlMs?: number): Promise<boolean>;
 }
+
+/** `claimWhileHeld`'s answer: `taken` when another claimant holds the key. */
+export type HeldClaim = 'claimed' | 'taken' | 'lost';
 
 /** A rolling window's hits: only the count and the oldest travel, however many hits there are. */
 export interface WindowCount {

@@ -1,12 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@slack/bolt';
-import type { AtomicOps } from './atomic.js';
+import type { AtomicOps, HeldClaim } from './atomic.js';
 
 export interface Lease {
   readonly key: string;
   release(): Promise<void>;
   /** Keeps the lease for `ttlMs` from now instead of releasing it; false when it is no longer ours. */
   keepFor(ttlMs: number): Promise<boolean>;
+  /** Claims `key` for `owner` (`AtomicOps.claim`) only while the lease is ours, in one step. */
+  claim(key: string, owner: string, ttlMs: number): Promise<HeldClaim>;
+}
+
+/** What work under a renewed lease can do only while the lease is ours (see `withRenewedLease`). */
+export interface HeldLease {
+  /**
+   * Claims `key` for `owner` (`AtomicOps.claim`: false when another claimant holds it) in the same
+   * step as it checks the lease; throws as `lost` would, claiming nothing, when the lease is gone.
+   */
+  claim(key: string, owner: string, ttlMs: number): Promise<boolean>;
 }
 
 /**
@@ -24,6 +35,8 @@ export async function tryLease(atomic: AtomicOps, name: string, ttlMs: number): 
       await atomic.deleteIfValue(key, token);
     },
     keepFor: (keepMs) => atomic.extendIfValue(key, token, keepMs),
+    claim: (claimKey, owner, claimMs) =>
+      atomic.claimWhileHeld(claimKey, owner, claimMs, { key, value: token }),
   };
 }
 
@@ -45,29 +58,35 @@ function keepRenewed(
   lease: Lease,
   ttlMs: number,
   logger: Logger | undefined,
-): { lost: AbortSignal; confirm: () => Promise<void>; stop: () => void } {
+): { lost: AbortSignal; held: HeldLease; stop: () => void } {
   const losing = new AbortController();
   let stopped = false;
   const stop = () => {
     stopped = true;
     clearInterval(renew);
   };
-  const renewOnce = async () => {
-    if (await lease.keepFor(ttlMs)) return;
-    if (stopped) return; // the work is over, or was told already
+  const lose = () => {
     stop(); // never ours again: its key holds another token now, or none
     const reason = new Error(`${lease.key} was lost: it lapsed and may be held by another worker`);
     logger?.warn(reason.message);
     losing.abort(reason);
   };
+  const renewOnce = async () => {
+    if (await lease.keepFor(ttlMs)) return;
+    if (!stopped) lose(); // else the work is over, or was told already
+  };
   const renew = setInterval(() => void renewOnce().catch(() => {}), Math.max(1, ttlMs / 3));
   renew.unref();
-  const confirm = async () => {
-    losing.signal.throwIfAborted();
-    await renewOnce(); // a Redis error goes through: nothing is known then
-    losing.signal.throwIfAborted();
+  const held: HeldLease = {
+    claim: async (key, owner, claimMs) => {
+      losing.signal.throwIfAborted();
+      const outcome = await lease.claim(key, owner, claimMs); // a Redis error goes through: nothing is known then
+      if (outcome === 'lost' && !stopped) lose();
+      losing.signal.throwIfAborted();
+      return outcome === 'claimed';
+    },
   };
-  return { lost: losing.signal, confirm, stop };
+  return { lost: losing.signal, held, stop };
 }
 
 /** Runs `work` while holding the lease, or runs nothing when another holder has it. */
@@ -93,14 +112,15 @@ export async function withLease<T>(
  * `lost.throwIfAborted()` right before each step that must happen once (a post, a create), and
  * work that gave up so answers `{ ran: false }`, as when another holder has the lease. Every caller
  * already tries again later then, and finds what the other holder did. Other errors go through.
- * `confirm()` renews the lease at once and throws as `lost` would when it is gone: for work that
- * must know now, not at the next renewal.
+ * `held.claim` claims a key in the same step as it checks the lease: for a step that must happen
+ * once even when the work stalls past the lease right before it (`lost` is only as fresh as the
+ * last renewal).
  */
 export async function withRenewedLease<T>(
   atomic: AtomicOps,
   name: string,
   ttlMs: number,
-  work: (lost: AbortSignal, confirm: () => Promise<void>) => Promise<T>,
+  work: (lost: AbortSignal, held: HeldLease) => Promise<T>,
   /** `logger` hears when the lease is lost, which `{ ran: false }` alone does not say. */
   options: { waitMs?: number; logger?: Logger } = {},
 ): Promise<{ ran: true; value: T } | { ran: false }> {
@@ -108,7 +128,7 @@ export async function withRenewedLease<T>(
   if (!lease) return { ran: false };
   const renewal = keepRenewed(lease, ttlMs, options.logger);
   try {
-    return { ran: true, value: await work(renewal.lost, renewal.confirm) };
+    return { ran: true, value: await work(renewal.lost, renewal.held) };
   } catch (error) {
     if (renewal.lost.aborted && error === renewal.lost.reason) return { ran: false };
     throw error;

@@ -1,4 +1,4 @@
-import type { AtomicOps, WindowCount } from './atomic.js';
+import type { AtomicOps, HeldClaim, WindowCount } from './atomic.js';
 
 /** In-process AtomicOps: correct for one process, which is all the in-memory store serves. */
 export class MemoryAtomicOps implements AtomicOps {
@@ -37,6 +37,16 @@ export class MemoryAtomicOps implements AtomicOps {
     if (held) return held.value === owner;
     this.values.set(key, { value: owner, expiresAt: this.now() + ttlMs });
     return true;
+  }
+
+  async claimWhileHeld(
+    key: string,
+    owner: string,
+    ttlMs: number,
+    lease: { key: string; value: string },
+  ): Promise<HeldClaim> {
+    if (this.live(lease.key)?.value !== lease.value) return 'lost';
+    return (await this.claim(key, owner, ttlMs)) ? 'claimed' : 'taken';
   }
 
   async deleteIfValue(key: string, value: string) {

@@ -1,5 +1,5 @@
 import type { RedisClientType } from '@keyv/redis';
-import type { AtomicOps, WindowCount } from './atomic.js';
+import type { AtomicOps, HeldClaim, WindowCount } from './atomic.js';
 
 // Compare-and-delete / compare-and-extend must be one Lua call: a GET then DEL could delete a
 // lease another instance took over in between.
@@ -16,6 +16,9 @@ const CLAIM = `local held = redis.call('get', KEYS[1])
 if not held then redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
 if held == ARGV[1] then return 1 end
 return 0`;
+// The same, in the same call as the check that the lease KEYS[2] is still ours (-1 when not).
+const CLAIM_WHILE_HELD = `if redis.call('get', KEYS[2]) ~= ARGV[3] then return -1 end
+${CLAIM}`;
 
 /** AtomicOps on the Redis client that `@keyv/redis` connected, so there is one connection pool. */
 export class RedisAtomicOps implements AtomicOps {
@@ -40,6 +43,21 @@ export class RedisAtomicOps implements AtomicOps {
       arguments: [owner, String(ttlMs)],
     });
     return Number(result) === 1;
+  }
+
+  async claimWhileHeld(
+    key: string,
+    owner: string,
+    ttlMs: number,
+    lease: { key: string; value: string },
+  ): Promise<HeldClaim> {
+    const result = Number(
+      await this.client.eval(CLAIM_WHILE_HELD, {
+        keys: [this.key(key), this.key(lease.key)],
+        arguments: [owner, String(ttlMs), lease.value],
+      }),
+    );
+    return result === 1 ? 'claimed' : result === 0 ? 'taken' : 'lost';
   }
 
   async deleteIfValue(key: string, value: string) {

@@ -5,7 +5,7 @@ import { startJob } from '../../src/jobs/startJob.js';
 import { StoreTimeoutError } from '../../src/store/deadline.js';
 import { type Lease, tryLease } from '../../src/store/lease.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
-import { heldStep, watchLeases } from '../support/leases.js';
+import { heldBy, heldStep, watchLeases } from '../support/leases.js';
 import { FAST_POLL, START_INPUT as INPUT, startedCards } from './followSupport.js';
 
 const START_ID = 'command_start-1';
@@ -67,16 +67,39 @@ describe('a start whose lease is lost', () => {
     const leases = watchLeases(h.bot.store, h.logs);
     let other: Lease | undefined;
     // The lease lapses during a stall and the other run takes it and claims the ask before this
-    // run's renewal could tell it: only its own claim, refused, shows it.
+    // run's renewal could tell it: its own claim, which checks the lease, shows it.
     whileReadingTheBudget(async () => {
       other = await leases.takeOver(startLeaseName(START_ID), 60_000);
-      expect(await jobs.starts.claimAsk(START_ID)).toBe(true);
+      expect(await jobs.starts.claimAsk(START_ID, heldBy(other))).toBe(true);
     });
 
     await expect(startJob(jobs, INPUT, START_ID)).rejects.toThrow(underWayElsewhere);
     expect(h.mintlify.requestsFor('createJob')).toEqual([]);
     expect((await jobs.starts.get(START_ID))?.refusal).toBeUndefined();
     await other?.release();
+  });
+
+  it('right before its claim, unseen by any renewal: the claim finds it, asks nothing, and the run again does', async () => {
+    h = await startBot();
+    const { jobs } = h.bot.context;
+    const leases = watchLeases(h.bot.store, h.logs);
+    let other: Lease | undefined;
+    // A stall between the last check of the lease and the claim: the lease lapses and another run
+    // takes it, and no renewal of this run's comes in between to tell it.
+    const claimAsk = jobs.starts.claimAsk.bind(jobs.starts);
+    vi.spyOn(jobs.starts, 'claimAsk').mockImplementationOnce(async (...args) => {
+      other = await leases.takeOver(startLeaseName(START_ID), 60_000);
+      return claimAsk(...args);
+    });
+
+    await expect(startJob(jobs, INPUT, START_ID)).rejects.toThrow(underWayElsewhere);
+    expect(h.mintlify.requestsFor('createJob')).toEqual([]);
+    expect((await jobs.starts.get(START_ID))?.refusal).toBeUndefined();
+
+    await other?.release();
+    expect(await startJob(jobs, INPUT, START_ID)).toMatchObject({ kind: 'started' });
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+    expect(cards()).toHaveLength(1);
   });
 
   it('after the job is recorded: the follower posts its card, once, and the run again answers from it', async () => {
@@ -122,7 +145,10 @@ describe('a start run again after a run that asked Mintlify and died before its 
     h = await startBot();
     const { jobs } = h.bot.context;
     await jobs.starts.begin({ ...begun, claimsAsk: true });
-    expect(await jobs.starts.claimAsk(START_ID)).toBe(true);
+    const dead = await tryLease(h.bot.store.atomic, startLeaseName(START_ID), 60_000);
+    if (!dead) throw new Error('the start lease is held');
+    expect(await jobs.starts.claimAsk(START_ID, heldBy(dead))).toBe(true);
+    await dead.release(); // as its lapse would
     await expectInterrupted();
   });
 
@@ -138,8 +164,8 @@ describe('a start whose claim Redis took without answering', () => {
     h = await startBot();
     const { jobs } = h.bot.context;
     const { atomic } = h.bot.store;
-    const claim = atomic.claim.bind(atomic);
-    vi.spyOn(atomic, 'claim').mockImplementationOnce(async (...args) => {
+    const claim = atomic.claimWhileHeld.bind(atomic);
+    vi.spyOn(atomic, 'claimWhileHeld').mockImplementationOnce(async (...args) => {
       await claim(...args);
       throw new StoreTimeoutError('a claim', 5_000);
     });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { type Lease, tryLease, withRenewedLease } from '../../src/store/lease.js';
+import { type HeldLease, type Lease, tryLease, withRenewedLease } from '../../src/store/lease.js';
 import { openRedisStore } from '../../src/store/redisStore.js';
 import { openMemoryStore, type Store } from '../../src/store/store.js';
 import { watchLeases } from '../support/leases.js';
@@ -30,7 +30,7 @@ describe.each(Object.entries(kinds))('a renewed lease on the %s store', (_kind, 
     const lines: string[] = [];
     const logger = createLogger({ level: 'warn', secrets: [], sink: (line) => lines.push(line) });
     /** `work` under the renewed lease NAME, its loss told to `lines`. */
-    const hold = <T>(work: (lost: AbortSignal) => Promise<T>) =>
+    const hold = <T>(work: (lost: AbortSignal, held: HeldLease) => Promise<T>) =>
       withRenewedLease(store.atomic, NAME, TTL_MS, work, { logger });
     return { store, lines, hold };
   };
@@ -103,6 +103,28 @@ describe.each(Object.entries(kinds))('a renewed lease on the %s store', (_kind, 
     });
     expect(held).toEqual({ ran: true, value: 'posted' });
     expect(lines).toEqual([]);
+  });
+
+  it('claims a key only while the lease is ours, checking it in the same step', async () => {
+    const { store, lines, hold } = await fresh();
+    const leases = watchLeases(store);
+    expect(await store.atomic.setIfAbsent('ask:theirs', 'another claimant', 60_000)).toBe(true);
+    let toldBeforeTheClaim: boolean | undefined;
+    const held = await hold(async (lost, lease) => {
+      expect(await lease.claim('ask:mine', 'me', 60_000)).toBe(true);
+      expect(await lease.claim('ask:mine', 'me', 60_000)).toBe(true); // the same claimant, again
+      expect(await lease.claim('ask:theirs', 'me', 60_000)).toBe(false);
+      // Taken over with no renewal in between: the claim itself finds it, claims nothing, and throws.
+      await leases.takeOver(NAME, 10_000);
+      toldBeforeTheClaim = lost.aborted;
+      await lease.claim('ask:later', 'me', 60_000);
+      return 'asked';
+    });
+    expect(toldBeforeTheClaim).toBe(false);
+    expect(held).toEqual({ ran: false });
+    expect(await store.atomic.setIfAbsent('ask:later', 'another claimant', 60_000)).toBe(true);
+    expect(await store.atomic.setIfAbsent('ask:mine', 'another claimant', 60_000)).toBe(false);
+    expect(lines.filter((line) => line.includes(`lease:${NAME} was lost`))).toHaveLength(1);
   });
 
   it('tells the work its lease lapsed at the first renewal that answers after Redis was away', async () => {

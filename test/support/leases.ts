@@ -1,5 +1,5 @@
 import { expect, vi } from 'vitest';
-import { type Lease, RENEWED_LEASE_MS, tryLease } from '../../src/store/lease.js';
+import { type HeldLease, type Lease, RENEWED_LEASE_MS, tryLease } from '../../src/store/lease.js';
 import type { Store } from '../../src/store/store.js';
 
 /**
@@ -10,6 +10,17 @@ export function heldStep(): { until: Promise<void>; release: () => void } {
   let release = () => {};
   const until = new Promise<void>((resolve) => (release = resolve));
   return { until, release };
+}
+
+/** Another worker's lease, as its work under it would claim with it. */
+export function heldBy(lease: Lease): HeldLease {
+  return {
+    async claim(key, owner, ttlMs) {
+      const outcome = await lease.claim(key, owner, ttlMs);
+      if (outcome === 'lost') throw new Error(`${lease.key} is not held`);
+      return outcome === 'claimed';
+    },
+  };
 }
 
 /**
