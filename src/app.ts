@@ -65,18 +65,12 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
   // store connects and Slack answers.
   const bullmq = config.store.redisUrl ? import('./queue/bullmqQueues.js') : undefined;
   bullmq?.catch(() => {}); // awaited below, unless the start fails first
-  // Both at once: each is a network round trip, and either failing stops the start.
-  const [opened, verified] = await Promise.allSettled([
-    openStore(config.store, logger, { retentionMs: config.jobRetentionMs }),
-    verifySlackToken(slack, logger),
-  ]);
-  if (opened.status === 'rejected') throw opened.reason;
-  const store = opened.value;
-  if (verified.status === 'rejected') {
-    await store.close();
-    throw verified.reason;
-  }
-  const identity = verified.value;
+  // Slack is asked for the bot's ids while the store opens and the receiver starts to listen: a
+  // request that comes before the answer waits for it (the receiver's authorize), and a wrong token
+  // stops the start all the same, in start().
+  const identity = verifySlackToken(slack, logger);
+  identity.catch(() => {}); // awaited in start(), unless the store fails first
+  const store = await openStore(config.store, logger, { retentionMs: config.jobRetentionMs });
   if (store.kind === 'memory') {
     logger.warn('REDIS_URL is not set: state is kept in memory and every job thread is forgotten on restart');
   }
@@ -133,6 +127,9 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
     async start() {
       try {
         const { port } = web ? await web.start() : { port: undefined };
+        // A wrong SLACK_BOT_TOKEN stops the start here. A request that came meanwhile was not
+        // acknowledged (its authorize failed): Slack sends it again, to a bot that can take it.
+        const ids = await identity;
         // The worker's code loads once the receiver listens; requests wait on the queue meanwhile. Once
         // begun, it starts even if the bot is told to stop meanwhile: what was queued (in memory, without
         // Redis) is taken up, then finishes or goes back to the queue like any running work.
@@ -143,7 +140,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
               logger,
               slack,
               store,
-              identity,
+              identity: ids,
               now,
               queues: { requests, follow, digest: digestQueue, previews: previewQueue, previewStatus },
               background,

@@ -46,7 +46,8 @@ export function createWeb(
   config: Config,
   options: {
     logger: Logger;
-    identity: SlackIdentity;
+    /** Asked of Slack while the receiver starts: requests wait for it (a wrong token fails them). */
+    identity: Promise<SlackIdentity>;
     requests: WorkQueue<SlackRequest>;
     /** Tests shorten the Slack client's retry waits. */
     slackRetries?: webApi.RetryOptions;
@@ -90,10 +91,12 @@ export function createWeb(
     }
   };
   const app = new App({
-    token: config.slack.botToken,
-    // Given, Bolt does not ask auth.test for them again.
-    botId: options.identity.botId,
-    botUserId: options.identity.botUserId,
+    // The one workspace's token and the bot's ids (Bolt's authorize, rather than its `token`, which
+    // needs the ids before the receiver listens or asks auth.test for them again).
+    authorize: async () => {
+      const { botId, botUserId } = await options.identity;
+      return { botToken: config.slack.botToken, botId, botUserId };
+    },
     receiver: createReceiver(config, logger),
     logger,
     // Without it Bolt resets the logger to INFO, and LOG_LEVEL would be ignored.
