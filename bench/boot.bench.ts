@@ -5,15 +5,15 @@
  * any web role with a durable hand-off loads and connects before it listens), each over `--runs`
  * fresh processes taking turns.
  *
- *   npx tsx bench/boot.bench.ts [--runs 10] [--idle 5] [--loader js|tsx]
+ *   npx tsx bench/boot.bench.ts [--runs 10] [--idle 5] [--loader js|tsx] [--slack-latency 0]
  *   npm run bench:boot
  *
  * `--loader js` (the default) runs plain JavaScript, as production does (`npm run build && npm start`):
  * the bench compiles src/ and the bare app (bench/support/bareBoltApp.ts) with the project's own
  * tsc settings into node_modules/.cache/docs-agent-bench/js/ and runs `node <file>.js` for both.
  * `--loader tsx` runs both from source through the same loader (`node --import tsx <file>.ts`).
- * Slack is the Slack fake in this process, answering at once (the bot waits for its auth.test
- * before it listens; the bare app sends it but does not wait). The bot with Redis starts on a
+ * Slack is the Slack fake in this process, answering at once, or `--slack-latency` ms late (neither
+ * the bot nor the bare app waits for its auth.test before it listens; both send it at start). The bot with Redis starts on a
  * namespace of its own, deleted after each run. A first round is run and not counted (it fills the
  * file system cache, and tsx's). The bot listens first and starts its worker right after: the time to
  * its "worker is running" line is reported too.
@@ -65,7 +65,10 @@ async function main(): Promise<void> {
   const idleMs = Number(argument('idle', '5')) * 1000;
   const loader = argument('loader', 'js');
   const entry = entryPoints(loader);
-  const slack = await startSlackFake({ botToken: BOOT_BOT_TOKEN });
+  // How long Slack takes to answer (auth.test, which the bot asks at start): 0 on loopback, some
+  // 100-300 ms from a server to slack.com.
+  const slackLatencyMs = Number(argument('slack-latency', '0'));
+  const slack = await startSlackFake({ botToken: BOOT_BOT_TOKEN, latencyMs: slackLatencyMs });
   const run = `docs-agent-bench:boot:${randomUUID().slice(0, 8)}`;
   const { app: common, bot } = bootEnv(slack.apiUrl);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -126,7 +129,7 @@ async function main(): Promise<void> {
   const bareBoot = median(bare.map((m) => m.bootMs));
   const bareRss = median(bare.map((m) => m.idleRssMb));
   console.log(
-    `\nboot to listening and idle RSS; ${runs} fresh processes each (after one uncounted round), ${loader === 'js' ? 'compiled JavaScript (node <file>.js)' : 'from source (node --import tsx <file>.ts)'}, idle ${idleMs / 1000} s`,
+    `\nboot to listening and idle RSS; ${runs} fresh processes each (after one uncounted round), ${loader === 'js' ? 'compiled JavaScript (node <file>.js)' : 'from source (node --import tsx <file>.ts)'}, idle ${idleMs / 1000} s, Slack answering after ${slackLatencyMs} ms`,
   );
   console.log(
     `machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}\n`,

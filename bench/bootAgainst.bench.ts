@@ -3,12 +3,12 @@
  * bots are started in turns, so a machine whose speed drifts over minutes weighs on both alike.
  * This is how a change to boot is measured; `bench/boot.bench.ts` sets the bot against a bare app.
  *
- *   npx tsx bench/bootAgainst.bench.ts --commit <rev> [--runs 20] [--redis]
+ *   npx tsx bench/bootAgainst.bench.ts --commit <rev> [--runs 20] [--redis] [--slack-latency 0]
  *
  * The earlier commit is taken with `git archive` into node_modules/.cache/docs-agent-bench/ and
  * compiled with its own `npm run build` settings, on this tree's node_modules; this tree is
  * compiled the same way. Each bot runs with its default SERVICES, against the Slack fake in this
- * process; `--redis` gives each a Redis namespace of its own, deleted after it.
+ * process (answering `--slack-latency` ms late, 0 by default); `--redis` gives each a Redis namespace of its own, deleted after it.
  */
 import { execFileSync, execSync } from 'node:child_process';
 import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
@@ -53,7 +53,10 @@ async function main(): Promise<void> {
   const rev = execFileSync('git', ['rev-parse', '--short', commit], { cwd: ROOT, encoding: 'utf8' }).trim();
   const bots = { [rev]: buildCommit(commit), 'this tree': entryPoints('js')('src/main.ts').args[0] ?? '' };
 
-  const slack = await startSlackFake({ botToken: BOOT_BOT_TOKEN });
+  // How long Slack takes to answer (auth.test, which the bot asks at start): 0 on loopback, some
+  // 100-300 ms from a server to slack.com.
+  const slackLatencyMs = Number(argument('slack-latency', '0'));
+  const slack = await startSlackFake({ botToken: BOOT_BOT_TOKEN, latencyMs: slackLatencyMs });
   const env = bootEnv(slack.apiUrl).bot;
   const results = new Map<string, number[]>(Object.keys(bots).map((name) => [name, []]));
   try {
@@ -75,7 +78,7 @@ async function main(): Promise<void> {
   }
 
   console.log(
-    `\nboot to listening, ${runs} fresh processes each in turns (after one uncounted round), ${redis ? 'with' : 'without'} Redis\n`,
+    `\nboot to listening, ${runs} fresh processes each in turns (after one uncounted round), ${redis ? 'with' : 'without'} Redis, Slack answering after ${slackLatencyMs} ms\n`,
   );
   console.log('| bot | boot p50 | boot min / max |');
   console.log('|---|---:|---:|');
