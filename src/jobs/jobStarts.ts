@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type HeldLease, RENEWED_LEASE_MS } from '../store/lease.js';
 import type { Store } from '../store/store.js';
+import { isStoreUnavailable } from '../store/storeErrors.js';
 import type { JobDoor, JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
 
@@ -110,9 +111,9 @@ export class JobStarts {
 
   /**
    * Claims the start's one request to Mintlify, right before it is sent, while `lease` (the start's)
-   * is ours: false when a run of the same start claimed it first. That run died waiting for
-   * Mintlify's answer (it held the lease then; we hold it now), and may have created the job, so
-   * this one must not ask again; a run again that finds it unclaimed knows Mintlify was never asked.
+   * is ours: false when a run of the same start claimed it first. That run held the lease then, and
+   * may have asked Mintlify (it may even be asking still, if its lease lapsed), so this one must not
+   * ask again; a run again that finds it unclaimed knows Mintlify was never asked.
    * When the lease is gone, it throws as the lease's `lost` would, and claims nothing. A claim whose
    * answer never came (Redis away) may have landed: this process's run again claims with the same
    * token, and so finds it its own rather than another run's.
@@ -124,7 +125,7 @@ export class JobStarts {
       this.uncertainClaims.delete(id);
       return claimed;
     } catch (error) {
-      this.uncertainClaims.set(id, token);
+      if (isStoreUnavailable(error)) this.uncertainClaims.set(id, token); // else the lease was lost: nothing claimed
       throw error;
     }
   }

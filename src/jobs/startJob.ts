@@ -177,7 +177,7 @@ async function startHeld(
   // throws, so this run gives way, when it is gone). From the create on, the job is ours to record
   // whatever happens.
   if (!(await ctx.starts.claimAsk(startId, held.lease))) {
-    // Claimed while we hold the lease: by a run of this start that died waiting for Mintlify's answer.
+    // Claimed by an earlier holder of this start's lease, which may have asked Mintlify.
     return cutShort(ctx, start);
   }
   let job: Awaited<ReturnType<JobsContext['mintlify']['createJob']>>;

@@ -81,9 +81,10 @@ function keepRenewed(
     claim: async (key, owner, claimMs) => {
       losing.signal.throwIfAborted();
       const outcome = await lease.claim(key, owner, claimMs); // a Redis error goes through: nothing is known then
-      if (outcome === 'lost' && !stopped) lose();
-      losing.signal.throwIfAborted();
-      return outcome === 'claimed';
+      // Claimed while the lease was ours, it stands even if a renewal finds the lease lost meanwhile.
+      if (outcome !== 'lost') return outcome === 'claimed';
+      if (!stopped) lose();
+      throw losing.signal.reason;
     },
   };
   return { lost: losing.signal, held, stop };

@@ -127,6 +127,25 @@ describe.each(Object.entries(kinds))('a renewed lease on the %s store', (_kind, 
     expect(lines.filter((line) => line.includes(`lease:${NAME} was lost`))).toHaveLength(1);
   });
 
+  it('keeps a claim made while the lease was ours, though a renewal finds it lost before the claim answers', async () => {
+    const { store, hold } = await fresh();
+    const leases = watchLeases(store);
+    const claimWhileHeld = store.atomic.claimWhileHeld.bind(store.atomic);
+    let lostWhileClaiming: AbortSignal | undefined;
+    vi.spyOn(store.atomic, 'claimWhileHeld').mockImplementationOnce(async (...args) => {
+      const outcome = await claimWhileHeld(...args);
+      // The lease lapses right after the claim, and a renewal tells the work before the claim's answer is read.
+      await leases.takeOver(NAME, 10_000);
+      await expect.poll(() => lostWhileClaiming?.aborted).toBe(true);
+      return outcome;
+    });
+    const held = await hold(async (lost, lease) => {
+      lostWhileClaiming = lost;
+      return lease.claim('ask:mine', 'me', 60_000);
+    });
+    expect(held).toEqual({ ran: true, value: true });
+  });
+
   it('tells the work its lease lapsed at the first renewal that answers after Redis was away', async () => {
     const { store, hold } = await fresh();
     const renewals = vi.spyOn(store.atomic, 'extendIfValue').mockRejectedValue(new Error('Redis is away'));
