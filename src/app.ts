@@ -66,8 +66,8 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
   const bullmq = config.store.redisUrl ? import('./queue/bullmqQueues.js') : undefined;
   bullmq?.catch(() => {}); // awaited below, unless the start fails first
   // Slack is asked for the bot's ids while the store opens and the receiver starts to listen: a
-  // request that comes before the answer waits for it (the receiver's authorize), and a wrong token
-  // stops the start all the same, in start().
+  // request that comes before the answer waits for it a moment (the receiver's authorize), and a
+  // wrong token stops the start all the same, in start().
   const identity = verifySlackToken(slack, logger);
   identity.catch(() => {}); // awaited in start(), unless the store fails first
   const store = await openStore(config.store, logger, { retentionMs: config.jobRetentionMs });
@@ -126,9 +126,11 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
     },
     async start() {
       try {
+        // Socket Mode acknowledges an event whose authorize failed, and Slack never sends it again:
+        // its socket opens once the token is confirmed. Over HTTP such a request gets an error.
+        if (config.slack.socketMode) await identity;
         const { port } = web ? await web.start() : { port: undefined };
-        // A wrong SLACK_BOT_TOKEN stops the start here. A request that came meanwhile was not
-        // acknowledged (its authorize failed): Slack sends it again, to a bot that can take it.
+        // A wrong SLACK_BOT_TOKEN stops the start here.
         const ids = await identity;
         // The worker's code loads once the receiver listens; requests wait on the queue meanwhile. Once
         // begun, it starts even if the bot is told to stop meanwhile: what was queued (in memory, without

@@ -29,6 +29,11 @@ const OPEN_FORM_RETRIES: webApi.RetryOptions = { retries: 2, factor: 1, minTimeo
 const OPEN_FORM_MS = 3_000;
 /** How long a listener waits for the queue to take a request before it answers "try again shortly". */
 const ENQUEUE_TIMEOUT_MS = 1_000;
+/**
+ * How long a request that comes while Slack has not yet confirmed the bot's token waits for it: with
+ * the enqueue's wait, within Slack's 3 s. Later, it is refused rather than queued after Slack gave up.
+ */
+const IDENTITY_WAIT_MS = 1_500;
 
 export interface Web {
   /** Starts taking Slack requests; resolves with the HTTP port (HTTP mode) once listening. */
@@ -54,6 +59,11 @@ export function createWeb(
   },
 ): Web {
   const { logger, requests } = options;
+  let identity: SlackIdentity | undefined;
+  options.identity.then(
+    (known) => (identity = known),
+    () => {}, // the bot's start fails on it
+  );
   const afterAck = new InFlight();
   const ctx: ListenerContext = {
     access: config.access,
@@ -63,7 +73,7 @@ export function createWeb(
       // One round trip: whether an earlier delivery holds the id matters only to a late add's take-back.
       const submission = requests.submit(request.kind, request, { jobId });
       try {
-        await withTimeout(submission.queued, ENQUEUE_TIMEOUT_MS);
+        await withTimeout(submission.queued, ENQUEUE_TIMEOUT_MS, 'the queue did not take it');
       } catch (error) {
         if (enqueueOptions.takeBackIfLate) void takeBack(submission, jobId);
         else submission.queued.catch(() => {}); // an event's late add stands; its failure is the error below
@@ -94,7 +104,9 @@ export function createWeb(
     // The one workspace's token and the bot's ids (Bolt's authorize, rather than its `token`, which
     // needs the ids before the receiver listens or asks auth.test for them again).
     authorize: async () => {
-      const { botId, botUserId } = await options.identity;
+      const { botId, botUserId } =
+        identity ??
+        (await withTimeout(options.identity, IDENTITY_WAIT_MS, 'Slack did not confirm SLACK_BOT_TOKEN'));
       return { botToken: config.slack.botToken, botId, botUserId };
     },
     receiver: createReceiver(config, logger),
@@ -173,13 +185,13 @@ function createReceiver(config: Config, logger: Logger): Receiver {
   });
 }
 
-async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+async function withTimeout<T>(work: Promise<T>, ms: number, late: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the queue did not take it within ${ms} ms`)), ms);
+  const tooLate = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${late} within ${ms} ms`)), ms);
   });
   try {
-    return await Promise.race([work, late]);
+    return await Promise.race([work, tooLate]);
   } finally {
     clearTimeout(timer);
   }

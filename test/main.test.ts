@@ -47,7 +47,7 @@ describe('npm start', () => {
     expect(slack.callsTo('chat.postMessage')).toHaveLength(0);
   });
 
-  it('listens while Slack checks its token, and a command that comes first waits for the answer', async () => {
+  it('listens while Slack checks its token: a command waits for the answer a moment, then is refused, never queued', async () => {
     const { slack, mintlify } = await startFakes();
     const check = heldStep();
     slack.failNext('auth.test', { until: check.until });
@@ -55,14 +55,26 @@ describe('npm start', () => {
     children.push(bot.child);
     const url = await bot.listening();
     await vi.waitFor(() => expect(slack.callsTo('auth.test')).toHaveLength(1));
+    const command = (text: string) =>
+      sendSlashCommand(url, SECRETS.signingSecret, { text, response_url: slack.responseUrl() });
 
-    const acked = sendSlashCommand(url, SECRETS.signingSecret, {
-      text: 'Document X',
-      response_url: slack.responseUrl(),
-    });
+    // Slack has not answered within 1.5 s: the command is refused (Slack shows the person an error)
+    // rather than queued after Slack stopped waiting for its acknowledgement.
+    const refused = await command('Document X');
+    expect(refused.status).not.toBe(200);
+    expect(bot.output()).toContain('Slack did not confirm SLACK_BOT_TOKEN within 1500 ms');
+
+    // One that comes while Slack is still answering waits for it, and is taken.
+    let answered = false;
+    const waiting = command('Document Y').finally(() => (answered = true));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(answered).toBe(false);
     check.release();
-    expect((await acked).status).toBe(200);
+    expect((await waiting).status).toBe(200);
     await vi.waitFor(() => expect(slack.callsTo('chat.postMessage')).toHaveLength(1), { timeout: 15_000 });
+    expect(mintlify.requestsFor('createJob').map((request) => request.body)).toEqual([
+      expect.objectContaining({ prompt: 'Document Y' }),
+    ]);
   });
 
   it('answers the health check, and on SIGTERM finishes the job in flight and exits cleanly', async () => {
