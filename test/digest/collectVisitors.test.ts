@@ -5,23 +5,14 @@ import {
   DigestGaveUpError,
   readSiteTotals,
 } from '../../src/digest/collectVisitors.js';
-import {
-  InvalidRequestError,
-  RateLimitedError,
-  ServiceError,
-  type VisitorsRow,
-} from '../../src/mintlify/index.js';
+import { InvalidRequestError, RateLimitedError, ServiceError } from '../../src/mintlify/index.js';
 import { failureOf, fakeAndClient, PROJECT_ID } from '../mintlify/clientHarness.js';
+import { visitorsRows } from '../support/visitors.js';
 
 const period = { dateFrom: '2025-03-10', dateTo: '2025-03-17' };
 
 /** Rows in no particular order; `/page-7` has the most visitors, several pages tie. */
-function rows(count: number): VisitorsRow[] {
-  return Array.from({ length: count }, (_, i) => {
-    const human = i === 7 ? 10_000 : (i * 7919) % 101;
-    return { path: `/page-${i}`, human, ai: i % 3, total: human + (i % 3) };
-  });
-}
+const rows = (count: number) => visitorsRows(count, { peak: 7 });
 
 /** A clock the waits move forward, so the give-up bound is tested without real waiting. */
 function virtualTime() {

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DigestRecords } from '../../src/digest/digestRecords.js';
 import { addDays } from '../../src/digest/period.js';
-import type { VisitorsRow } from '../../src/mintlify/index.js';
 import type { RecordedRequest } from '../fakes/mintlifyFake.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
+import { visitorsRows as rows } from '../support/visitors.js';
 
 let h: BotHarness;
 afterEach(async () => h?.close());
@@ -12,13 +12,6 @@ afterEach(async () => h?.close());
 function lastSevenDays() {
   const dateTo = new Date().toISOString().slice(0, 10);
   return { dateFrom: addDays(dateTo, -7), dateTo };
-}
-
-function rows(count: number): VisitorsRow[] {
-  return Array.from({ length: count }, (_, i) => {
-    const human = (i * 7919) % 101;
-    return { path: `/page-${i}`, human, ai: i % 3, total: human + (i % 3) };
-  });
 }
 
 const pageRequests = (h: BotHarness) =>

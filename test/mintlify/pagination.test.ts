@@ -1,16 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { VisitorsRow } from '../../src/mintlify/index.js';
+import { visitorsRows as rows } from '../support/visitors.js';
 import { failureOf, fakeAndClient, PROJECT_ID } from './clientHarness.js';
 
 const range = { dateFrom: '2025-01-01', dateTo: '2025-01-08' };
-
-/** Rows in no particular order, as the docs promise nothing about sorting. */
-function rows(count: number): VisitorsRow[] {
-  return Array.from({ length: count }, (_, i) => {
-    const human = (i * 7919) % 101;
-    return { path: `/page-${i}`, human, ai: i % 3, total: human + (i % 3) };
-  });
-}
 
 async function collect<T>(pages: AsyncIterable<T>): Promise<T[]> {
   const all: T[] = [];
