@@ -36,3 +36,17 @@ it('in Socket Mode (SLACK_APP_TOKEN set), takes /docs-agent over the WebSocket a
   await slack.close();
   h = undefined;
 });
+
+it('in Socket Mode, opens no socket before Slack confirms the bot token, and a refused token stops the start', async () => {
+  // Bolt's socket receiver acknowledges an event it cannot authorize, and Slack never sends it again.
+  const slack = await startSlackFake({ botToken: 'xoxb-9999-another-bot-token', appToken: APP_TOKEN });
+  try {
+    await expect(
+      startBot({ slack, env: { SLACK_APP_TOKEN: APP_TOKEN, SLACK_SIGNING_SECRET: undefined } }),
+    ).rejects.toThrow('Slack refused SLACK_BOT_TOKEN (invalid_auth)');
+    expect(slack.callsTo('auth.test')).toHaveLength(1);
+    expect(slack.callsTo('apps.connections.open')).toEqual([]);
+  } finally {
+    await slack.close();
+  }
+});
