@@ -41,8 +41,10 @@ const askKey = (id: string) => `start-ask:${id}`;
 // Longer than a queue job can wait to be run again; a start older than this is only clutter.
 const KEEP_MS = 24 * 3_600_000;
 
-/** How often a job created while Redis was away is tried again (startJob.ts). */
+/** How often a job created while Redis was away is tried again (startJob.ts), and a claim withdrawn. */
 const RECORD_AGAIN_EVERY_MS = 2_000;
+/** How long a claim Redis may have taken without answering is tried to be withdrawn. */
+const WITHDRAW_FOR_MS = 30 * 60_000;
 
 /**
  * A start that cannot answer yet, and answers on its request's run again shortly
@@ -81,9 +83,14 @@ export class JobStarts {
    * -> job id; see startJob.ts): their run again waits meanwhile.
    */
   readonly unrecorded = new Map<string, string>();
-  /** How often a job in `unrecorded` is tried again. */
+  /** How often a job in `unrecorded` is tried again, and a claim in `uncertainClaims` withdrawn. */
   readonly recordAgainEveryMs: number;
-  /** Claims of starts' requests to Mintlify that Redis may have taken without answering (start id -> token). */
+  /**
+   * Claims of starts' requests to Mintlify that Redis may have taken without answering (start id ->
+   * token). Nothing was asked under them: their run stopped when the claim's answer did not come.
+   * Each is withdrawn once Redis answers, so the start's run again, here or in another process,
+   * finds the request unclaimed and asks, rather than tell the person the start was cut short.
+   */
   private readonly uncertainClaims = new Map<string, string>();
 
   constructor(
@@ -93,10 +100,14 @@ export class JobStarts {
     this.recordAgainEveryMs = options.recordAgainEveryMs ?? RECORD_AGAIN_EVERY_MS;
   }
 
-  /** Stops recording jobs (the bot is stopping): answers the ids of those still unrecorded, which nothing follows. */
+  /**
+   * Stops recording jobs and withdrawing claims (the bot is stopping): answers the ids of the jobs
+   * still unrecorded, which nothing follows.
+   */
   dropUnrecorded(): string[] {
     const jobIds = [...this.unrecorded.values()];
     this.unrecorded.clear();
+    this.uncertainClaims.clear();
     return jobIds;
   }
 
@@ -115,19 +126,41 @@ export class JobStarts {
    * may have asked Mintlify (it may even be asking still, if its lease lapsed), so this one must not
    * ask again; a run again that finds it unclaimed knows Mintlify was never asked.
    * When the lease is gone, it throws as the lease's `lost` would, and claims nothing. A claim whose
-   * answer never came (Redis away) may have landed: this process's run again claims with the same
-   * token, and so finds it its own rather than another run's.
+   * answer never came (Redis away) may have landed: it is withdrawn (see `uncertainClaims`), by this
+   * start's run again here before it claims, or in the background.
    */
   async claimAsk(id: string, lease: HeldLease): Promise<boolean> {
-    const token = this.uncertainClaims.get(id) ?? randomUUID();
+    const uncertain = this.uncertainClaims.get(id);
+    if (uncertain !== undefined) await this.withdraw(id, uncertain);
+    const token = randomUUID();
     try {
-      const claimed = await lease.claim(askKey(id), token, KEEP_MS);
-      this.uncertainClaims.delete(id);
-      return claimed;
+      return await lease.claim(askKey(id), token, KEEP_MS);
     } catch (error) {
-      if (isStoreUnavailable(error)) this.uncertainClaims.set(id, token); // else the lease was lost: nothing claimed
+      if (isStoreUnavailable(error)) this.withdrawOnceRedisAnswers(id, token); // else the lease was lost: nothing claimed
       throw error;
     }
+  }
+
+  /** Deletes the claim only while it holds `token`: one made since by another run stands. */
+  private async withdraw(id: string, token: string): Promise<void> {
+    await this.store.atomic.deleteIfValue(askKey(id), token);
+    if (this.uncertainClaims.get(id) === token) this.uncertainClaims.delete(id);
+  }
+
+  private withdrawOnceRedisAnswers(id: string, token: string): void {
+    this.uncertainClaims.set(id, token);
+    const giveUpAt = Date.now() + WITHDRAW_FOR_MS;
+    const later = () => setTimeout(() => void attempt(), this.recordAgainEveryMs).unref();
+    const attempt = async () => {
+      if (this.uncertainClaims.get(id) !== token) return; // withdrawn by the run again, or the bot is stopping
+      try {
+        await this.withdraw(id, token);
+      } catch {
+        if (Date.now() < giveUpAt) later();
+        else this.uncertainClaims.delete(id);
+      }
+    };
+    later();
   }
 
   get(id: string): Promise<JobStart | undefined> {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { interruptedStartText } from '../../src/jobs/jobAnswers.js';
-import { startLeaseName } from '../../src/jobs/jobStarts.js';
+import { JobStarts, startLeaseName } from '../../src/jobs/jobStarts.js';
 import { startJob } from '../../src/jobs/startJob.js';
 import { StoreTimeoutError } from '../../src/store/deadline.js';
 import { type Lease, tryLease } from '../../src/store/lease.js';
@@ -160,20 +160,42 @@ describe('a start run again after a run that asked Mintlify and died before its 
 });
 
 describe('a start whose claim Redis took without answering', () => {
-  it('asks Mintlify once its run again finds the claim its own', async () => {
-    h = await startBot();
-    const { jobs } = h.bot.context;
+  /** The claim lands, but its answer does not come in time: the start stops there, asking nothing. */
+  const claimLandsUnanswered = async () => {
     const { atomic } = h.bot.store;
     const claim = atomic.claimWhileHeld.bind(atomic);
     vi.spyOn(atomic, 'claimWhileHeld').mockImplementationOnce(async (...args) => {
       await claim(...args);
       throw new StoreTimeoutError('a claim', 5_000);
     });
-
-    await expect(startJob(jobs, INPUT, START_ID)).rejects.toThrow(StoreTimeoutError);
+    await expect(startJob(h.bot.context.jobs, INPUT, START_ID)).rejects.toThrow(StoreTimeoutError);
     expect(h.mintlify.requestsFor('createJob')).toEqual([]);
-    // The request runs again once Redis answers: the claim that landed is this start's own.
+  };
+
+  it('asks Mintlify once, when its run again here has withdrawn the claim', async () => {
+    h = await startBot();
+    const { jobs } = h.bot.context;
+    await claimLandsUnanswered();
+    // The request runs again once Redis answers.
     expect(await startJob(jobs, INPUT, START_ID)).toMatchObject({ kind: 'started' });
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+    expect(cards()).toHaveLength(1);
+  });
+
+  it('asks Mintlify once, when run again in another process after this one withdrew the claim', async () => {
+    h = await startBot();
+    const withdrawals = vi.spyOn(h.bot.store.atomic, 'deleteIfValue');
+    await claimLandsUnanswered();
+    // Once Redis answers, this process withdraws its claim in the background.
+    const askKey = `start-ask:${START_ID}`;
+    await vi.waitFor(() => expect(withdrawals.mock.calls.map(([key]) => key)).toContain(askKey), {
+      timeout: 10_000,
+    });
+    const withdrawn = withdrawals.mock.calls.findIndex(([key]) => key === askKey);
+    expect(await withdrawals.mock.results[withdrawn]?.value).toBe(true);
+
+    const elsewhere = { ...h.bot.context.jobs, starts: new JobStarts(h.bot.store) };
+    expect(await startJob(elsewhere, INPUT, START_ID)).toMatchObject({ kind: 'started' });
     expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
     expect(cards()).toHaveLength(1);
   });
