@@ -115,7 +115,8 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
     clearTimeout(cutWaits);
     retryWaits.abort(new Error('the bot is stopping'));
     await background.drain(1_000);
-    await Promise.allSettled([worker?.close(), store.close()]);
+    await worker?.close().catch(() => {}); // on the store, before it closes
+    await store.close().catch(() => {});
   };
 
   return {

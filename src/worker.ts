@@ -35,6 +35,8 @@ import type { Store } from './store/store.js';
 import { USER_AGENT } from './version.js';
 
 const REQUEST_CONCURRENCY = 16;
+/** At stop, how long the claims Redis may have taken without answering get to be withdrawn (jobStarts.ts). */
+const WITHDRAW_AT_STOP_MS = 250;
 
 /** What tests shorten or lengthen in the worker (see `DocsAgentOptions`). */
 export interface WorkerTuning {
@@ -196,7 +198,7 @@ export function startWorker(parts: WorkerParts): Worker {
       home.stop();
     },
     async close() {
-      for (const jobId of jobs.starts.dropUnrecorded()) {
+      for (const jobId of await jobs.starts.stop(WITHDRAW_AT_STOP_MS)) {
         logger.error(
           `job ${jobId} was created at Mintlify while Redis was away and is still not recorded: the bot is stopping, ` +
             'so it is not followed',

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type HeldLease, RENEWED_LEASE_MS } from '../store/lease.js';
+import { type HeldLease, LeaseLostError, RENEWED_LEASE_MS } from '../store/lease.js';
 import type { Store } from '../store/store.js';
-import { isStoreUnavailable } from '../store/storeErrors.js';
 import type { JobDoor, JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
 
@@ -88,8 +87,9 @@ export class JobStarts {
   /**
    * Claims of starts' requests to Mintlify that Redis may have taken without answering (start id ->
    * token). Nothing was asked under them: their run stopped when the claim's answer did not come.
-   * Each is withdrawn once Redis answers, so the start's run again, here or in another process,
-   * finds the request unclaimed and asks, rather than tell the person the start was cut short.
+   * Each is withdrawn once Redis answers (and gets one last try when the bot stops), so the start's
+   * run again, here or in another process, finds the request unclaimed and asks, rather than tell
+   * the person the start was cut short.
    */
   private readonly uncertainClaims = new Map<string, string>();
 
@@ -101,13 +101,24 @@ export class JobStarts {
   }
 
   /**
-   * Stops recording jobs and withdrawing claims (the bot is stopping): answers the ids of the jobs
-   * still unrecorded, which nothing follows.
+   * The bot is stopping: the claims still uncertain get one try to be withdrawn, within `withinMs`
+   * (one left behind makes the start's run again elsewhere tell the person it was cut short), and
+   * nothing is recorded or withdrawn here any more. Answers the ids of the jobs still unrecorded,
+   * which nothing follows.
    */
-  dropUnrecorded(): string[] {
+  async stop(withinMs: number): Promise<string[]> {
+    const claims = [...this.uncertainClaims];
+    this.uncertainClaims.clear();
     const jobIds = [...this.unrecorded.values()];
     this.unrecorded.clear();
-    this.uncertainClaims.clear();
+    if (claims.length > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, withinMs)));
+      const withdrawn = Promise.allSettled(
+        claims.map(([id, token]) => this.store.atomic.deleteIfValue(askKey(id), token)),
+      );
+      await Promise.race([withdrawn, late]).finally(() => clearTimeout(timer));
+    }
     return jobIds;
   }
 
@@ -136,7 +147,8 @@ export class JobStarts {
     try {
       return await lease.claim(askKey(id), token, KEEP_MS);
     } catch (error) {
-      if (isStoreUnavailable(error)) this.withdrawOnceRedisAnswers(id, token); // else the lease was lost: nothing claimed
+      // Unless the lease was lost (nothing claimed then), the claim may have landed: Redis away, a dropped connection.
+      if (!(error instanceof LeaseLostError)) this.withdrawOnceRedisAnswers(id, token);
       throw error;
     }
   }

@@ -11,6 +11,14 @@ export interface Lease {
   claim(key: string, owner: string, ttlMs: number): Promise<HeldClaim>;
 }
 
+/** Why work under a renewed lease gave up: the lease lapsed, and another worker may hold it now. */
+export class LeaseLostError extends Error {
+  constructor(key: string) {
+    super(`${key} was lost: it lapsed and may be held by another worker`);
+    this.name = 'LeaseLostError';
+  }
+}
+
 /** What work under a renewed lease can do only while the lease is ours (see `withRenewedLease`). */
 export interface HeldLease {
   /**
@@ -67,7 +75,7 @@ function keepRenewed(
   };
   const lose = () => {
     stop(); // never ours again: its key holds another token now, or none
-    const reason = new Error(`${lease.key} was lost: it lapsed and may be held by another worker`);
+    const reason = new LeaseLostError(lease.key);
     logger?.warn(reason.message);
     losing.abort(reason);
   };

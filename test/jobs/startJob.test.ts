@@ -6,6 +6,7 @@ import { StoreTimeoutError } from '../../src/store/deadline.js';
 import { type Lease, tryLease } from '../../src/store/lease.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
 import { heldBy, heldStep, watchLeases } from '../support/leases.js';
+import { dropNamespace, uniqueNamespace } from '../support/redis.js';
 import { FAST_POLL, START_INPUT as INPUT, startedCards } from './followSupport.js';
 
 const START_ID = 'command_start-1';
@@ -160,15 +161,15 @@ describe('a start run again after a run that asked Mintlify and died before its 
 });
 
 describe('a start whose claim Redis took without answering', () => {
-  /** The claim lands, but its answer does not come in time: the start stops there, asking nothing. */
-  const claimLandsUnanswered = async () => {
+  /** The claim lands, but its answer does not come (`failure`): the start stops there, asking nothing. */
+  const claimLandsUnanswered = async (failure: Error = new StoreTimeoutError('a claim', 5_000)) => {
     const { atomic } = h.bot.store;
     const claim = atomic.claimWhileHeld.bind(atomic);
     vi.spyOn(atomic, 'claimWhileHeld').mockImplementationOnce(async (...args) => {
       await claim(...args);
-      throw new StoreTimeoutError('a claim', 5_000);
+      throw failure;
     });
-    await expect(startJob(h.bot.context.jobs, INPUT, START_ID)).rejects.toThrow(StoreTimeoutError);
+    await expect(startJob(h.bot.context.jobs, INPUT, START_ID)).rejects.toThrow(failure);
     expect(h.mintlify.requestsFor('createJob')).toEqual([]);
   };
 
@@ -185,7 +186,8 @@ describe('a start whose claim Redis took without answering', () => {
   it('asks Mintlify once, when run again in another process after this one withdrew the claim', async () => {
     h = await startBot();
     const withdrawals = vi.spyOn(h.bot.store.atomic, 'deleteIfValue');
-    await claimLandsUnanswered();
+    // The connection dropped while the claim was in flight (node-redis fails it with a plain error).
+    await claimLandsUnanswered(new Error('Socket closed unexpectedly'));
     // Once Redis answers, this process withdraws its claim in the background.
     const askKey = `start-ask:${START_ID}`;
     await vi.waitFor(() => expect(withdrawals.mock.calls.map(([key]) => key)).toContain(askKey), {
@@ -198,6 +200,33 @@ describe('a start whose claim Redis took without answering', () => {
     expect(await startJob(elsewhere, INPUT, START_ID)).toMatchObject({ kind: 'started' });
     expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
     expect(cards()).toHaveLength(1);
+  });
+});
+
+describe('a start whose claim Redis took without answering, as its process stops', () => {
+  it('asks Mintlify once, when run again after the restart: the stopping process withdrew the claim', async () => {
+    const namespace = uniqueNamespace('bot');
+    h = await startBot({ namespace });
+    const { atomic } = h.bot.store;
+    const claim = atomic.claimWhileHeld.bind(atomic);
+    vi.spyOn(atomic, 'claimWhileHeld').mockImplementationOnce(async (...args) => {
+      await claim(...args);
+      throw new StoreTimeoutError('a claim', 5_000);
+    });
+    await expect(startJob(h.bot.context.jobs, INPUT, START_ID)).rejects.toThrow(StoreTimeoutError);
+    // Stopped at once: before the background withdrawal's first try.
+    await h.bot.stop();
+
+    const restarted = await startBot({ namespace });
+    try {
+      const outcome = await startJob(restarted.bot.context.jobs, INPUT, START_ID);
+      expect(outcome).toMatchObject({ kind: 'started' });
+      expect(restarted.mintlify.requestsFor('createJob')).toHaveLength(1);
+      expect(startedCards(restarted)).toHaveLength(1);
+    } finally {
+      await restarted.close();
+      await dropNamespace(`${namespace}:`);
+    }
   });
 });
 
