@@ -111,12 +111,15 @@ export async function startJob(
 /**
  * The same start, run again because the process running it died or lost its lease: Mintlify is
  * never asked twice. A job it made is the follower's to finish (its card is pending), and a refusal
- * is answered again. Undefined when it made no job: the start goes on from there (startHeld), and
- * tells the person it was cut short only if Mintlify was asked.
+ * of a start that made none is answered again. Undefined when it made no job and was not refused:
+ * the start goes on from there (startHeld), and tells the person it was cut short only if Mintlify
+ * was asked.
  */
 async function resumeStart(ctx: JobsContext, start: JobStart): Promise<StartJobOutcome | undefined> {
-  if (start.refusal !== undefined) return { kind: 'failed', text: start.refusal, error: undefined };
+  // A job it made comes first, even when a run of it was told the start was cut short: the run
+  // whose claim that one found taken made the job after all.
   const made = await jobOfStart(ctx, start);
+  if (!made && start.refusal !== undefined) return { kind: 'failed', text: start.refusal, error: undefined };
   if (!made && start.claimsAsk) return undefined;
   if (!made) return cutShort(ctx, start); // written before claims were made: Mintlify may have been asked
   const budget = await ctx.ledger.current(ctx.config.mintlify.projectId);

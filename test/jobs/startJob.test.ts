@@ -131,6 +131,30 @@ describe('a start whose lease is lost', () => {
   });
 });
 
+describe('a start whose claimant lost its lease, then made the job after all', () => {
+  it('is answered from the job by its later runs, not with the run that took over saying it was cut short', async () => {
+    h = await startBot({ env: FAST_POLL });
+    const { jobs } = h.bot.context;
+    const leases = watchLeases(h.bot.store, h.logs);
+    // Mintlify is slow to answer the create; meanwhile the lease lapses, and another run takes it.
+    const create = heldStep();
+    h.mintlify.injectFault('createJob', { until: create.until });
+    const starting = startJob(jobs, INPUT, START_ID);
+    await vi.waitFor(() => expect(h.mintlify.requestsFor('createJob')).toHaveLength(1));
+    const other = await leases.loseToAnother(startLeaseName(START_ID));
+    await other.release();
+    // That run finds the request claimed: Mintlify may have been asked, so it says the start was cut short.
+    const interrupted = { kind: 'failed', text: interruptedStartText(INPUT.prompt) };
+    expect(await startJob(jobs, INPUT, START_ID)).toMatchObject(interrupted);
+
+    create.release();
+    await expect(starting).rejects.toThrow(underWayElsewhere);
+    await vi.waitFor(() => expect(cards()).toHaveLength(1), { timeout: 10_000 });
+    expect(await startJob(jobs, INPUT, START_ID)).toMatchObject({ kind: 'started' });
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+  });
+});
+
 describe('a start run again after a run that asked Mintlify and died before its answer', () => {
   const begun = START_NOTE;
   const expectInterrupted = async () => {
