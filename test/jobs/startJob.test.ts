@@ -40,6 +40,20 @@ function whileReadingTheBudget(meanwhile: () => Promise<void>): void {
   });
 }
 
+/**
+ * Mintlify is slow to answer the start's create (held until `create.release()`); meanwhile its lease
+ * lapses and another run (`other`) takes it. `starting` is the start under way.
+ */
+async function loseTheLeaseWhileCreating() {
+  const leases = watchLeases(h.bot.store, h.logs);
+  const create = heldStep();
+  h.mintlify.injectFault('createJob', { until: create.until });
+  const starting = startJob(h.bot.context.jobs, INPUT, START_ID);
+  await vi.waitFor(() => expect(h.mintlify.requestsFor('createJob')).toHaveLength(1));
+  const other = await leases.loseToAnother(startLeaseName(START_ID));
+  return { starting, create, other };
+}
+
 describe('a start whose lease is lost', () => {
   it('before Mintlify is asked: it does not ask, and its run again starts the job', async () => {
     h = await startBot();
@@ -106,13 +120,7 @@ describe('a start whose lease is lost', () => {
   it('after the job is recorded: the follower posts its card, once, and the run again answers from it', async () => {
     h = await startBot({ env: FAST_POLL });
     const { jobs } = h.bot.context;
-    const leases = watchLeases(h.bot.store, h.logs);
-    // Mintlify is slow to answer the create; meanwhile the lease lapses and another run takes it.
-    const create = heldStep();
-    h.mintlify.injectFault('createJob', { until: create.until });
-    const starting = startJob(jobs, INPUT, START_ID);
-    await vi.waitFor(() => expect(h.mintlify.requestsFor('createJob')).toHaveLength(1));
-    const other = await leases.loseToAnother(startLeaseName(START_ID));
+    const { starting, create, other } = await loseTheLeaseWhileCreating();
     create.release();
 
     await expect(starting).rejects.toThrow(underWayElsewhere);
@@ -135,13 +143,7 @@ describe('a start whose claimant lost its lease, then made the job after all', (
   it('is answered from the job by its later runs, not with the run that took over saying it was cut short', async () => {
     h = await startBot({ env: FAST_POLL });
     const { jobs } = h.bot.context;
-    const leases = watchLeases(h.bot.store, h.logs);
-    // Mintlify is slow to answer the create; meanwhile the lease lapses, and another run takes it.
-    const create = heldStep();
-    h.mintlify.injectFault('createJob', { until: create.until });
-    const starting = startJob(jobs, INPUT, START_ID);
-    await vi.waitFor(() => expect(h.mintlify.requestsFor('createJob')).toHaveLength(1));
-    const other = await leases.loseToAnother(startLeaseName(START_ID));
+    const { starting, create, other } = await loseTheLeaseWhileCreating();
     await other.release();
     // That run finds the request claimed: Mintlify may have been asked, so it says the start was cut short.
     const interrupted = { kind: 'failed', text: interruptedStartText(INPUT.prompt) };
