@@ -200,9 +200,12 @@ export async function openRedisStore(options: {
     },
     {
       timeoutMs: options.startTimeoutMs ?? START_TIMEOUT_MS,
+      // Both at once: one round trip to a hosted Redis rather than two, before the bot can listen.
       prepare: async (connected) => {
-        await warnUnlessNoEviction(connected, logger);
-        await moveDoubledKeys(connected, namespace, logger, options.retentionMs);
+        await Promise.all([
+          warnUnlessNoEviction(connected, logger),
+          moveDoubledKeys(connected, namespace, logger, options.retentionMs),
+        ]);
       },
     },
   );
