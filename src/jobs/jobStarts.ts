@@ -40,9 +40,14 @@ const askKey = (id: string) => `start-ask:${id}`;
 // Longer than a queue job can wait to be run again; a start older than this is only clutter.
 const KEEP_MS = 24 * 3_600_000;
 
-/** How often a job created while Redis was away is tried again (startJob.ts), and a claim withdrawn. */
+/** How often a job created while Redis was away is tried again (startJob.ts). */
 const RECORD_AGAIN_EVERY_MS = 2_000;
-/** How long a claim Redis may have taken without answering is tried to be withdrawn. */
+/**
+ * How often, and for how long, a claim Redis may have taken without answering is tried to be
+ * withdrawn: soon after Redis answers again, well before the start's request runs again (5 s after
+ * it met Redis away) in this process or another.
+ */
+const WITHDRAW_EVERY_MS = 500;
 const WITHDRAW_FOR_MS = 30 * 60_000;
 
 /**
@@ -82,7 +87,7 @@ export class JobStarts {
    * -> job id; see startJob.ts): their run again waits meanwhile.
    */
   readonly unrecorded = new Map<string, string>();
-  /** How often a job in `unrecorded` is tried again, and a claim in `uncertainClaims` withdrawn. */
+  /** How often a job in `unrecorded` is tried again. */
   readonly recordAgainEveryMs: number;
   /**
    * Claims of starts' requests to Mintlify that Redis may have taken without answering (start id ->
@@ -162,7 +167,7 @@ export class JobStarts {
   private withdrawOnceRedisAnswers(id: string, token: string): void {
     this.uncertainClaims.set(id, token);
     const giveUpAt = Date.now() + WITHDRAW_FOR_MS;
-    const later = () => setTimeout(() => void attempt(), this.recordAgainEveryMs).unref();
+    const later = () => setTimeout(() => void attempt(), WITHDRAW_EVERY_MS).unref();
     const attempt = async () => {
       if (this.uncertainClaims.get(id) !== token) return; // withdrawn by the run again, or the bot is stopping
       try {
