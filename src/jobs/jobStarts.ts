@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { type HeldLease, LeaseLostError, RENEWED_LEASE_MS } from '../store/lease.js';
+import { retryInBackground } from '../store/retryInBackground.js';
 import type { Store } from '../store/store.js';
 import type { JobDoor, JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
@@ -117,12 +119,10 @@ export class JobStarts {
     const jobIds = [...this.unrecorded.values()];
     this.unrecorded.clear();
     if (claims.length > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, withinMs)));
       const withdrawn = Promise.allSettled(
         claims.map(([id, token]) => this.store.atomic.deleteIfValue(askKey(id), token)),
       );
-      await Promise.race([withdrawn, late]).finally(() => clearTimeout(timer));
+      await Promise.race([withdrawn, delay(withinMs, undefined, { ref: false })]);
     }
     return jobIds;
   }
@@ -166,18 +166,20 @@ export class JobStarts {
 
   private withdrawOnceRedisAnswers(id: string, token: string): void {
     this.uncertainClaims.set(id, token);
-    const giveUpAt = Date.now() + WITHDRAW_FOR_MS;
-    const later = () => setTimeout(() => void attempt(), WITHDRAW_EVERY_MS).unref();
-    const attempt = async () => {
-      if (this.uncertainClaims.get(id) !== token) return; // withdrawn by the run again, or the bot is stopping
-      try {
+    retryInBackground(
+      async () => {
         await this.withdraw(id, token);
-      } catch {
-        if (Date.now() < giveUpAt) later();
-        else this.uncertainClaims.delete(id);
-      }
-    };
-    later();
+        return true;
+      },
+      {
+        everyMs: WITHDRAW_EVERY_MS,
+        forMs: WITHDRAW_FOR_MS,
+        // Else withdrawn by the start's run again, or the bot is stopping.
+        wanted: () => this.uncertainClaims.get(id) === token,
+        retryOn: () => true, // a dropped connection fails with a plain error too
+        giveUp: () => this.uncertainClaims.delete(id),
+      },
+    );
   }
 
   get(id: string): Promise<JobStart | undefined> {

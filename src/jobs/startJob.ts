@@ -1,6 +1,7 @@
 import { truncate } from '../slack/escape.js';
 import { classifySlackError } from '../slack/slackErrors.js';
 import { type HeldLease, withLease, withRenewedLease } from '../store/lease.js';
+import { retryInBackground } from '../store/retryInBackground.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
 import type { AgentBudget } from '../store/rateLedger.js';
 import {
@@ -302,32 +303,29 @@ async function recordCreated(ctx: JobsContext, created: UnrecordedJob): Promise<
 function keepUntilRecorded(ctx: JobsContext, startId: string, created: UnrecordedJob): void {
   const { jobId } = created.record;
   ctx.starts.unrecorded.set(startId, jobId);
-  const giveUpAt = Date.now() + KEEP_UNRECORDED_MS;
-  const giveUp = (why: string) => {
-    ctx.starts.unrecorded.delete(startId);
-    ctx.logger.error(
-      `job ${jobId} was created at Mintlify, but could not be recorded (${why}): it is not followed`,
-    );
-  };
-  const later = () => setTimeout(() => void attempt(), ctx.starts.recordAgainEveryMs).unref();
-  const attempt = async (): Promise<void> => {
-    if (!ctx.starts.unrecorded.has(startId)) return; // the bot is stopping
-    try {
+  retryInBackground(
+    async () => {
       const held = await withLease(ctx.store.atomic, startLeaseName(startId), START_LEASE_MS, async () => {
         await recordKept(ctx, created);
         ctx.starts.unrecorded.delete(startId);
         ctx.onJobActive(jobId);
       });
       // Not held: the start's run again has the lease for a moment, and waits for the record.
-      if (held.ran) return;
-      if (Date.now() < giveUpAt) later();
-      else giveUp('its start kept it busy');
-    } catch (error) {
-      if (isStoreUnavailable(error) && Date.now() < giveUpAt) later();
-      else giveUp(String(error));
-    }
-  };
-  later();
+      return held.ran || 'its start kept it busy';
+    },
+    {
+      everyMs: ctx.starts.recordAgainEveryMs,
+      forMs: KEEP_UNRECORDED_MS,
+      wanted: () => ctx.starts.unrecorded.has(startId), // else the bot is stopping
+      retryOn: isStoreUnavailable,
+      giveUp: (why) => {
+        ctx.starts.unrecorded.delete(startId);
+        ctx.logger.error(
+          `job ${jobId} was created at Mintlify, but could not be recorded (${why}): it is not followed`,
+        );
+      },
+    },
+  );
 }
 
 /** The agent use a job's creation counts as, in the rate ledger. */

@@ -1,0 +1,78 @@
+import { describe, expect, it, vi } from 'vitest';
+import { retryInBackground } from '../../src/store/retryInBackground.js';
+import { StoreTimeoutError } from '../../src/store/deadline.js';
+import { isStoreUnavailable } from '../../src/store/storeErrors.js';
+
+const redisAway = () => new StoreTimeoutError('a write', 5_000);
+
+describe('retryInBackground', () => {
+  it('tries again while Redis is away, until the work is done', async () => {
+    const giveUp = vi.fn();
+    let calls = 0;
+    let done = false;
+    retryInBackground(
+      async () => {
+        calls += 1;
+        if (calls < 3) throw redisAway();
+        done = true;
+        return true;
+      },
+      { everyMs: 5, forMs: 60_000, wanted: () => !done, retryOn: isStoreUnavailable, giveUp },
+    );
+    await vi.waitFor(() => expect(done).toBe(true));
+    expect(calls).toBe(3);
+    expect(giveUp).not.toHaveBeenCalled();
+  });
+
+  it('gives up at once on an error it does not retry, saying which', async () => {
+    const giveUp = vi.fn();
+    const attempt = vi.fn(async (): Promise<true> => {
+      throw new Error('the record does not fit');
+    });
+    retryInBackground(attempt, {
+      everyMs: 5,
+      forMs: 60_000,
+      wanted: () => true,
+      retryOn: isStoreUnavailable,
+      giveUp,
+    });
+    await vi.waitFor(() => expect(giveUp).toHaveBeenCalledWith('Error: the record does not fit'));
+    expect(attempt).toHaveBeenCalledTimes(1);
+  });
+
+  it('gives up after its time with the last reason it was not done', async () => {
+    const giveUp = vi.fn();
+    retryInBackground(async () => 'its start kept it busy', {
+      everyMs: 5,
+      forMs: 30,
+      wanted: () => true,
+      retryOn: isStoreUnavailable,
+      giveUp,
+    });
+    await vi.waitFor(() => expect(giveUp).toHaveBeenCalledWith('its start kept it busy'));
+    expect(giveUp).toHaveBeenCalledTimes(1);
+  });
+
+  it('stops quietly once the work is no longer wanted (the bot is stopping)', async () => {
+    const giveUp = vi.fn();
+    let wanted = true;
+    const attempt = vi.fn(async () => {
+      wanted = false;
+      return 'not yet';
+    });
+    retryInBackground(attempt, {
+      everyMs: 5,
+      forMs: 60_000,
+      wanted: () => wanted,
+      retryOn: () => true,
+      giveUp,
+    });
+    await vi.waitFor(() => expect(attempt).toHaveBeenCalledTimes(1));
+    // The next turn finds it unwanted, and neither tries nor gives up: the attempt after it would be the third.
+    const again = vi.fn(async (): Promise<true> => true);
+    retryInBackground(again, { everyMs: 20, forMs: 60_000, wanted: () => true, retryOn: () => true, giveUp });
+    await vi.waitFor(() => expect(again).toHaveBeenCalledTimes(1));
+    expect(attempt).toHaveBeenCalledTimes(1);
+    expect(giveUp).not.toHaveBeenCalled();
+  });
+});
