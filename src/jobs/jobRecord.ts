@@ -117,10 +117,16 @@ export class JobRecords {
     return jobId === undefined ? undefined : this.get(jobId);
   }
 
-  /** Writes the record and keeps the indexes (unfinished, per channel, per person) in step. */
+  /**
+   * Writes a new record and its indexes (unfinished, per channel, per person) in one round trip:
+   * nothing else writes a record being created, and an index entry whose record is missing is
+   * skipped by every reader (and taken off the unfinished list by the follower).
+   */
   async save(record: JobRecord): Promise<void> {
-    await this.store.kv.set(jobKey(record.jobId), record, this.retentionMs);
-    await this.index(record);
+    await Promise.all([
+      this.store.kv.set(jobKey(record.jobId), record, this.retentionMs),
+      this.index(record),
+    ]);
   }
 
   private async index(record: JobRecord): Promise<void> {

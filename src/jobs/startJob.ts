@@ -154,10 +154,6 @@ async function startHeld(
   const prompt = truncate(input.displayPrompt ?? input.prompt, DISPLAY_PROMPT_MAX);
   const threadTs = input.threadTs ?? null;
 
-  // Read the budget first: it tells the person how many uses are left, and if the store is
-  // away this fails here, before Mintlify starts a job we could not keep track of.
-  const before = await ctx.ledger.current(projectId);
-  const startedAt = ctx.now();
   const start: JobStart = {
     id: startId,
     channel: input.channel,
@@ -165,10 +161,13 @@ async function startHeld(
     requestedBy: input.requestedBy,
     door: input.door,
     prompt,
-    at: startedAt.toISOString(),
+    at: ctx.now().toISOString(),
     claimsAsk: true,
   };
-  await ctx.starts.begin(start);
+  // The budget tells the person how many uses are left, and the start is written down before its
+  // claim: both in one round trip, and if the store is away this fails here, before Mintlify
+  // starts a job we could not keep track of.
+  const [before] = await Promise.all([ctx.ledger.current(projectId), ctx.starts.begin(start)]);
   const refused = async (text: string) => {
     await ctx.starts.refused(start, text).catch((error: unknown) => {
       logger.warn(`could not note the refused start ${startId}: ${String(error)}`);
@@ -200,11 +199,11 @@ async function startHeld(
   }
 
   const now = ctx.now();
-  let counted = true;
-  const budget = await ctx.ledger.recordUse(projectId, createUse(job.id)).catch(() => {
-    counted = false;
-    return before;
-  });
+  // Counted while the record is written (one round trip): only the answer waits for the count.
+  const counting = ctx.ledger.recordUse(projectId, createUse(job.id)).then(
+    (budget) => ({ budget, counted: true }),
+    () => ({ budget: before, counted: false }),
+  );
   let record: JobRecord = applyAgentJob(
     {
       jobId: job.id,
@@ -233,7 +232,7 @@ async function startHeld(
   );
   // Written before the card, so that a job Mintlify accepted is never lost, even when the card
   // cannot be posted. From here on the record stands for the start.
-  await recordCreated(ctx, { record, counted });
+  const [{ budget }] = await Promise.all([counting, recordCreated(ctx, record, counting)]);
 
   // Recorded with its card pending: if our lease lapsed, the follower may be posting the card now,
   // and this start's run again answers from the record.
@@ -271,8 +270,12 @@ async function startHeld(
  * Writes the record of a job Mintlify has just created. Nothing else knows the job yet: when Redis
  * is away, this process keeps the record until Redis answers (see `keepUntilRecorded`).
  */
-async function recordCreated(ctx: JobsContext, created: UnrecordedJob): Promise<void> {
-  const { record } = created;
+async function recordCreated(
+  ctx: JobsContext,
+  record: JobRecord,
+  /** The count of its agent use in the rate ledger, under way. */
+  counting: Promise<{ counted: boolean }>,
+): Promise<void> {
   try {
     await ctx.records.save(record);
   } catch (error) {
@@ -280,7 +283,8 @@ async function recordCreated(ctx: JobsContext, created: UnrecordedJob): Promise<
       ctx.logger.warn(
         `job ${record.jobId} was created at Mintlify, but Redis is away: this process records it once Redis answers`,
       );
-      keepUntilRecorded(ctx, record.startId, created);
+      const { counted } = await counting;
+      keepUntilRecorded(ctx, record.startId, { record, counted });
     } else {
       ctx.logger.error(
         `job ${record.jobId} was created at Mintlify, but could not be recorded (${String(error)}): it is not followed`,
