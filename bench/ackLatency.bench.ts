@@ -4,7 +4,7 @@
  * whose listener only calls ack() (the floor).
  *
  *   npx tsx bench/ackLatency.bench.ts [--rates 20,100] [--seconds 20] [--concurrency 200] [--requests 2000]
- *                                     [--repeats 2] [--latency 80] [--setups bare,queued,split,single]
+ *                                     [--repeats 2] [--latency 80] [--setups bare,queued,web,split,single]
  *                                     [--loader js|tsx] [--pin] [--quick]
  *   npm run bench:ack
  *
@@ -12,22 +12,24 @@
  *   bare    bench/support/bareBoltApp.ts
  *   queued  bench/support/queuedBoltApp.ts: the bare app that puts each command on a BullMQ queue on
  *           Redis before its ack, the least the bot's durable hand-off needs (nothing works the queue)
- *   split   the bot (src/main.ts) with SERVICES=web in one process and SERVICES=worker in another
+ *   web     the bot (src/main.ts) with SERVICES=web alone: the web role's own cost, with nothing
+ *           working the queue (its commands are left queued; the namespace is deleted afterwards)
+ *   split   the bot with SERVICES=web in one process and SERVICES=worker in another
  *   single  the bot with both roles in one process (the default SERVICES=web,worker)
  * `--loader js` (the default) compiles src/ and the bare app with tsc and runs `node <file>.js`, as
  * `npm run build && npm start` does; `--loader tsx` runs both from source (`node --import tsx`).
- * Both bot setups run on Redis (REDIS_URL, default redis://127.0.0.1:6379), in a namespace of their
+ * The bot's setups run on Redis (REDIS_URL, default redis://127.0.0.1:6379), in a namespace of their
  * own (web and worker share it), deleted once they stop. The Slack and Mintlify fakes run in a child
  * process and answer every call after `--latency` ms; this process sends the signed commands and
- * times each until its answer. After each load the bench waits until every acknowledged command's
- * work is done by the bot's worker (its job created at Mintlify, and the person answered through
- * the response URL), so the bot measured is one that does its work. Each run starts with a warm-up
+ * times each until its answer. After each load of `split` and `single` the bench waits until every
+ * acknowledged command's work is done by the bot's worker (its job created at Mintlify, and the
+ * person answered through the response URL), so the bot measured is one that does its work. Each run starts with a warm-up
  * of 100 commands, 10 in flight, whose work is done before the load starts. `BENCH_CPU_PROFILE=<dir>`
  * has every process of the apps write a CPU profile there. `--pin` (Linux, 2 cores or more) gives
  * the process that takes Slack's requests (the bare app, the bot's web process, the bot's one
  * process) core 0 to itself and binds everything else (this process, the fakes, the worker
  * process, Redis) to core 1, as when the web role runs on a machine of its own. `--quick` runs a short version (5-second
- * loads, 500 requests in flight, 1 repeat): about a minute; the defaults take about 9 minutes.
+ * loads, 500 requests in flight, 1 repeat): about a minute; the defaults take about 11 minutes.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -66,16 +68,19 @@ const STARTING = 'Starting a docs agent job';
 /** How long the bench waits for the work of one load to be done before it reports it unfinished. */
 const WORK_TIMEOUT_MS = 180_000;
 
-type Setup = 'bare' | 'queued' | 'split' | 'single';
+type Setup = 'bare' | 'queued' | 'web' | 'split' | 'single';
 const SETUP_NAMES: Record<Setup, string> = {
   bare: 'bare Bolt app (ack only)',
   queued: 'bare Bolt app + BullMQ add before the ack',
+  web: 'bot: SERVICES=web alone (no worker)',
   split: 'bot: SERVICES=web + a worker process',
   single: 'bot: one process (web,worker)',
 };
 
-/** The bot's setups (their work is waited for, and their acks say whether the command was queued). */
-const isBot = (setup: Setup) => setup === 'split' || setup === 'single';
+/** The bot's setups: their acks say whether the command was queued. */
+const isBot = (setup: Setup) => setup === 'web' || setup === 'split' || setup === 'single';
+/** The setups whose work is done (and waited for): the bot with its worker. */
+const doesWork = (setup: Setup) => setup === 'split' || setup === 'single';
 
 interface FakeUrls {
   slackApiUrl: string;
@@ -181,6 +186,11 @@ async function startApp(setup: Setup, entry: Entry, urls: FakeUrls, namespace: s
     const bot = start('src/main.ts', botEnv);
     const { line } = await bot.line(LISTENING);
     return { url: `http://127.0.0.1:${portOf(line)}`, processes: [bot] };
+  }
+  if (setup === 'web') {
+    const web = start('src/main.ts', { ...botEnv, SERVICES: 'web' });
+    const { line } = await web.line(LISTENING);
+    return { url: `http://127.0.0.1:${portOf(line)}`, processes: [web] };
   }
   const worker = start('src/main.ts', { ...botEnv, SERVICES: 'worker' });
   const web = start('src/main.ts', { ...botEnv, SERVICES: 'web' });
@@ -375,7 +385,7 @@ async function runOnce(
     // A warm-up of 100 commands, whose work is done before the load starts.
     const warmUp = await closedLoop(10, 100).run(send);
     const warmQueued = warmUp.latencies.length - warmUp.errors - warmUp.notQueued;
-    const bot = isBot(setup);
+    const bot = doesWork(setup);
     const warm = bot
       ? await fakes.settled(
           { created: before.created + warmQueued, answered: before.answered + warmQueued },
@@ -430,7 +440,7 @@ async function main(): Promise<void> {
   const requests = Number(argument('requests', quick ? '500' : '2000'));
   const repeats = Number(argument('repeats', quick ? '1' : '2'));
   const latencyMs = Number(argument('latency', '80'));
-  const setups = argument('setups', 'bare,queued,split,single').split(',').filter(Boolean) as Setup[];
+  const setups = argument('setups', 'bare,queued,web,split,single').split(',').filter(Boolean) as Setup[];
   const loader = argument('loader', 'js');
   const entry = entryPoints(loader);
   const run = `docs-agent-bench:ack:${randomUUID().slice(0, 8)}`;
