@@ -120,6 +120,8 @@ export function openBullmqQueues(options: {
       token: string | undefined,
       signal: AbortSignal,
     ): Promise<void> => {
+      // What the job carries now, before its processor could change it in place.
+      const data = JSON.stringify(job.data);
       let result: ProcessorResult<T>;
       try {
         result = await processor(jobView(job), signal);
@@ -131,7 +133,9 @@ export function openBullmqQueues(options: {
       }
       if (result === undefined) return;
       if ('again' in result) {
-        await onceMore(() => job.updateData(result.again.data));
+        // A job run again as it was (a job followed at its cadence) is not written again: one round trip less.
+        if (JSON.stringify(result.again.data) !== data)
+          await onceMore(() => job.updateData(result.again.data));
         await onceMore(() => job.moveToDelayed(Date.now() + result.again.delayMs, token));
         throw new DelayedError();
       }

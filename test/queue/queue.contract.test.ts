@@ -1,6 +1,7 @@
 import { createClient, type RedisClientType } from '@keyv/redis';
+import { Job } from 'bullmq';
 import { type Logger, LogLevel } from '@slack/bolt';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { openBullmqQueues } from '../../src/queue/bullmqQueues.js';
 import { openMemoryQueues } from '../../src/queue/memoryQueues.js';
 import type { Processor, ProcessorResult, QueueJob, Queues } from '../../src/queue/queue.js';
@@ -279,6 +280,26 @@ describe.each([
     expect(worked.runs[1]!.at - worked.runs[0]!.at).toBeGreaterThanOrEqual(600 - CLOCK_SLACK_MS);
   });
 
+  it('runs a job again with the data its processor hands back, left as it was or changed in place', async () => {
+    const { queues } = await open();
+    const queue = queues.queue<{ rounds: number[] }>(nextName());
+    const seen: number[][] = [];
+    queue.process(
+      async (job) => {
+        seen.push([...job.data.rounds]);
+        if (seen.length === 1) return { again: { delayMs: 50, data: job.data } };
+        if (seen.length > 2) return undefined;
+        job.data.rounds.push(2);
+        return { again: { delayMs: 50, data: job.data } };
+      },
+      { concurrency: 1 },
+    );
+
+    await queue.add('poll', { rounds: [1] }, { jobId: 'poll-1' });
+    await expect.poll(() => seen.length).toBe(3);
+    expect(seen).toEqual([[1], [1], [1, 2]]);
+  });
+
   it('holds every job of the queue back while rate limited, and gives the limited job back', async () => {
     const name = nextName();
     let limitedAt: number | undefined;
@@ -516,11 +537,20 @@ describe('the queue port on bullmq while Redis is away', () => {
   });
 });
 
-describe('the queue port on bullmq, a job whose lock lapses while it runs', () => {
-  const prefix = uniqueNamespace('lapse');
+describe('the queue port on bullmq, one process', () => {
+  const prefix = uniqueNamespace('bullmq');
   let client: RedisClientType | undefined;
   let queues: Queues | undefined;
-  afterAll(async () => {
+  const openOnRedis = async (options: { lockMs?: number } = {}) => {
+    const redis = createClient({ url: REDIS_URL, disableOfflineQueue: true }) as RedisClientType;
+    redis.on('error', () => {});
+    await redis.connect();
+    client = redis;
+    queues = openBullmqQueues({ client: redis, prefix, logger, ...options });
+    return { queues, redis };
+  };
+  afterEach(async () => {
+    vi.restoreAllMocks();
     await queues?.close(0);
     if (client) {
       for await (const keys of client.scanIterator({ MATCH: `${prefix}:*`, COUNT: 1000 })) {
@@ -528,13 +558,32 @@ describe('the queue port on bullmq, a job whose lock lapses while it runs', () =
       }
       await client.quit();
     }
+    client = undefined;
+    queues = undefined;
   });
 
-  it('is told in plain words, once, as a warning: the queue runs it again, and its first run finds it gone', async () => {
-    client = createClient({ url: REDIS_URL, disableOfflineQueue: true }) as RedisClientType;
-    client.on('error', () => {});
-    await client.connect();
-    queues = openBullmqQueues({ client, prefix, logger, lockMs: 1_000 });
+  it('does not write a job run again as it was (one round trip less per run), and writes changed data', async () => {
+    const { queues } = await openOnRedis();
+    const writes = vi.spyOn(Job.prototype, 'updateData');
+    const queue = queues.queue<{ round: number }>('follow');
+    const rounds: number[] = [];
+    queue.process(
+      async (job) => {
+        rounds.push(job.data.round);
+        if (rounds.length >= 4) return undefined;
+        // Twice as it was, then changed.
+        return { again: { delayMs: 20, data: { round: rounds.length < 3 ? 1 : 2 } } };
+      },
+      { concurrency: 1 },
+    );
+    await queue.add('check', { round: 1 }, { jobId: 'check-1' });
+    await expect.poll(() => rounds.length).toBe(4);
+    expect(rounds).toEqual([1, 1, 1, 2]);
+    expect(writes).toHaveBeenCalledTimes(1);
+  });
+
+  it('tells of a job whose lock lapsed in plain words, once, as a warning: the queue runs it again, and its first run finds it gone', async () => {
+    const { queues, redis } = await openOnRedis({ lockMs: 1_000 });
     const queue = queues.queue<string>('lapsing');
     const release = gate();
     const worked = recorder<string>(async () => {
@@ -549,9 +598,9 @@ describe('the queue port on bullmq, a job whose lock lapses while it runs', () =
 
     // The lock goes, as after Redis away or a stall longer than the lock: its renewals fail, the
     // stalled-job check runs the job again, and the first run's end finds its lock gone.
-    const [lockKey] = await client.keys(`${prefix}:lapsing:lapse-1:lock`);
+    const [lockKey] = await redis.keys(`${prefix}:lapsing:lapse-1:lock`);
     expect(lockKey).toBeDefined();
-    await client.del(String(lockKey));
+    await redis.del(String(lockKey));
     await expect.poll(() => worked.runs.length, { timeout: 10_000 }).toBe(2);
     await expect.poll(() => worked.running(), { timeout: 5_000 }).toBe(1); // the run again is done
     release.open();
