@@ -120,7 +120,9 @@ export class JobRecords {
   /**
    * Writes a new record and its indexes (unfinished, per channel, per person) in one round trip:
    * nothing else writes a record being created, and an index entry whose record is missing is
-   * skipped by every reader (and taken off the unfinished list by the follower).
+   * skipped by every reader. When only the index entries land (Redis went away between them), a
+   * check may take the job off the unfinished list; the record kept until Redis answers is saved
+   * again with its indexes (startJob's keepUntilRecorded).
    */
   async save(record: JobRecord): Promise<void> {
     await Promise.all([
