@@ -14,12 +14,7 @@ export interface AtomicOps {
    * nothing claimed, when it does not. No stall between a check of the lease and the claim can then
    * let a holder whose lease lapsed claim what its successor may claim too.
    */
-  claimWhileHeld(
-    key: string,
-    owner: string,
-    ttlMs: number,
-    lease: { key: string; value: string },
-  ): Promise<HeldClaim>;
+  claimWhileHeld(key: string, owner: string, ttlMs: number, lease: LeaseHold): Promise<HeldClaim>;
   /** Deletes the key only while it still holds `value` (releasing a lease we own). */
   deleteIfValue(key: string, value: string): Promise<boolean>;
   /** Extends the key's TTL only while it still holds `value` (renewing a lease we own). */
@@ -54,6 +49,12 @@ export interface AtomicOps {
    * keep in step, as `kv.get` goes by it.
    */
   compareAndSet(key: string, expectedRaw: string, nextRaw: string, ttlMs?: number): Promise<boolean>;
+}
+
+/** A lease as held: its key, and the token it holds while it is ours. */
+export interface LeaseHold {
+  key: string;
+  value: string;
 }
 
 /** `claimWhileHeld`'s answer: `taken` when another claimant holds the key. */

@@ -1,4 +1,4 @@
-import type { AtomicOps, HeldClaim, WindowCount } from './atomic.js';
+import type { AtomicOps, HeldClaim, LeaseHold, WindowCount } from './atomic.js';
 
 /** In-process AtomicOps: correct for one process, which is all the in-memory store serves. */
 export class MemoryAtomicOps implements AtomicOps {
@@ -39,12 +39,7 @@ export class MemoryAtomicOps implements AtomicOps {
     return true;
   }
 
-  async claimWhileHeld(
-    key: string,
-    owner: string,
-    ttlMs: number,
-    lease: { key: string; value: string },
-  ): Promise<HeldClaim> {
+  async claimWhileHeld(key: string, owner: string, ttlMs: number, lease: LeaseHold): Promise<HeldClaim> {
     if (this.live(lease.key)?.value !== lease.value) return 'lost';
     return (await this.claim(key, owner, ttlMs)) ? 'claimed' : 'taken';
   }

@@ -1,5 +1,5 @@
 import type { RedisClientType } from '@keyv/redis';
-import type { AtomicOps, HeldClaim, WindowCount } from './atomic.js';
+import type { AtomicOps, HeldClaim, LeaseHold, WindowCount } from './atomic.js';
 
 // Compare-and-delete / compare-and-extend must be one Lua call: a GET then DEL could delete a
 // lease another instance took over in between.
@@ -45,12 +45,7 @@ export class RedisAtomicOps implements AtomicOps {
     return Number(result) === 1;
   }
 
-  async claimWhileHeld(
-    key: string,
-    owner: string,
-    ttlMs: number,
-    lease: { key: string; value: string },
-  ): Promise<HeldClaim> {
+  async claimWhileHeld(key: string, owner: string, ttlMs: number, lease: LeaseHold): Promise<HeldClaim> {
     const result = Number(
       await this.client.eval(CLAIM_WHILE_HELD, {
         keys: [this.key(key), this.key(lease.key)],

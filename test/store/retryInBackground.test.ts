@@ -1,9 +1,16 @@
 import { describe, expect, it, vi } from 'vitest';
 import { retryInBackground } from '../../src/store/retryInBackground.js';
+
+type RetryOptions = Parameters<typeof retryInBackground>[1];
 import { StoreTimeoutError } from '../../src/store/deadline.js';
 import { isStoreUnavailable } from '../../src/store/storeErrors.js';
 
 const redisAway = () => new StoreTimeoutError('a write', 5_000);
+
+/** Tried every 5 ms for a minute while Redis is away, wanted throughout: each test changes what it is about. */
+function tries(options: Partial<RetryOptions> & Pick<RetryOptions, 'giveUp'>): RetryOptions {
+  return { everyMs: 5, forMs: 60_000, wanted: () => true, retryOn: isStoreUnavailable, ...options };
+}
 
 describe('retryInBackground', () => {
   it('tries again while Redis is away, until the work is done', async () => {
@@ -17,7 +24,7 @@ describe('retryInBackground', () => {
         done = true;
         return true;
       },
-      { everyMs: 5, forMs: 60_000, wanted: () => !done, retryOn: isStoreUnavailable, giveUp },
+      tries({ wanted: () => !done, giveUp }),
     );
     await vi.waitFor(() => expect(done).toBe(true));
     expect(calls).toBe(3);
@@ -29,26 +36,14 @@ describe('retryInBackground', () => {
     const attempt = vi.fn(async (): Promise<true> => {
       throw new Error('the record does not fit');
     });
-    retryInBackground(attempt, {
-      everyMs: 5,
-      forMs: 60_000,
-      wanted: () => true,
-      retryOn: isStoreUnavailable,
-      giveUp,
-    });
+    retryInBackground(attempt, tries({ giveUp }));
     await vi.waitFor(() => expect(giveUp).toHaveBeenCalledWith('Error: the record does not fit'));
     expect(attempt).toHaveBeenCalledTimes(1);
   });
 
   it('gives up after its time with the last reason it was not done', async () => {
     const giveUp = vi.fn();
-    retryInBackground(async () => 'its start kept it busy', {
-      everyMs: 5,
-      forMs: 30,
-      wanted: () => true,
-      retryOn: isStoreUnavailable,
-      giveUp,
-    });
+    retryInBackground(async () => 'its start kept it busy', tries({ forMs: 30, giveUp }));
     await vi.waitFor(() => expect(giveUp).toHaveBeenCalledWith('its start kept it busy'));
     expect(giveUp).toHaveBeenCalledTimes(1);
   });
@@ -60,17 +55,11 @@ describe('retryInBackground', () => {
       wanted = false;
       return 'not yet';
     });
-    retryInBackground(attempt, {
-      everyMs: 5,
-      forMs: 60_000,
-      wanted: () => wanted,
-      retryOn: () => true,
-      giveUp,
-    });
+    retryInBackground(attempt, tries({ wanted: () => wanted, retryOn: () => true, giveUp }));
     await vi.waitFor(() => expect(attempt).toHaveBeenCalledTimes(1));
     // The next turn finds it unwanted, and neither tries nor gives up: the attempt after it would be the third.
     const again = vi.fn(async (): Promise<true> => true);
-    retryInBackground(again, { everyMs: 20, forMs: 60_000, wanted: () => true, retryOn: () => true, giveUp });
+    retryInBackground(again, tries({ everyMs: 20, retryOn: () => true, giveUp }));
     await vi.waitFor(() => expect(again).toHaveBeenCalledTimes(1));
     expect(attempt).toHaveBeenCalledTimes(1);
     expect(giveUp).not.toHaveBeenCalled();
