@@ -89,6 +89,8 @@ export function openBullmqQueues(options: {
   const queues: Queue[] = [];
   const workers: Worker[] = [];
   let closing: Promise<void> | undefined;
+  // Set once the workers are closed: work running until then can still add.
+  let addsClosed = false;
 
   function openQueue<T>(name: string, queueOptions: QueueOptions = {}): WorkQueue<T> {
     const keepCompletedMs = queueOptions.keepCompletedMs ?? 0;
@@ -149,7 +151,7 @@ export function openBullmqQueues(options: {
     const put = (jobName: string, data: T, addOptions: AddOptions) => {
       lastTimestamp = Math.max(Date.now(), lastTimestamp + 1);
       const stamp = lastTimestamp;
-      const adding: Promise<Job<T, unknown, string>> = closing
+      const adding: Promise<Job<T, unknown, string>> = addsClosed
         ? Promise.reject(new Error(`queue ${name} is closed`))
         : queue.add(jobName, data, {
             timestamp: stamp,
@@ -274,6 +276,7 @@ export function openBullmqQueues(options: {
           'a job still held goes back to the queue once its lock expires',
       );
     }
+    addsClosed = true;
     await Promise.allSettled(queues.map((queue) => queue.close()));
     // After an overrun a processor still holds its job: cutting it off leaves the job to stall.
     if (workerClient?.isReady && !overran) await workerClient.close();

@@ -30,7 +30,10 @@ function later(ms: number, fn: () => void): NodeJS.Timeout {
 }
 
 class MemoryQueue<T> implements WorkQueue<T> {
+  /** No job starts any more. */
   private closing = false;
+  /** No add is taken any more: set once every queue's running jobs have settled. */
+  private closed = false;
   private readonly jobs = new Map<string, Entry<T>>();
   private readonly waiting: Entry<T>[] = [];
   private readonly running = new Map<Entry<T>, { controller: AbortController; done: Promise<void> }>();
@@ -77,7 +80,7 @@ class MemoryQueue<T> implements WorkQueue<T> {
 
   /** The new entry, or undefined when a job with its id is there already. */
   private put(name: string, data: T, options: AddOptions & { scheduledFor?: number }): Entry<T> | undefined {
-    if (this.closing) throw new Error(`queue ${this.name} is closed`);
+    if (this.closed) throw new Error(`queue ${this.name} is closed`);
     const id = options.jobId ?? String(this.nextId++);
     const existing = this.jobs.get(id);
     const now = this.now();
@@ -137,7 +140,10 @@ class MemoryQueue<T> implements WorkQueue<T> {
     return { waiting: this.waiting.length, active: this.running.size, delayed };
   }
 
-  /** No job starts from now on; what still runs after graceMs is aborted. False: a processor outlasted that. */
+  /**
+   * No job starts from now on; what still runs after graceMs is aborted. False: a processor outlasted
+   * that. Adds are still taken (see `closeForAdds`).
+   */
   async shutDown(graceMs: number): Promise<boolean> {
     this.closing = true;
     clearTimeout(this.wake);
@@ -146,6 +152,10 @@ class MemoryQueue<T> implements WorkQueue<T> {
     if (await Promise.race([settled, sleep(graceMs, false, { ref: false })])) return true;
     for (const run of this.running.values()) run.controller.abort(new Error('the worker is closing'));
     return Promise.race([settled, sleep(CLOSE_OVERRUN_MS, false, { ref: false })]);
+  }
+
+  closeForAdds(): void {
+    this.closed = true;
   }
 
   private enqueue(entry: Entry<T>, front = false): void {
@@ -245,6 +255,7 @@ export function openMemoryQueues(options: { logger: Logger; now?: () => number }
 
   const closeAll = async (graceMs: number): Promise<void> => {
     const settled = await Promise.all([...opened.values()].map((queue) => queue.shutDown(graceMs)));
+    for (const queue of opened.values()) queue.closeForAdds();
     if (settled.includes(false))
       options.logger.warn('Queues closed while a processor ignored its abort signal');
   };

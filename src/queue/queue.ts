@@ -134,7 +134,8 @@ export interface Queues {
   /**
    * Closes the workers first: no new job starts; running jobs get until `graceMs` to finish, then
    * their signal is aborted and they are given back to the queue (a later try, here or elsewhere).
-   * Then closes the queues. Resolves once everything is closed.
+   * Until then every queue still takes adds, so work that ends meanwhile hands on what follows it
+   * (a job's check, its preview). Then closes the queues. Resolves once everything is closed.
    */
   close(graceMs: number): Promise<void>;
 }

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { STOPPED_TEXT } from '../../src/digest/digestAnswers.js';
 import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
 import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
-import { FAST_POLL, startFollowedJob } from '../jobs/followSupport.js';
+import { FAST_POLL, startFollowedJob, waitForReply } from '../jobs/followSupport.js';
 import { PROJECT_ID, SECRETS, startBot } from '../support/botHarness.js';
 import { type BotProcess, botEnv, runBot } from '../support/botProcess.js';
 import { TEST_REDIS_URL, uniqueNamespace } from '../support/redis.js';
@@ -116,6 +116,57 @@ describe('stopping while a job check waits between Mintlify retries', () => {
       // The check gave its job back at the 7-s grace: the queues did not have to close without it.
       expect(h.logs.some((line) => line.includes('Queues closed before their workers did'))).toBe(false);
       expect(took).toBeLessThan(9_500); // main.ts exits at 9.5 s whatever happens
+    },
+  );
+});
+
+describe('a start that ends while its process stops', () => {
+  it(
+    'hands its job to the queue even so: another instance follows it to its pull request',
+    { timeout: 30_000 },
+    async () => {
+      const first = await startBot({ env: { ...FAST_POLL } });
+      cleanups.push(() => first.close());
+      let answerCreate = () => {};
+      first.mintlify.injectFault('createJob', { until: new Promise<void>((open) => (answerCreate = open)) });
+      await first.command('Document the rolling deploy', { channel_id: 'C0ROLL' });
+      await expect.poll(() => first.mintlify.requestsFor('createJob').length).toBe(1);
+
+      // A new instance starts (a rolling deploy): nothing to follow yet when it looks at start.
+      const second = await startBot({
+        env: { ...FAST_POLL },
+        slack: first.slack,
+        mintlify: first.mintlify,
+        namespace: first.config.store.namespace,
+      });
+      cleanups.push(() => second.close());
+
+      // The first one is told to stop; once its receiver is closed, its queues are closing.
+      const stopping = first.stopBot();
+      await expect
+        .poll(() =>
+          fetch(first.url).then(
+            () => 'listening',
+            () => 'closed',
+          ),
+        )
+        .toBe('closed');
+      answerCreate();
+      await stopping;
+
+      // The start finished in the stop's grace: its card, and the job's first check, queued.
+      const card = first.slack
+        .callsTo('chat.postMessage')
+        .find((call) => call.args.channel === 'C0ROLL' && call.response.ok === true);
+      expect(card).toBeDefined();
+      expect(first.logs.filter((line) => line.includes('could not be queued'))).toEqual([]);
+      const [jobId] = [...first.mintlify.jobs.keys()];
+      first.mintlify.setJob(jobId!, { status: 'completed', prLink: 'https://github.com/acme/docs/pull/9' });
+      await waitForReply(
+        second,
+        { jobId: jobId!, channel: 'C0ROLL', cardTs: String(card!.response.ts) },
+        'pull/9',
+      );
     },
   );
 });

@@ -456,6 +456,31 @@ describe.each([
     expect(worked.runs[0]!.job).toMatchObject({ id: 'long', data: 'long', attemptsMade: 0 });
   });
 
+  it('on close, lets a running processor add to another queue: work ending as the bot stops hands on what follows', async () => {
+    const { queues } = await open();
+    const working = queues.queue<string>(nextName());
+    const next = queues.queue<string>(nextName());
+    const release = gate();
+    const adds: boolean[] = [];
+    const ending = recorder<string>(async () => {
+      await release.opened;
+      adds.push(await next.add('job', 'follow-up', { jobId: 'follow-up' }));
+    });
+    working.process(ending.processor, { concurrency: 1 });
+    await working.add('job', 'ending');
+    await expect.poll(() => ending.runs.length).toBe(1);
+
+    const closed = queues.close(5_000); // no job starts from here on
+    release.open();
+    await closed;
+    expect(adds).toEqual([true]);
+    if (!harness.shared) return;
+    const another = await open();
+    const worked = recorder<string>();
+    another.queues.queue<string>(next.name).process(worked.processor, { concurrency: 1 });
+    await expect.poll(() => worked.runs.map((run) => run.job.data)).toEqual(['follow-up']);
+  });
+
   it('closes about a second after the grace even when a processor ignores its signal', async () => {
     const { queues } = await open();
     const queue = queues.queue<string>(nextName());
