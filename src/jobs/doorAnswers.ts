@@ -3,8 +3,7 @@ import { USAGE } from './jobAnswers.js';
 
 /** What the doors other than the slash command say, in plain words. */
 
-export const SOMETHING_WRONG =
-  'Sorry, something went wrong on my side (my storage may be unavailable). Please try again shortly.';
+export const SOMETHING_WRONG = 'Sorry, something went wrong on my side. Please try again shortly.';
 
 /** The answer to a mention with no instruction. */
 export const MENTION_HELP = [

@@ -94,12 +94,17 @@ export const startFailureText = (error: unknown, budget: AgentBudget | undefined
 export const followUpFailureText = (error: unknown, budget: AgentBudget | undefined, now: Date) =>
   describe(error, 'send', budget, now);
 
+/** A job whose card the channel refused (and the person's DM too, for the doors that try it): it is followed all the same. */
 export function notInChannelText(jobId: string): string {
   return [
-    `The job started (id \`${escapeSlackText(jobId)}\`), but I can’t post in this channel because I’m not a member.`,
-    'Invite me with `/invite @docs-agent` and I will keep following the job; its pull request will appear in the docs repository either way.',
+    `The job started (id \`${escapeSlackText(jobId)}\`), but I can’t post its card in this channel because I’m not a member.`,
+    'I’m still following the job: my Home tab and `/docs-agent status` show how it goes, and its pull request will appear in the docs repository. Invite me with `/invite @docs-agent` to get the cards of your next jobs here.',
   ].join(' ');
 }
+
+/** The slash command's answer when its job moved to the person's DM (followInDm.ts). */
+export const CARD_IN_DM_TEXT =
+  'Job started. I can’t post its card in this conversation (I’m probably not a member: `/invite @docs-agent` in a channel), so it is in our DM: reply in its thread there to steer the job.';
 
 export function cannotPostText(jobId: string): string {
   return `The job started (id \`${escapeSlackText(jobId)}\`), but Slack would not let me post its card here. I’m still following it; its pull request will appear in the docs repository.`;
@@ -123,5 +128,5 @@ export const INTERRUPTED_FOLLOW_UP =
 /** A reply under the card of a job forgotten after JOB_RETENTION_DAYS. */
 export function tooOldToSteerText(retentionMs: number): string {
   const days = Math.round(retentionMs / (24 * 3_600_000));
-  return `This job is more than ${days} day${days === 1 ? '' : 's'} old, so I no longer keep it and can’t pass replies on to it. To change the docs again, start a new job: \`/docs-agent <instruction>\`, or mention me in this thread (the thread so far becomes its context).`;
+  return `This job is more than ${days} day${days === 1 ? '' : 's'} old, so I no longer keep it and can’t pass replies on to it. To change the docs again, start a new job: \`/docs-agent &lt;instruction&gt;\`, or mention me in this thread (the thread so far becomes its context).`;
 }

@@ -3,7 +3,8 @@ import { digestRequestAnswer, rateLimitWaitText } from '../digest/digestAnswers.
 import type { DigestContext } from '../digest/digestContext.js';
 import { postDigestNow } from '../digest/postDigest.js';
 import { SOMETHING_WRONG } from '../jobs/doorAnswers.js';
-import { budgetNote } from '../jobs/jobAnswers.js';
+import { budgetNote, CARD_IN_DM_TEXT } from '../jobs/jobAnswers.js';
+import { followInDm } from '../jobs/followInDm.js';
 import { channelJobList } from '../jobs/jobList.js';
 import type { JobsContext } from '../jobs/jobsContext.js';
 import { startJob } from '../jobs/startJob.js';
@@ -56,13 +57,22 @@ export function answerCommand(
           },
           parts.startId,
         );
-        if (outcome.kind !== 'started') {
+        if (outcome.kind === 'failed') {
           return { response_type: 'ephemeral', replace_original: true, text: outcome.text };
         }
         const note = budgetNote(outcome.budget);
-        return note
-          ? { response_type: 'ephemeral', replace_original: true, text: `Job started. ${note}` }
-          : { delete_original: true };
+        const withNote = (text: string) => (note ? `${text} ${note}` : text);
+        if (outcome.kind === 'started') {
+          return note
+            ? { response_type: 'ephemeral', replace_original: true, text: withNote('Job started.') }
+            : { delete_original: true };
+        }
+        // Slack refused the card here (a channel the bot is not in, a DM between people): as from
+        // the other doors, the job moves to the person's DM with the bot. Slack only busy: the
+        // follower posts the card here shortly.
+        const moved = outcome.reason === 'later' ? undefined : await followInDm(jobs, outcome.record);
+        const text = moved ? withNote(CARD_IN_DM_TEXT) : outcome.text;
+        return { response_type: 'ephemeral', replace_original: true, text };
       });
   }
 }

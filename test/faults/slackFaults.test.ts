@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SOMETHING_WRONG } from '../../src/jobs/doorAnswers.js';
 import {
   cardEdits,
@@ -78,19 +78,31 @@ describe('the job card', () => {
   });
 
   it.each(['channel_not_found', 'is_archived'])(
-    '%s: the person is told plainly, and the job is still followed without a thread',
+    '%s: the job moves to the person’s DM, where its end is told; nothing more is tried in the channel',
     async (error) => {
       const channel = `C0${error.toUpperCase().replaceAll('_', '')}`;
+      const instruction = `Document the changelog (${error})`;
       h.slack.failNext('chat.postMessage', { error });
-      const answer = await command(channel, 'Document the changelog');
+      const answer = await command(channel, instruction);
       expect(answer).toMatchObject({ response_type: 'ephemeral' });
-      expect(String(answer.text)).toContain('Slack would not let me post its card here');
-      const job = await jobIn(channel);
-      expect(job).toMatchObject({ threadTs: null, cardTs: null });
-      expect(job?.pendingCard).toBeUndefined();
+      expect(String(answer.text)).toContain('it is in our DM');
+      const dmCard = await h.slack.waitForCall(
+        'chat.postMessage',
+        (call) => call.args.channel === 'U0USER' && JSON.stringify(call.args.blocks).includes(instruction),
+      );
+      const cardTs = String(dmCard.response.ts);
+      const job = await vi.waitFor(async () => {
+        const found = await h.bot.context.jobs.records.byThread(String(dmCard.response.channel), cardTs);
+        if (!found) throw new Error('the DM card is not on the record yet');
+        return found;
+      });
+      expect(job.pendingCard).toBeUndefined();
 
-      h.mintlify.setJob(job?.jobId as string, { status: 'completed', prLink: PR });
-      await expect.poll(async () => (await record(h, job?.jobId as string))?.status).toBe('completed');
+      h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+      await h.slack.waitForCall(
+        'chat.postMessage',
+        (call) => call.args.thread_ts === cardTs && textOf(call).includes(PR),
+      );
       await settle(h, sentinel, 2);
       expect(h.slack.calls.filter((call) => call.args.channel === channel)).toHaveLength(1);
     },

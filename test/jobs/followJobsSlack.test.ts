@@ -83,7 +83,8 @@ describe('following a job when Slack refuses a message', () => {
 
   it('follows a job whose card was never posted, keeping only its record up to date', async () => {
     const channel = 'C0NOTMEMBER';
-    h.slack.failNext('chat.postMessage', { error: 'not_in_channel' });
+    // Neither the channel nor the person's DM takes it.
+    h.slack.failNext('chat.postMessage', { error: 'not_in_channel' }, 2);
     await h.command('Document the changelog', { channel_id: channel });
     await h.slack.waitForCall('chat.postMessage', (call) => call.args.channel === channel);
     const jobId = [...h.mintlify.jobs.keys()].at(-1) as string;

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { JobRecords } from '../../src/jobs/jobRecord.js';
 import { RateLedger } from '../../src/store/rateLedger.js';
+import { FAST_POLL } from '../jobs/followSupport.js';
 import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
 
 let h: BotHarness;
@@ -188,13 +189,42 @@ describe('/docs-agent when something goes wrong', () => {
     expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
   });
 
-  it('keeps a job that started in a channel the bot is not in, and tells the person how to invite it', async () => {
-    h = await startBot();
+  it('moves a job started in a channel the bot is not in to the person’s DM, and follows it there', async () => {
+    h = await startBot({ env: { ...FAST_POLL } });
     h.slack.failNext('chat.postMessage', { error: 'not_in_channel' });
     await h.command('Document X', { channel_id: 'C0NOTIN' });
     const answer = await ephemeral(h);
-    expect(String(answer.text)).toContain('job-1');
+    expect(String(answer.text)).toContain('it is in our DM');
     expect(String(answer.text)).toContain('/invite @docs-agent');
+
+    const dmCard = await h.slack.waitForCall('chat.postMessage', (call) => call.args.channel === 'U0USER');
+    expect(dmCard.response.ok).toBe(true);
+    const note = await h.slack.waitForCall(
+      'chat.postMessage',
+      (call) => call.args.thread_ts === dmCard.response.ts,
+    );
+    expect(String(note.args.text)).toContain('<#C0NOTIN>');
+    const cardTs = String(dmCard.response.ts);
+    expect(await new JobRecords(h.bot.store).get('job-1')).toMatchObject({
+      channel: String(dmCard.response.channel),
+      threadTs: cardTs,
+      cardTs,
+    });
+    // The job's end is told in its DM thread.
+    h.mintlify.setJob('job-1', { status: 'completed', prLink: 'https://github.com/acme/docs/pull/7' });
+    await h.slack.waitForCall(
+      'chat.postMessage',
+      (call) => call.args.thread_ts === cardTs && String(call.args.text).includes('pull/7'),
+    );
+  });
+
+  it('keeps a job whose card neither the channel nor the DM takes, and says where to see it', async () => {
+    h = await startBot();
+    h.slack.failNext('chat.postMessage', { error: 'not_in_channel' }, 2);
+    await h.command('Document X', { channel_id: 'C0NOTIN' });
+    const answer = await ephemeral(h);
+    expect(String(answer.text)).toContain('job-1');
+    expect(String(answer.text)).toContain('Home tab');
     expect(await new JobRecords(h.bot.store).get('job-1')).toMatchObject({
       jobId: 'job-1',
       channel: 'C0NOTIN',

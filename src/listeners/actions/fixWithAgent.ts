@@ -12,7 +12,7 @@ import type { ListenerContext } from '../context.js';
 const NO_FORM =
   'Sorry, I couldn’t open the form (Slack did not let me in time). Please click the button again.';
 const NOT_OURS =
-  'This button is out of date. Use the latest digest, or start a job with `/docs-agent <instruction>`.';
+  'This button is out of date. Use the latest digest, or start a job with `/docs-agent &lt;instruction&gt;`.';
 
 type ButtonArgs = SlackActionMiddlewareArgs<BlockButtonAction> & AllMiddlewareArgs;
 
