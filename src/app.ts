@@ -87,7 +87,9 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
   const requests = queues.queue<SlackRequest>(REQUESTS_QUEUE, { keepCompletedMs: KEEP_REQUESTS_MS });
   // A check that failed for good is dropped at once, so its job can be followed again (see worker.ts).
   const follow = queues.queue<FollowCheck>(FOLLOW_QUEUE, { keepFailedMs: 0 });
-  const digestQueue = queues.queue<DigestJob>(DIGEST_QUEUE);
+  // A digest that failed for good is dropped at once too: the catch-up of its week, named after it,
+  // is then queued again at the next check (a failed job would hold that name for a day).
+  const digestQueue = queues.queue<DigestJob>(DIGEST_QUEUE, { keepFailedMs: 0 });
   const previewQueue = queues.queue<PreviewRequest>(PREVIEW_QUEUE, { keepFailedMs: 0 });
   const previewStatus = queues.queue<PreviewCheck>(PREVIEW_STATUS_QUEUE, { keepFailedMs: 0 });
 

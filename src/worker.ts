@@ -2,7 +2,12 @@ import { setTimeout as sleepFor } from 'node:timers/promises';
 import type { Logger, webApi } from '@slack/bolt';
 import type { Config } from './config.js';
 import { createDigestContext, type DigestContext } from './digest/digestContext.js';
-import { type DigestJob, digestProcessor, scheduleDigest } from './digest/digestSchedule.js';
+import {
+  type DigestJob,
+  digestProcessor,
+  type DigestTries,
+  scheduleDigest,
+} from './digest/digestSchedule.js';
 import { HomeRefresher } from './home/homeRefresher.js';
 import { publishHome } from './home/publishHome.js';
 import type { InFlight } from './inFlight.js';
@@ -48,6 +53,8 @@ export interface WorkerTuning {
   recordAgainEveryMs?: number;
   /** The digest's waits for the analytics rate limit. */
   digest?: DigestContext['collect'];
+  /** How often a digest job is tried (default 4 times, a minute apart and more). */
+  digestTries?: DigestTries;
 }
 
 /** What the worker shares with the rest of its process (app.ts). */
@@ -179,7 +186,10 @@ export function startWorker(parts: WorkerParts): Worker {
     running ??= (async () => {
       const resumed = await followUnfinishedJobs(jobs, queues.follow);
       if (resumed > 0) logger.info(`following ${resumed} unfinished job(s) the queue did not hold`);
-      await scheduleDigest(digest(new AbortController().signal), queues.digest, { quiet });
+      await scheduleDigest(digest(new AbortController().signal), queues.digest, {
+        quiet,
+        ...(tuning.digestTries ? { tries: tuning.digestTries } : {}),
+      });
     })().finally(() => {
       running = undefined;
     });

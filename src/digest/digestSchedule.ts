@@ -14,8 +14,13 @@ import { type DigestOutcome, postScheduledDigest } from './postDigest.js';
 
 const SCHEDULER_ID = 'weekly-digest';
 // A digest cut short (a stop, Mintlify or Slack away) is tried again a few times, a minute apart and more.
-const ATTEMPTS = 4;
-const BACKOFF_MS = 60_000;
+const TRIES: DigestTries = { attempts: 4, backoffMs: 60_000 };
+
+/** How often a digest job is tried, and the first wait between tries (doubling). */
+export interface DigestTries {
+  attempts: number;
+  backoffMs: number;
+}
 
 /** A digest to post: of `period` (a catch-up), or of the week before the run (a scheduled one). */
 export interface DigestJob {
@@ -29,27 +34,20 @@ export interface DigestJob {
 export async function scheduleDigest(
   ctx: DigestContext,
   queue: WorkQueue<DigestJob>,
-  options: { quiet?: boolean } = {},
+  options: { quiet?: boolean; tries?: DigestTries } = {},
 ): Promise<void> {
+  const tries = options.tries ?? TRIES;
   const { channel, cron: pattern, timezone } = ctx.config.digest;
   if (!channel) {
     await queue.unschedule(SCHEDULER_ID); // DIGEST_CHANNEL was unset since the last start
     return;
   }
-  await queue.schedule(
-    SCHEDULER_ID,
-    { pattern, timezone },
-    { name: 'scheduled', data: {}, attempts: ATTEMPTS, backoffMs: BACKOFF_MS },
-  );
+  await queue.schedule(SCHEDULER_ID, { pattern, timezone }, { name: 'scheduled', data: {}, ...tries });
   const missed = previousScheduledRun(pattern, timezone, ctx.now());
   const period = missed && periodOfRun(missed, timezone);
   if (period && !(await ctx.records.posted(period, channel))) {
     // One catch-up per period, however many workers start at once; posted once (see postScheduledDigest).
-    await queue.add(
-      'catch-up',
-      { period },
-      { jobId: `catch-up-${channel}-${periodKey(period)}`, attempts: ATTEMPTS, backoffMs: BACKOFF_MS },
-    );
+    await queue.add('catch-up', { period }, { jobId: `catch-up-${channel}-${periodKey(period)}`, ...tries });
   }
   const line = `weekly digest scheduled "${pattern}" (${timezone}) to ${channel}`;
   if (options.quiet) ctx.logger.debug(line);

@@ -1,7 +1,7 @@
 import type { Logger } from '@slack/bolt';
 import type { Processor, WorkQueue, WorkerOptions } from '../queue/queue.js';
 import { type CheckResult, checkJob, type JobMemory, newJobMemory } from './checkJob.js';
-import { FINISHED } from './jobRecord.js';
+import { FINISHED, type JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
 import { checkDelayMs, jittered, type PollTiming, resumeDelayMs, retryDelayMs } from './pollSchedule.js';
 
@@ -133,7 +133,14 @@ export function followProcessor(
       }
       case 'done': {
         if (result.why !== 'finished') return undefined;
-        const record = await ctx.records.get(jobId).catch(() => undefined);
+        let record: JobRecord | undefined;
+        try {
+          record = await ctx.records.get(jobId);
+        } catch (error) {
+          // Checked again shortly: the job is settled, so that check only reads it and goes on from here.
+          ctx.logger.warn(`job ${jobId}: its end could not be read back: ${String(error)}`);
+          return again(retryDelayMs(timing, age, job.data.failures + 1), job.data.failures + 1);
+        }
         // A follow-up may have reopened the job while this check was ending it: keep following.
         if (record && !FINISHED.has(record.status) && record.goneAt === undefined) {
           const fresh = { ...newJobMemory(memory.projectId), activeSince: Date.now(), redrawCard: true };

@@ -147,6 +147,24 @@ describe('the weekly digest schedule', () => {
     expect(mintlify.requestsFor('visitors')).toEqual([]);
   });
 
+  it('queues a catch-up that failed for good again at the next check, and posts it once Slack takes it', async () => {
+    const { slack, mintlify, namespace } = await fakes();
+    // The bot is not in the channel yet: both tries of the catch-up are refused.
+    slack.failNext('chat.postMessage', { error: 'not_in_channel' }, 2);
+    const tries = { attempts: 2, backoffMs: 50 };
+    const first = await bot({ env: WEEKLY, slack, mintlify, namespace, digestTries: tries });
+    await logged(first, /job catch-up-C0DIGEST-.* failed for good/);
+    expect(slack.callsTo('chat.postMessage').map((call) => call.response.ok)).toEqual([false, false]);
+    await first.stopBot();
+
+    // Invited since: the next check (here, the restarted bot's first) queues the catch-up again.
+    const restarted = await bot({ env: WEEKLY, slack, mintlify, namespace, digestTries: tries });
+    await logged(restarted, /posted the catch-up digest/);
+    const posted = slack.callsTo('chat.postMessage').filter((call) => call.response.ok);
+    expect(posted).toHaveLength(1);
+    expect(posted[0]?.args.channel).toBe(CHANNEL);
+  });
+
   it('logs a failed scheduled digest once, clearly, and posts nothing', async () => {
     const { slack, mintlify, namespace } = await fakes();
     mintlify.injectFault('visitors', { status: 403 }, 10);

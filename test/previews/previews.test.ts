@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SlackCall } from '../fakes/slackFake.js';
 import {
   cardEdits,
@@ -89,6 +89,26 @@ describe('preview deployments of a job’s pull request', () => {
     await expect
       .poll(() => JSON.stringify(h.slack.callsTo('views.publish').at(-1)?.args.view))
       .toContain(deployment.previewUrl);
+  });
+
+  it('asks for the preview even when the job’s end could not be read back at first', async () => {
+    const h = await bot();
+    const job = await startFollowedJob(h, 'Document the read-back');
+    const { records } = h.bot.context.jobs;
+    const read = records.get.bind(records);
+    let refused = 0;
+    vi.spyOn(records, 'get').mockImplementation(async (jobId) => {
+      // The follower's last step for a finished job reads its record again (outside checkJob):
+      // Redis does not answer the first such read.
+      const caller = new Error().stack ?? '';
+      const afterCheck = caller.includes('followJobs') && !caller.includes('checkJob');
+      if (afterCheck && refused++ === 0) throw new Error('Redis did not answer');
+      return read(jobId);
+    });
+    await finish(h, job);
+    await deploymentOf(h);
+    expect(refused).toBeGreaterThan(1);
+    expect(h.mintlify.requestsFor('deployPreview')).toHaveLength(1);
   });
 
   it('says the preview failed, with the deployment’s summary; the pull request stands', async () => {

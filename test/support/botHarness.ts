@@ -53,6 +53,8 @@ export interface HarnessOptions {
   mintlifyOptions?: DocsAgentOptions['mintlify'];
   /** How often a job created while Redis was away is tried again (the bot's default: 2 s). */
   recordAgainEveryMs?: number;
+  /** How often a digest job is tried (the bot's default: 4 times, a minute apart and more). */
+  digestTries?: DocsAgentOptions['digestTries'];
   /** Default: deployments read every 50 ms; Mintlify's limiter of 5 a minute. */
   previews?: DocsAgentOptions['previews'];
 }
@@ -85,6 +87,7 @@ export async function startBot(options: HarnessOptions = {}): Promise<BotHarness
     mintlify: { retry: { baseDelayMs: 5, maxDelayMs: 20, maxElapsedMs: 500 }, ...options.mintlifyOptions },
     previews: { statusEveryMs: 50, ...options.previews },
     ...(options.recordAgainEveryMs ? { recordAgainEveryMs: options.recordAgainEveryMs } : {}),
+    ...(options.digestTries ? { digestTries: options.digestTries } : {}),
   });
   const { port } = await bot.start();
   const url = `http://127.0.0.1:${port}`;
