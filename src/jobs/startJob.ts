@@ -11,7 +11,7 @@ import {
   notInChannelText,
   startFailureText,
 } from './jobAnswers.js';
-import { applyAgentJob, DISPLAY_PROMPT_MAX, type JobDoor, type JobRecord } from './jobRecord.js';
+import { applyAgentJob, DISPLAY_PROMPT_MAX, FINISHED, type JobDoor, type JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
 import {
   type JobStart,
@@ -123,6 +123,9 @@ async function resumeStart(ctx: JobsContext, start: JobStart): Promise<StartJobO
   if (!made && start.refusal !== undefined) return { kind: 'failed', text: start.refusal, error: undefined };
   if (!made && start.claimsAsk) return undefined;
   if (!made) return cutShort(ctx, start); // written before claims were made: Mintlify may have been asked
+  // The run that made it may have died before the job's first check was queued: queued now (a
+  // check that holds the job's id already stands).
+  if (!FINISHED.has(made.status)) ctx.onJobActive(made.jobId);
   const budget = await ctx.ledger.current(ctx.config.mintlify.projectId);
   if (made.cardTs) return { kind: 'started', record: made, budget };
   // Its card is pending (the follower posts it shortly), or the channel refused it before the crash.

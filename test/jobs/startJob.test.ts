@@ -139,6 +139,24 @@ describe('a start whose lease is lost', () => {
   });
 });
 
+describe('a start whose run died after recording its job, before its first check was queued', () => {
+  it('has the check queued by its run again, and the follower posts the card', async () => {
+    h = await startBot({ env: FAST_POLL });
+    const { jobs } = h.bot.context;
+    vi.spyOn(jobs, 'onJobActive').mockImplementationOnce(() => {}); // the check that never got queued
+    const { starting, create, other } = await loseTheLeaseWhileCreating();
+    create.release();
+    await expect(starting).rejects.toThrow(underWayElsewhere);
+    await other.release();
+    expect(await h.bot.following()).toBe(0);
+
+    const outcome = await startJob(jobs, INPUT, START_ID);
+    expect(outcome).toMatchObject({ kind: 'unposted', reason: 'later' });
+    await vi.waitFor(() => expect(cards()).toHaveLength(1), { timeout: 10_000 });
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+  });
+});
+
 describe('a start whose claimant lost its lease, then made the job after all', () => {
   it('is answered from the job by its later runs, not with the run that took over saying it was cut short', async () => {
     h = await startBot({ env: FAST_POLL });
