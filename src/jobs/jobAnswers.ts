@@ -125,6 +125,10 @@ export function interruptedStartText(prompt: string): string {
 export const INTERRUPTED_FOLLOW_UP =
   'I was interrupted (a restart, or my storage out of reach) while sending your reply to the docs agent, so I can’t tell whether the job got it. Please check the job’s pull request before sending it again.';
 
+/** A reply in a job's thread with files and no words. */
+export const FILES_ONLY_TEXT =
+  'The docs agent can’t open files shared in Slack, so I didn’t pass this on. Reply with what to change in words, or start a reply with `//` to keep it between people.';
+
 /** A reply under the card of a job forgotten after JOB_RETENTION_DAYS. */
 export function tooOldToSteerText(retentionMs: number): string {
   const days = Math.round(retentionMs / (24 * 3_600_000));

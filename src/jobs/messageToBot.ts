@@ -73,6 +73,7 @@ export async function handleMessageToBot(
         messageTs: ts,
         user,
         text: input.text,
+        ...(input.files ? { files: input.files } : {}),
         handledBy: startId,
       };
       return { kind: 'steered', outcome: await steerJob(ctx, userNames, steerInput) };

@@ -3,11 +3,18 @@ import { slackToPlainText } from '../slack/plainText.js';
 import { firstSighting } from '../store/dedupe.js';
 import type { AgentBudget } from '../store/rateLedger.js';
 import { accessRefusal } from './access.js';
-import { followUpFailureText, INTERRUPTED_FOLLOW_UP, tooOldToSteerText } from './jobAnswers.js';
+import {
+  FILES_ONLY_TEXT,
+  followUpFailureText,
+  INTERRUPTED_FOLLOW_UP,
+  tooOldToSteerText,
+} from './jobAnswers.js';
 import { editJobCard } from './jobNotifications.js';
 import { JOB_CARD_MARK_TYPE } from './postJobCard.js';
 import { applyAgentJob, type JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
+import { filesNote } from './threadContext.js';
+import type { ThreadMessage } from '../slack/threadMessages.js';
 
 export interface SteerJobInput {
   channel: string;
@@ -17,6 +24,8 @@ export interface SteerJobInput {
   user: string;
   /** The reply as Slack delivered it (with Slack markup). */
   text: string;
+  /** Files shared with it: named for the agent (it cannot open Slack files). */
+  files?: ThreadMessage['files'];
   /** The queue job handling this delivery: run again after a crash, it still sends the reply. */
   handledBy: string;
   /** The thread's first message is the bot's (a job card, perhaps of a job long forgotten). */
@@ -30,6 +39,8 @@ export type SteerJobOutcome =
   | { kind: 'refused'; text: string }
   /** The thread is the card's of a job forgotten after JOB_RETENTION_DAYS: its author is told. */
   | { kind: 'too_old'; text: string }
+  /** Only files, no words: nothing the agent could use; its author is told. */
+  | { kind: 'files_only'; text: string }
   | { kind: 'sent'; record: JobRecord; budget: AgentBudget | undefined }
   | { kind: 'failed'; record: JobRecord; text: string; error: unknown };
 
@@ -58,13 +69,17 @@ export async function steerJob(
   // A reply is activity: the job is kept JOB_RETENTION_DAYS from now, whatever comes of it.
   await ctx.records.touch(record.jobId);
 
-  const prompt = (await slackToPlainText(input.text, userNames)).trim();
-  if (prompt.startsWith(BETWEEN_PEOPLE)) return { kind: 'ignored', why: 'between_people' };
-  if (prompt === '') return { kind: 'ignored', why: 'empty' };
+  const said = (await slackToPlainText(input.text, userNames)).trim();
+  if (said.startsWith(BETWEEN_PEOPLE)) return { kind: 'ignored', why: 'between_people' };
+  const files = filesNote(input.files);
+  if (said === '' && files === '') return { kind: 'ignored', why: 'empty' };
   const key = `message:${input.channel}:${input.messageTs}`;
   if (!(await firstSighting(ctx.store.atomic, key, { by: input.handledBy }))) {
     return { kind: 'ignored', why: 'already_sent' };
   }
+  // Told once (after the dedupe), however often Slack delivers it.
+  if (said === '') return { kind: 'files_only', text: FILES_ONLY_TEXT };
+  const prompt = files ? `${said}\n${files}` : said;
   // After the dedupe, so a reply delivered as both a message and a mention is refused once.
   const refusal = accessRefusal(ctx.config.access, input.user, input.channel);
   if (refusal) return { kind: 'refused', text: refusal };

@@ -30,7 +30,12 @@ export async function answerFollowUp(
     });
     const note = outcome.budget && budgetNote(outcome.budget);
     if (note) await client.chat.postEphemeral({ channel, user, thread_ts: threadTs, text: note });
-  } else if (outcome.kind === 'failed' || outcome.kind === 'refused' || outcome.kind === 'too_old') {
+  } else if (
+    outcome.kind === 'failed' ||
+    outcome.kind === 'refused' ||
+    outcome.kind === 'too_old' ||
+    outcome.kind === 'files_only'
+  ) {
     await client.chat.postEphemeral({ channel, user, thread_ts: threadTs, text: outcome.text });
   }
 }

@@ -119,7 +119,7 @@ async function steerFromThread(
   request: Extract<SlackRequest, { kind: 'thread_reply' }>,
   handledBy: string,
 ): Promise<void> {
-  const { place, text } = request;
+  const { place, text, files } = request;
   const { logger } = ctx.jobs;
   let outcome: SteerJobOutcome;
   try {
@@ -129,6 +129,7 @@ async function steerFromThread(
       messageTs: place.ts,
       user: place.user,
       text,
+      ...(files ? { files } : {}),
       handledBy,
       parentIsBot: place.parentIsBot === true,
       mentionsBot: place.mentionsBot === true,

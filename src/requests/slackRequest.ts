@@ -1,5 +1,6 @@
 import type { MessageToBot } from '../jobs/messageToBot.js';
 import type { ChosenMessage } from '../jobs/shortcutModal.js';
+import type { ThreadMessage } from '../slack/threadMessages.js';
 import type { FollowUpPlace } from './answerFollowUp.js';
 
 /**
@@ -13,7 +14,7 @@ export type SlackRequest =
   | { kind: 'command_status'; channel: string; responseUrl: string }
   | { kind: 'command_digest'; channel: string; responseUrl: string }
   /** A reply in some thread: the processor tells whether it is a job's. */
-  | { kind: 'thread_reply'; place: FollowUpPlace; text: string }
+  | { kind: 'thread_reply'; place: FollowUpPlace; text: string; files?: ThreadMessage['files'] }
   /** A mention, or a message in the bot's DM. */
   | { kind: 'message_to_bot'; message: MessageToBot }
   /** The "Send to docs agent" form, submitted. */

@@ -148,7 +148,10 @@ describe('@docs-agent <instruction>', () => {
       thread_ts: thread,
       text: `<@${BOT}> also cover the CSV format`,
     });
-    const event = mention({ ts: reply.ts, thread_ts: thread, text: reply.text, user: 'U0BEA' });
+    const event = {
+      ...mention({ ts: reply.ts, thread_ts: thread, text: reply.text, user: 'U0BEA' }),
+      files: [{ id: 'F0CSV', name: 'export.csv', title: 'export.csv' }],
+    };
     await Promise.all([
       h.event(event, { eventId: 'Ev0MENTION' }),
       h.event(asMessage(event), { eventId: 'Ev0MESSAGE' }),
@@ -157,7 +160,10 @@ describe('@docs-agent <instruction>', () => {
     await h.slack.waitForCall('reactions.add');
     await h.bot.drained();
 
-    expect(followUps(h)).toEqual([{ prompt: 'also cover the CSV format' }]);
+    // Either form gives the job the same words, the file named (the agent cannot open it).
+    expect(followUps(h)).toEqual([
+      { prompt: 'also cover the CSV format\n[attached, not included: export.csv]' },
+    ]);
     expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
     expect(h.slack.callsTo('reactions.add')).toHaveLength(1);
   });

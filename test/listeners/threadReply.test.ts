@@ -104,15 +104,42 @@ describe('replies in a job’s thread', () => {
   it('with a file, or also sent to the channel, still steer the job', async () => {
     const h = await bot();
     const thread = await startJob(h);
-    await h.event(reply(thread, 'See the screenshot: the flag is missing', { subtype: 'file_share' }));
+    const screenshot = {
+      id: 'F0SHOT',
+      name: 'flag.png',
+      title: 'Screenshot of the flag',
+      mimetype: 'image/png',
+    };
+    await h.event(
+      reply(thread, 'See the screenshot: the flag is missing', {
+        subtype: 'file_share',
+        files: [screenshot],
+      }),
+    );
     await h.event(reply(thread, 'Everyone: this one matters', { subtype: 'thread_broadcast' }));
     await h.slack.waitForCalls('reactions.add', 2);
+    // The agent cannot open Slack files: the file is named, as in a mention's thread context.
     expect(followUps(h).map((request) => request.body)).toEqual(
       expect.arrayContaining([
-        { prompt: 'See the screenshot: the flag is missing' },
+        { prompt: 'See the screenshot: the flag is missing\n[attached, not included: flag.png]' },
         { prompt: 'Everyone: this one matters' },
       ]),
     );
+  });
+
+  it('with files and no words tell the author, once, and send nothing', async () => {
+    const h = await bot();
+    const thread = await startJob(h);
+    const event = reply(thread, '', { subtype: 'file_share', files: [{ id: 'F0ONLY', name: 'only.png' }] });
+    await h.event(event);
+    await h.event(event); // delivered twice (as a reply that also mentions the bot is)
+    const told = await h.slack.waitForCall('chat.postEphemeral');
+    expect(told.args).toMatchObject({ channel: 'C0DOCS', user: 'U0BEA', thread_ts: thread });
+    expect(String(told.args.text)).toContain('can’t open files');
+    await h.bot.drained();
+    expect(h.slack.callsTo('chat.postEphemeral')).toHaveLength(1);
+    expect(followUps(h)).toEqual([]);
+    expect(h.slack.callsTo('reactions.add')).toEqual([]);
   });
 
   it('tell the author when few agent uses are left this hour', async () => {

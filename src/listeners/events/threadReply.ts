@@ -28,8 +28,14 @@ export function threadReply(ctx: ListenerContext) {
       parentIsBot: parentUser !== undefined && parentUser === context.botUserId,
       mentionsBot: context.botUserId !== undefined && event.text.includes(`<@${context.botUserId}`),
     };
+    // Files are named for the job, as from a mention (their names only: the agent cannot open them).
+    const files =
+      'files' in event && event.files ? event.files.map(({ name, title }) => ({ name, title })) : [];
     // Not acknowledged until queued: if the queue cannot take it, Slack delivers it again.
-    await ctx.enqueue({ kind: 'thread_reply', place, text }, body.event_id);
+    await ctx.enqueue(
+      { kind: 'thread_reply', place, text, ...(files.length > 0 ? { files } : {}) },
+      body.event_id,
+    );
   };
 }
 
