@@ -310,7 +310,7 @@ export class ConfigError extends Error {
         `docs-agent cannot start: ${problems.length} configuration problem${problems.length === 1 ? '' : 's'}`,
         ...problems.map(({ variable, problem }) => `  - ${variable} ${problem}`),
         '',
-        'Set these in the environment (or in a .env file for `npm run dev`); README.md lists every variable.',
+        'Set these in the environment (or in a .env file in the directory the bot runs in); README.md lists every variable.',
         'To try the bot without Slack or a Mintlify account, run: npm run sandbox',
       ].join('\n'),
     );

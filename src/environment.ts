@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { type Config, ConfigError, loadConfig } from './config.js';
 
 /**
- * The entry points' one way to read their configuration: `.env` when present (for `npm run dev`),
- * then the environment. A problem is printed, every variable at once, and undefined returned.
+ * The entry points' one way to read their configuration: `.env` in the working directory when
+ * present, then the environment. A problem is printed, every variable at once, and undefined returned.
  */
 export function readConfiguration(whoCannotStart = 'docs-agent cannot start'): Config | undefined {
   if (existsSync('.env')) process.loadEnvFile('.env');

@@ -14,7 +14,7 @@ export interface HomeFacts {
   jobs: JobRecord[];
   /** Undefined when the ledger could not be read. */
   budget: AgentBudget | undefined;
-  digest: { channel: string | undefined; cron: string; timezone: string; nextAt: Date | undefined };
+  digest: { channel: string | undefined; nextAt: Date | undefined };
   now: Date;
 }
 
@@ -63,9 +63,11 @@ function budgetLine(budget: AgentBudget | undefined, now: Date): string {
     : `${left} The count goes back up from ${next}, as each use turns an hour old.`;
 }
 
+const DIGEST_NOW = '`/docs-agent digest` in a channel I’m in posts the last 7 days’ there.';
+
 function digestLine(digest: HomeFacts['digest']): string {
-  if (!digest.channel) return 'No weekly digest is set up (the bot has no `DIGEST_CHANNEL`).';
-  const when = `\`${escapeSlackText(digest.cron)}\` (${escapeSlackText(digest.timezone)})`;
+  if (!digest.channel)
+    return `No weekly digest is set up (whoever runs the bot can turn it on). ${DIGEST_NOW}`;
   const next = digest.nextAt ? `; the next is due ${slackDate(digest.nextAt)}` : '';
-  return `The most visited docs pages are posted in <#${digest.channel}> on the schedule ${when}${next}. \`/docs-agent digest\` posts the last 7 days’ anywhere.`;
+  return `The most visited docs pages are posted every week in <#${digest.channel}>${next}. ${DIGEST_NOW}`;
 }

@@ -1,3 +1,4 @@
+import { Cron } from 'croner';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SlackCall } from '../fakes/slackFake.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
@@ -42,7 +43,12 @@ describe('the Home tab', () => {
     expect(home).not.toContain('Someone else');
     expect(home).toContain('98 of 100 agent uses');
     expect(home).toContain('<#C0DIGEST>');
-    expect(home).toContain('0 9 * * 1');
+    // When the next one is due, as a date Slack shows in the reader's time zone; not the cron pattern.
+    const due = new Cron('0 9 * * 1', { timezone: h.config.digest.timezone }).nextRun() as Date;
+    expect(home).toContain(
+      `posted every week in <#C0DIGEST>; the next is due <!date^${due.getTime() / 1000}^`,
+    );
+    expect(home).not.toContain('0 9 * * 1');
     expect(home).toContain('How to use the docs agent');
   });
 
