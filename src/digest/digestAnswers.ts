@@ -1,6 +1,6 @@
 import { isMintlifyError } from '../mintlify/index.js';
 import { escapeSlackText, slackDate } from '../slack/escape.js';
-import { classifySlackError } from '../slack/slackErrors.js';
+import { classifySlackError, slackErrorCode } from '../slack/slackErrors.js';
 import { DigestGaveUpError } from './collectVisitors.js';
 import type { DigestOutcome } from './postDigest.js';
 
@@ -32,11 +32,15 @@ export function digestFailureText(error: unknown, now: Date): string {
         return 'Mintlify’s analytics did not answer properly, so there is no digest this time. Please try again in a few minutes.';
     }
   }
+  // Slack answers channel_not_found for a private channel the bot is not in, and for a DM between people.
+  if (slackErrorCode(error) === 'channel_not_found') {
+    return 'I can’t post the digest here because I’m not a member of this conversation. In a private channel, invite me with `/invite @docs-agent` and try again; in a DM between people, ask in a channel I’m in.';
+  }
   switch (classifySlackError(error)) {
     case 'not_in_channel':
       return 'I can’t post the digest here because I’m not a member of this channel. Invite me with `/invite @docs-agent` and try again.';
     case 'channel_gone':
-      return 'I can’t post in this channel (it may be archived).';
+      return 'I can’t post in this channel: it is archived.';
     default:
       return 'Sorry, something went wrong on my side while preparing the digest. Please try again shortly.';
   }
