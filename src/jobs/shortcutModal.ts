@@ -52,6 +52,10 @@ export function chosenMessage(
   };
 }
 
+/** Marks a person's id in the quoted text, where it becomes a Slack mention again. */
+const MENTION = '\uE000';
+const MENTIONED = /@\uE000(U[A-Z0-9]+|W[A-Z0-9]+)\uE000/g;
+
 /**
  * The form: the instruction, the message quoted read-only, and the thread checkbox when it has a
  * thread. From a digest's button, the instruction comes filled in and the evidence replaces the message.
@@ -61,9 +65,14 @@ export async function sendToAgentModal(
   options: { instruction?: string } = {},
 ): Promise<types.ModalView> {
   if (message.struggle) return modalView(message, evidenceBlocks(message.struggle), options.instruction);
-  // No users.info here: the form must open within Slack's 3 s, so mentions show as ids.
-  const plain = await slackToPlainText(message.text, async () => undefined);
-  const shown = [plain.trim() ? quote(escapeSlackText(truncate(plain, PREVIEW_MAX))) : '>_(no text)_'];
+  // No users.info here (the form must open within Slack's 3 s): people mentioned are shown as
+  // Slack's own mentions, which a form renders as names and which notify nobody. Nothing else in
+  // the message can render as a mention or a link.
+  const plain = await slackToPlainText(message.text, async (id) => `${MENTION}${id}${MENTION}`);
+  const quoted = escapeSlackText(truncate(plain, PREVIEW_MAX))
+    .replace(MENTIONED, (_all, id: string) => `<@${id}>`)
+    .replaceAll(MENTION, ''); // a mention cut short by the truncation
+  const shown = [plain.trim() ? quote(quoted) : '>_(no text)_'];
   const files = filesNote(message.files.map((name) => ({ name })));
   if (files) shown.push(escapeSlackText(files));
   const blocks: types.KnownBlock[] = [
@@ -93,7 +102,7 @@ export async function sendToAgentModal(
     elements: [
       {
         type: 'mrkdwn',
-        text: 'The job’s card is posted in this message’s thread; replies there steer the job.',
+        text: 'I post the job’s card in this message’s thread, unless a job has that thread already (then in the channel) or I’m not in this channel (then in our DM). Replies under the card steer the job.',
       },
     ],
   });

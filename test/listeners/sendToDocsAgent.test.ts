@@ -81,7 +81,9 @@ describe('the “Send to docs agent” message shortcut', () => {
     expect(form).toContain('"multiline":true');
     expect(form).toContain('Include the whole thread');
     expect(form).toContain('from <@U0BEA>');
-    expect(form).toContain('&lt;ask @U0ADA&gt;'); // quoted, escaped, never a live mention
+    // Quoted and escaped; the person mentioned is a Slack mention (a form shows the name, and notifies nobody).
+    expect(form).toContain('&lt;ask <@U0ADA>&gt;');
+    expect(form).not.toContain('\uE000');
     expect(h.mintlify.requests).toHaveLength(0); // nothing but the form before the person submits
 
     const submitted = await submit(h, opened, 'Document the CSV default and the --json flag', true);
