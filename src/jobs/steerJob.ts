@@ -11,7 +11,10 @@ import {
 } from './jobAnswers.js';
 import { editJobCard } from './jobNotifications.js';
 import { JOB_CARD_MARK_TYPE } from './postJobCard.js';
-import { applyAgentJob, type JobRecord } from './jobRecord.js';
+import { applyAgentJob, FINISHED, type JobRecord } from './jobRecord.js';
+import type { AgentJob } from '../mintlify/index.js';
+import { retryInBackground } from '../store/retryInBackground.js';
+import { isStoreUnavailable } from '../store/storeErrors.js';
 import type { JobsContext } from './jobsContext.js';
 import { filesNote } from './threadContext.js';
 import type { ThreadMessage } from '../slack/threadMessages.js';
@@ -44,6 +47,8 @@ export type SteerJobOutcome =
   | { kind: 'sent'; record: JobRecord; budget: AgentBudget | undefined }
   | { kind: 'failed'; record: JobRecord; text: string; error: unknown };
 
+/** How long the answer to a follow-up is tried to be recorded while Redis is away. */
+const KEEP_ANSWER_MS = 30 * 60_000;
 // As long as the message's own dedupe: past it, a queue job is not run again.
 const FOLLOW_UP_NOTE_MS = 24 * 3_600_000;
 
@@ -99,9 +104,12 @@ export async function steerJob(
     const updated = await ctx.records
       .update(record.jobId, (current) => applyAgentJob(current, job, ctx.now()))
       .catch((error: unknown) => {
-        ctx.logger.error(
-          `follow-up sent to job ${record.jobId}, but its record could not be updated: ${String(error)}`,
-        );
+        if (isStoreUnavailable(error)) recordOnceRedisAnswers(ctx, record.jobId, job);
+        else {
+          ctx.logger.error(
+            `follow-up sent to job ${record.jobId}, but its record could not be updated: ${String(error)}`,
+          );
+        }
         return undefined;
       });
     if (updated && updated.status !== record.status) {
@@ -117,6 +125,41 @@ export async function steerJob(
     const budget = await ctx.ledger.current(record.projectId).catch(() => undefined);
     return { kind: 'failed', record, text: followUpFailureText(error, budget, ctx.now()), error };
   }
+}
+
+/**
+ * The job's answer to a follow-up, which Redis could not take: written once Redis answers, so that a
+ * job the follow-up reopened is followed again (the record of a finished job is not). Unless the
+ * record changed since (then the follower has it), as the other writes of a job kept while Redis is
+ * away (startJob.ts).
+ */
+function recordOnceRedisAnswers(ctx: JobsContext, jobId: string, job: AgentJob): void {
+  const answeredAt = ctx.now();
+  ctx.logger.warn(
+    `follow-up sent to job ${jobId}, but Redis is away: its record is updated once Redis answers`,
+  );
+  retryInBackground(
+    async () => {
+      const updated = await ctx.records.update(jobId, (current) =>
+        Date.parse(current.updatedAt) > answeredAt.getTime()
+          ? current
+          : applyAgentJob(current, job, answeredAt),
+      );
+      if (updated && !FINISHED.has(updated.status)) ctx.onJobActive(jobId);
+      if (updated) ctx.logger.info(`job ${jobId}: its follow-up's answer recorded once Redis answered again`);
+      return true;
+    },
+    {
+      everyMs: ctx.starts.recordAgainEveryMs,
+      forMs: KEEP_ANSWER_MS,
+      wanted: () => true,
+      retryOn: isStoreUnavailable,
+      giveUp: (why) =>
+        ctx.logger.error(
+          `job ${jobId}: its follow-up's answer could not be recorded (${why}); if the follow-up reopened it, it is not followed`,
+        ),
+    },
+  );
 }
 
 /**

@@ -1,5 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { StoreTimeoutError } from '../../src/store/deadline.js';
 import { RateLedger } from '../../src/store/rateLedger.js';
+import { FAST_POLL } from '../jobs/followSupport.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
 import { uniqueNamespace } from '../support/redis.js';
 
@@ -140,6 +142,33 @@ describe('replies in a job’s thread', () => {
     expect(h.slack.callsTo('chat.postEphemeral')).toHaveLength(1);
     expect(followUps(h)).toEqual([]);
     expect(h.slack.callsTo('reactions.add')).toEqual([]);
+  });
+
+  it('reopen a finished job even when Redis misses its answer: recorded once Redis is back, and followed again', async () => {
+    const h = await bot({ env: { ...FAST_POLL }, recordAgainEveryMs: 100 });
+    const thread = await startJob(h);
+    const { records } = h.bot.context.jobs;
+    h.mintlify.setJob('job-1', { status: 'completed', prLink: 'https://github.com/acme/docs/pull/1' });
+    await expect.poll(() => h.bot.following()).toBe(0); // finished: nothing follows it now
+
+    // The first write after the follow-up reached Mintlify gets no answer from Redis.
+    const update = records.update.bind(records);
+    let missed = 0;
+    vi.spyOn(records, 'update').mockImplementation(async (jobId, change) => {
+      if (followUps(h).length > 0 && missed++ === 0) throw new StoreTimeoutError('an update', 5_000);
+      return update(jobId, change);
+    });
+    await h.event(reply(thread, 'Also document --verbose'));
+    await h.slack.waitForCall('reactions.add');
+    await expect.poll(async () => (await records.get('job-1'))?.status).toBe('active');
+    expect(missed).toBeGreaterThan(1);
+
+    // Followed again: the new round's pull request is told in the thread.
+    h.mintlify.setJob('job-1', { status: 'completed', prLink: 'https://github.com/acme/docs/pull/2' });
+    await h.slack.waitForCall(
+      'chat.postMessage',
+      (call) => call.args.thread_ts === thread && String(call.args.text).includes('pull/2'),
+    );
   });
 
   it('tell the author when few agent uses are left this hour', async () => {
