@@ -41,8 +41,22 @@ export async function postScheduledDigest(
     RENEWED_LEASE_MS,
     async (lost): Promise<DigestOutcome> => {
       // Read under the lease: an instance that got here after another finished sees its record.
-      const record =
-        (await ctx.records.posted(period, channel)) ?? (await postedEarlier(ctx, period, channel));
+      let record: PostedDigest | undefined;
+      try {
+        record = (await ctx.records.posted(period, channel)) ?? (await postedEarlier(ctx, period, channel));
+      } catch (error) {
+        if (!(error instanceof UnknownEarlierPostError)) throw error;
+        // Posting now could post it twice: this try fails, and the digest is tried again later.
+        ctx.logger.warn(
+          `the digest for ${periodKey(period)} in ${channel} was not posted: could not check whether it was posted already (${slackProblem(error.cause)})`,
+        );
+        return {
+          kind: 'failed',
+          period,
+          error: error.cause,
+          text: digestFailureText(error.cause, ctx.now()),
+        };
+      }
       if (record) return { kind: 'already_posted', period, record };
       const outcome = await gatherAndPost(ctx, period, channel, {
         giveUpMs,
@@ -241,6 +255,14 @@ function digestMark(period: DigestPeriod, channel: string): MessageMark {
   return { event_type: 'docs_agent_digest', event_payload: { period: periodKey(period), channel } };
 }
 
+/** Slack would not let the bot look for an earlier post of the digest. */
+class UnknownEarlierPostError extends Error {
+  constructor(override readonly cause: unknown) {
+    super(`could not look for an earlier post of the digest: ${String(cause)}`);
+    this.name = 'UnknownEarlierPostError';
+  }
+}
+
 /**
  * The digest posted by a run whose record never got written (it crashed, or Redis was away right
  * after the post): found in the channel by its mark, recorded now, and not posted twice.
@@ -257,8 +279,7 @@ async function postedEarlier(
     { channel, threadTs: null, since },
     digestMark(period, channel),
   ).catch((error: unknown) => {
-    ctx.logger.warn(`could not look for an earlier post of the digest in ${channel}: ${String(error)}`);
-    return undefined;
+    throw new UnknownEarlierPostError(error);
   });
   if (!found) return undefined;
   const record = {

@@ -99,6 +99,31 @@ describe('the weekly digest schedule', () => {
     });
   });
 
+  it('does not post it again when it cannot look for an earlier post: that try fails, and the next finds it', async () => {
+    const { slack, mintlify, namespace } = await fakes();
+    const first = await bot({ env: WEEKLY, slack, mintlify, namespace });
+    await logged(first, /posted the catch-up digest/);
+    await first.stopBot();
+    // As if the bot had died between Slack's answer and writing the record.
+    const period = missedPeriod();
+    const lost = await startBot({ env: {}, slack, mintlify, namespace }); // no DIGEST_CHANNEL: posts nothing
+    await lost.bot.store.kv.delete(`digest-posted:${CHANNEL}:${periodKey(period)}`);
+    await lost.stopBot();
+
+    // The channel's history cannot be read at first (Slack failing past the client's retries).
+    slack.failNext('conversations.history', { status: 500 }, 3);
+    const restarted = await bot({
+      env: WEEKLY,
+      slack,
+      mintlify,
+      namespace,
+      digestTries: { attempts: 2, backoffMs: 50 },
+    });
+    await logged(restarted, /could not check whether it was posted already/);
+    await logged(restarted, /catch-up digest for .*: already posted/);
+    expect(slack.callsTo('chat.postMessage').filter((call) => call.args.channel === CHANNEL)).toHaveLength(1);
+  });
+
   it('two instances on the same Redis post it once', async () => {
     const { slack, mintlify, namespace } = await fakes();
     // Slow answers keep the first instance busy while the second one starts.
