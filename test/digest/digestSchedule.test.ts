@@ -48,6 +48,21 @@ const missedPeriod = () =>
     WEEKLY.DIGEST_TIMEZONE,
   );
 
+/** The catch-up digest posted, then its record lost: as if the bot had died between Slack's answer and writing it. */
+async function postedThenRecordLost() {
+  const world = await fakes();
+  const { slack, mintlify, namespace } = world;
+  const first = await bot({ env: WEEKLY, slack, mintlify, namespace });
+  const post = await slack.waitForCall('chat.postMessage', (call) => call.response.ok === true);
+  await logged(first, /posted the catch-up digest/);
+  await first.stopBot();
+  const period = missedPeriod();
+  const lost = await startBot({ env: {}, slack, mintlify, namespace }); // no DIGEST_CHANNEL: posts nothing
+  await lost.bot.store.kv.delete(`digest-posted:${CHANNEL}:${periodKey(period)}`);
+  await lost.stopBot();
+  return { ...world, post, period };
+}
+
 describe('the weekly digest schedule', () => {
   it('posts the digest missed while the bot was down, once, and not again after a restart', async () => {
     const { slack, mintlify, namespace } = await fakes();
@@ -79,17 +94,8 @@ describe('the weekly digest schedule', () => {
   });
 
   it('finds a digest posted just before a crash that lost its record, and does not post it again', async () => {
-    const { slack, mintlify, namespace } = await fakes();
-    const first = await bot({ env: WEEKLY, slack, mintlify, namespace });
-    const post = await slack.waitForCall('chat.postMessage', (call) => call.response.ok === true);
+    const { slack, mintlify, namespace, post, period } = await postedThenRecordLost();
     expect(post.args.metadata).toMatchObject({ event_type: 'docs_agent_digest' });
-    await logged(first, /posted the catch-up digest/);
-    await first.stopBot();
-    // As if the bot had died between Slack's answer and writing the record.
-    const period = missedPeriod();
-    const lost = await startBot({ env: {}, slack, mintlify, namespace }); // no DIGEST_CHANNEL: posts nothing
-    await lost.bot.store.kv.delete(`digest-posted:${CHANNEL}:${periodKey(period)}`);
-    await lost.stopBot();
 
     const restarted = await bot({ env: WEEKLY, slack, mintlify, namespace });
     await logged(restarted, /catch-up digest for .*: already posted/);
@@ -100,15 +106,7 @@ describe('the weekly digest schedule', () => {
   });
 
   it('does not post it again when it cannot look for an earlier post: that try fails, and the next finds it', async () => {
-    const { slack, mintlify, namespace } = await fakes();
-    const first = await bot({ env: WEEKLY, slack, mintlify, namespace });
-    await logged(first, /posted the catch-up digest/);
-    await first.stopBot();
-    // As if the bot had died between Slack's answer and writing the record.
-    const period = missedPeriod();
-    const lost = await startBot({ env: {}, slack, mintlify, namespace }); // no DIGEST_CHANNEL: posts nothing
-    await lost.bot.store.kv.delete(`digest-posted:${CHANNEL}:${periodKey(period)}`);
-    await lost.stopBot();
+    const { slack, mintlify, namespace } = await postedThenRecordLost();
 
     // The channel's history cannot be read at first (Slack failing past the client's retries).
     slack.failNext('conversations.history', { status: 500 }, 3);
