@@ -85,6 +85,8 @@ export interface WorkerParts {
 // A job whose check was lost (its queue job failed for good, or a Redis emptied) is followed again
 // within this; each run costs one add per unfinished job, ignored when its check is there.
 const RECONCILE_EVERY_MS = 10 * 60_000;
+/** How long stopping waits for a reconciliation under way. */
+const RECONCILE_AT_STOP_MS = 1_000;
 
 export interface Worker {
   /** The job use cases' context (tests read its records). */
@@ -204,7 +206,12 @@ export function startWorker(parts: WorkerParts): Worker {
     reconcile: () => reconcile(false),
     async stop() {
       clearInterval(timer);
-      await running?.catch(() => {});
+      // A reconciliation under way finishes first (its adds still land), but a Redis that hangs
+      // must not hold the stop's grace back: the queues refuse its adds once they are closed.
+      await Promise.race([
+        running?.catch(() => {}),
+        sleepFor(RECONCILE_AT_STOP_MS, undefined, { ref: false }),
+      ]);
       home.stop();
     },
     async close() {

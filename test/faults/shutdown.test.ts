@@ -1,5 +1,6 @@
 import { createClient } from '@keyv/redis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { JobRecords } from '../../src/jobs/jobRecord.js';
 import { STOPPED_TEXT } from '../../src/digest/digestAnswers.js';
 import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
 import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
@@ -169,4 +170,20 @@ describe('a start that ends while its process stops', () => {
       );
     },
   );
+});
+
+describe('stopping while the queues are being reconciled and Redis does not answer it', () => {
+  it('stops all the same: the reconciliation does not hold the stop back', { timeout: 30_000 }, async () => {
+    // Every unfinished-jobs read hangs, as on a Redis that takes commands and never answers.
+    const hanging = vi
+      .spyOn(JobRecords.prototype, 'unfinishedIds')
+      .mockImplementation(() => new Promise(() => {}));
+    cleanups.push(async () => hanging.mockRestore());
+    const h = await startBot({ env: { ...FAST_POLL } });
+    cleanups.push(() => h.close());
+    await expect.poll(() => hanging.mock.calls.length).toBeGreaterThan(0);
+
+    await h.stopBot(); // before, this waited for the reconciliation for ever
+    expect(h.logs.some((line) => line.includes('Queues closed before their workers did'))).toBe(false);
+  });
 });
