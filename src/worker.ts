@@ -13,7 +13,7 @@ import { publishHome } from './home/publishHome.js';
 import type { InFlight } from './inFlight.js';
 import {
   type FollowCheck,
-  followJob,
+  followActiveJob,
   followProcessor,
   followUnfinishedJobs,
   followWorkerOptions,
@@ -49,7 +49,10 @@ export interface WorkerTuning {
   mintlify?: Partial<Pick<MintlifyClientOptions, 'retry' | 'timeouts' | 'sleep'>>;
   /** Deployments read more often, and the preview limiter's window. */
   previews?: { statusEveryMs?: number; limiter?: { max: number; durationMs: number } };
-  /** How often a job created while Redis was away is tried again (default 2 s). */
+  /**
+   * How often what a job's start or follow-up leaves for Redis to answer (its record, its first
+   * check, a follow-up's answer) is tried again while Redis is away (default 2 s).
+   */
   recordAgainEveryMs?: number;
   /** The digest's waits for the analytics rate limit. */
   digest?: DigestContext['collect'];
@@ -132,10 +135,7 @@ export function startWorker(parts: WorkerParts): Worker {
     slack,
     logger,
     now,
-    onJobActive: (jobId) =>
-      void followJob(jobs, queues.follow, jobId).catch((error: unknown) =>
-        logger.error(`job ${jobId} could not be queued for following: ${String(error)}`),
-      ),
+    onJobActive: (jobId) => followActiveJob(jobs, queues.follow, jobId, jobs.starts.recordAgainEveryMs),
     onJobChanged: (record) => home.refresh(record.requestedBy),
     ...(config.previews
       ? { onJobFinished: (record: JobRecord) => requestPreview(queues.previews, record) }

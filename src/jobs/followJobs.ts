@@ -3,6 +3,8 @@ import type { Processor, WorkQueue, WorkerOptions } from '../queue/queue.js';
 import { type CheckResult, checkJob, type JobMemory, newJobMemory } from './checkJob.js';
 import { FINISHED, type JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
+import { retryInBackground } from '../store/retryInBackground.js';
+import { isStoreUnavailable } from '../store/storeErrors.js';
 import { checkDelayMs, jittered, type PollTiming, resumeDelayMs, retryDelayMs } from './pollSchedule.js';
 
 /**
@@ -39,6 +41,8 @@ export function followWorkerOptions(poll: JobsContext['config']['poll']): Worker
 
 /** How long after a refused follow the add is tried once more (see followJob). */
 const REFOLLOW_AFTER_MS = 1_500;
+/** How long a job's check is tried again while Redis is away: then the reconciliation has it. */
+const FOLLOW_AGAIN_FOR_MS = 10 * 60_000;
 /** Checks queued at once when every unfinished job is followed again. */
 const ADDS_IN_FLIGHT = 100;
 
@@ -67,6 +71,37 @@ export async function followJob(
         ctx.logger.warn(`job ${jobId} could not be queued for following: ${String(error)}`),
       );
   }, REFOLLOW_AFTER_MS).unref();
+}
+
+/**
+ * `followJob` for a job that just started or reopened, in the background: when the queue cannot take
+ * the check (Redis away), it is tried again every `everyMs` until it can, rather than leave the job
+ * to the next reconciliation (within 10 minutes).
+ */
+export function followActiveJob(
+  ctx: JobsContext,
+  queue: WorkQueue<FollowCheck>,
+  jobId: string,
+  everyMs: number,
+): void {
+  const notQueued = (why: string) => `job ${jobId} could not be queued for following: ${why}`;
+  followJob(ctx, queue, jobId).catch((error: unknown) => {
+    ctx.logger.warn(`${notQueued(String(error))}; tried again every ${everyMs / 1000} s`);
+    retryInBackground(
+      async () => {
+        await followJob(ctx, queue, jobId);
+        ctx.logger.info(`job ${jobId} is queued for following`);
+        return true;
+      },
+      {
+        everyMs,
+        forMs: FOLLOW_AGAIN_FOR_MS,
+        wanted: () => true,
+        retryOn: isStoreUnavailable,
+        giveUp: (why) => ctx.logger.error(`${notQueued(why)}; the next check of the queues follows it`),
+      },
+    );
+  });
 }
 
 /**

@@ -42,7 +42,7 @@ const askKey = (id: string) => `start-ask:${id}`;
 // Longer than a queue job can wait to be run again; a start older than this is only clutter.
 const KEEP_MS = 24 * 3_600_000;
 
-/** How often a job created while Redis was away is tried again (startJob.ts). */
+/** How often a job created while Redis was away is tried again (startJob.ts), and the like. */
 const RECORD_AGAIN_EVERY_MS = 2_000;
 /**
  * How often, and for how long, a claim Redis may have taken without answering is tried to be
@@ -89,7 +89,7 @@ export class JobStarts {
    * -> job id; see startJob.ts): their run again waits meanwhile.
    */
   readonly unrecorded = new Map<string, string>();
-  /** How often a job in `unrecorded` is tried again. */
+  /** How often a job in `unrecorded` is tried again; also a job's first check, a follow-up's answer. */
   readonly recordAgainEveryMs: number;
   /**
    * Claims of starts' requests to Mintlify that Redis may have taken without answering (start id ->

@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Queue } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type BotHarness, startBot } from '../support/botHarness.js';
 import {
   FAST_POLL,
@@ -115,6 +116,33 @@ describe('a job that runs unusually long', () => {
         .poll(async () => (await record(h, job.jobId))?.announced)
         .toEqual(['0:slow', '0:completed']);
     } finally {
+      await h.close();
+    }
+  });
+});
+
+describe('a job whose first check the queue could not take (Redis away for a moment)', () => {
+  it('is queued again a moment later, and followed to its end', async () => {
+    // node-redis's error for a command sent while Redis is away, told by its class.
+    class ClientOfflineError extends Error {}
+    let refusals = 0;
+    const add = Queue.prototype.add;
+    const adds = vi.spyOn(Queue.prototype, 'add').mockImplementation(function (this: Queue, ...args) {
+      if (args[0] === 'check' && refusals++ === 0)
+        return Promise.reject(new ClientOfflineError('The client is offline'));
+      return add.apply(this, args);
+    });
+    const h = await startBot({ env: { ...FAST_POLL }, recordAgainEveryMs: 100 });
+    try {
+      const job = await startFollowedJob(h, 'Document the offline moment');
+      await expect
+        .poll(() => h.logs.some((line) => line.includes(`job ${job.jobId} is queued for following`)))
+        .toBe(true);
+      expect(refusals).toBeGreaterThan(1);
+      h.mintlify.setJob(job.jobId, { status: 'completed', prLink: 'https://github.com/acme/docs/pull/3' });
+      await waitForReply(h, job, 'pull/3');
+    } finally {
+      adds.mockRestore();
       await h.close();
     }
   });

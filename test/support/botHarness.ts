@@ -51,7 +51,7 @@ export interface HarnessOptions {
   /** Use the in-memory store instead of Redis. */
   memory?: boolean;
   mintlifyOptions?: DocsAgentOptions['mintlify'];
-  /** How often a job created while Redis was away is tried again (the bot's default: 2 s). */
+  /** How often what waits for Redis after a start or a follow-up is tried again (the bot's default: 2 s). */
   recordAgainEveryMs?: number;
   /** How often a digest job is tried (the bot's default: 4 times, a minute apart and more). */
   digestTries?: DocsAgentOptions['digestTries'];
