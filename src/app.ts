@@ -1,6 +1,6 @@
 import { type Logger, webApi } from '@slack/bolt';
 import type { Config } from './config.js';
-import type { DigestJob } from './digest/digestSchedule.js';
+import { DIGEST_AGAIN_AFTER_MS, type DigestJob } from './digest/digestSchedule.js';
 import { InFlight } from './inFlight.js';
 import type { FollowCheck } from './jobs/followJobs.js';
 import type { JobsContext } from './jobs/jobsContext.js';
@@ -87,9 +87,11 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
   const requests = queues.queue<SlackRequest>(REQUESTS_QUEUE, { keepCompletedMs: KEEP_REQUESTS_MS });
   // A check that failed for good is dropped at once, so its job can be followed again (see worker.ts).
   const follow = queues.queue<FollowCheck>(FOLLOW_QUEUE, { keepFailedMs: 0 });
-  // A digest that failed for good is dropped at once too: the catch-up of its week, named after it,
-  // is then queued again at the next check (a failed job would hold that name for a day).
-  const digestQueue = queues.queue<DigestJob>(DIGEST_QUEUE, { keepFailedMs: 0 });
+  // A digest that failed for good holds its name an hour: then the catch-up of its week, named
+  // after it, is queued again at the next check; a failure that lasts is tried hourly, not every check.
+  const digestQueue = queues.queue<DigestJob>(DIGEST_QUEUE, {
+    keepFailedMs: options.digestTries?.againAfterMs ?? DIGEST_AGAIN_AFTER_MS,
+  });
   const previewQueue = queues.queue<PreviewRequest>(PREVIEW_QUEUE, { keepFailedMs: 0 });
   const previewStatus = queues.queue<PreviewCheck>(PREVIEW_STATUS_QUEUE, { keepFailedMs: 0 });
 
@@ -113,6 +115,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
   const closeAll = async () => {
     await worker?.stop();
     const cutWaits = setTimeout(() => retryWaits.abort(new Error('the bot is stopping')), STOP_GRACE_MS);
+    logger.debug(`closing the queues: running work has ${STOP_GRACE_MS / 1000} s to finish`);
     await queues.close(STOP_GRACE_MS);
     clearTimeout(cutWaits);
     retryWaits.abort(new Error('the bot is stopping'));

@@ -336,7 +336,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     problems.push({
       variable: 'SERVICES',
       problem:
-        'needs REDIS_URL to run web and worker apart: without Redis the queue lives in one process, which runs both (leave SERVICES unset)',
+        'needs REDIS_URL to run web and worker apart: without Redis the queue lives in one process, which runs both (leave SERVICES unset, or name both)',
     });
   }
   const ca = parsed.success ? readCertificates(parsed.data.REDIS_TLS_CA) : undefined;

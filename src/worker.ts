@@ -56,7 +56,7 @@ export interface WorkerTuning {
   recordAgainEveryMs?: number;
   /** The digest's waits for the analytics rate limit. */
   digest?: DigestContext['collect'];
-  /** How often a digest job is tried (default 4 times, a minute apart and more). */
+  /** How often a digest job is tried (default 4 times, a minute apart and more; then again an hour later). */
   digestTries?: DigestTries;
 }
 
@@ -135,6 +135,7 @@ export function startWorker(parts: WorkerParts): Worker {
     slack,
     logger,
     now,
+    stopping: parts.retryWaits,
     onJobActive: (jobId) => followActiveJob(jobs, queues.follow, jobId, jobs.starts.recordAgainEveryMs),
     onJobChanged: (record) => home.refresh(record.requestedBy),
     ...(config.previews

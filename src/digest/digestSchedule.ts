@@ -16,11 +16,18 @@ const SCHEDULER_ID = 'weekly-digest';
 // A digest cut short (a stop, Mintlify or Slack away) is tried again a few times, a minute apart and more.
 const TRIES: DigestTries = { attempts: 4, backoffMs: 60_000 };
 
-/** How often a digest job is tried, and the first wait between tries (doubling). */
+/**
+ * How often a digest job is tried, the first wait between tries (doubling), and, once they are
+ * spent, how long before its week's digest is queued again (see app.ts).
+ */
 export interface DigestTries {
   attempts: number;
   backoffMs: number;
+  againAfterMs?: number;
 }
+
+/** A digest that failed for good (the bot not in the channel, Mintlify refusing) is tried again this much later. */
+export const DIGEST_AGAIN_AFTER_MS = 60 * 60_000;
 
 /** A digest to post: of `period` (a catch-up), or of the week before the run (a scheduled one). */
 export interface DigestJob {
@@ -36,18 +43,26 @@ export async function scheduleDigest(
   queue: WorkQueue<DigestJob>,
   options: { quiet?: boolean; tries?: DigestTries } = {},
 ): Promise<void> {
-  const tries = options.tries ?? TRIES;
+  const { attempts, backoffMs } = options.tries ?? TRIES;
   const { channel, cron: pattern, timezone } = ctx.config.digest;
   if (!channel) {
     await queue.unschedule(SCHEDULER_ID); // DIGEST_CHANNEL was unset since the last start
     return;
   }
-  await queue.schedule(SCHEDULER_ID, { pattern, timezone }, { name: 'scheduled', data: {}, ...tries });
+  await queue.schedule(
+    SCHEDULER_ID,
+    { pattern, timezone },
+    { name: 'scheduled', data: {}, attempts, backoffMs },
+  );
   const missed = previousScheduledRun(pattern, timezone, ctx.now());
   const period = missed && periodOfRun(missed, timezone);
   if (period && !(await ctx.records.posted(period, channel))) {
     // One catch-up per period, however many workers start at once; posted once (see postScheduledDigest).
-    await queue.add('catch-up', { period }, { jobId: `catch-up-${channel}-${periodKey(period)}`, ...tries });
+    await queue.add(
+      'catch-up',
+      { period },
+      { jobId: `catch-up-${channel}-${periodKey(period)}`, attempts, backoffMs },
+    );
   }
   const line = `weekly digest scheduled "${pattern}" (${timezone}) to ${channel}`;
   if (options.quiet) ctx.logger.debug(line);

@@ -69,5 +69,5 @@ function digestLine(digest: HomeFacts['digest']): string {
   if (!digest.channel)
     return `No weekly digest is set up (whoever runs the bot can turn it on). ${DIGEST_NOW}`;
   const next = digest.nextAt ? `; the next is due ${slackDate(digest.nextAt)}` : '';
-  return `The most visited docs pages are posted every week in <#${digest.channel}>${next}. ${DIGEST_NOW}`;
+  return `A digest of the most visited docs pages is posted in <#${digest.channel}>${next}. ${DIGEST_NOW}`;
 }

@@ -21,7 +21,9 @@ export const DM_HELP = [
 
 /** Said in the DM thread of a job whose card could not go where it was asked for. */
 export function followedHereText(channel: string): string {
-  return `I couldn’t post this job’s card in <#${channel}> (I’m probably not a member: \`/invite @docs-agent\` there), so I’m following the job here. Reply in this thread to steer it.`;
+  // A DM between people (D…) has no name to show.
+  const where = channel.startsWith('D') ? 'that conversation' : `<#${channel}>`;
+  return `I couldn’t post this job’s card in ${where} (I’m probably not a member: \`/invite @docs-agent\` there), so I’m following the job here. Reply in this thread to steer it.`;
 }
 
 /** A job asked for from a message shortcut could not be started: the person's instruction is kept. */

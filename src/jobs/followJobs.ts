@@ -85,6 +85,11 @@ export function followActiveJob(
   everyMs: number,
 ): void {
   const notQueued = (why: string) => `job ${jobId} could not be queued for following: ${why}`;
+  const giveUp = (why: string) => {
+    // Unfinished on its record: a worker's check of the queues (at its start, every 10 minutes) has it.
+    ctx.logger.warn(`${notQueued(why)}; the next check of the queues follows it`);
+    return false;
+  };
   followJob(ctx, queue, jobId).catch((error: unknown) => {
     ctx.logger.warn(`${notQueued(String(error))}; tried again every ${everyMs / 1000} s`);
     retryInBackground(
@@ -96,9 +101,9 @@ export function followActiveJob(
       {
         everyMs,
         forMs: FOLLOW_AGAIN_FOR_MS,
-        wanted: () => true,
+        wanted: () => !ctx.stopping.aborted || giveUp('the bot is stopping'),
         retryOn: isStoreUnavailable,
-        giveUp: (why) => ctx.logger.error(`${notQueued(why)}; the next check of the queues follows it`),
+        giveUp,
       },
     );
   });

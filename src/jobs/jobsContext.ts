@@ -21,6 +21,11 @@ export interface JobsContext {
   slack: webApi.WebClient;
   logger: Logger;
   now: () => Date;
+  /**
+   * Aborted once the bot stops its work: what waits in the background for Redis to answer gives up
+   * then, and says what is left undone.
+   */
+  stopping: AbortSignal;
   /** Called when a job starts or is reopened, so the follower picks it up. */
   onJobActive: (jobId: string) => void;
   /** Called when a job's check ends with the job finished: its pull request's preview is asked for, if due. */

@@ -77,17 +77,18 @@ export async function steerJob(
   const said = (await slackToPlainText(input.text, userNames)).trim();
   if (said.startsWith(BETWEEN_PEOPLE)) return { kind: 'ignored', why: 'between_people' };
   const files = filesNote(input.files);
-  if (said === '' && files === '') return { kind: 'ignored', why: 'empty' };
+  // No words: nothing for the job. A bare mention (with a file or not) is the mention's to answer, with help.
+  if (said === '' && (files === '' || input.mentionsBot)) return { kind: 'ignored', why: 'empty' };
   const key = `message:${input.channel}:${input.messageTs}`;
   if (!(await firstSighting(ctx.store.atomic, key, { by: input.handledBy }))) {
     return { kind: 'ignored', why: 'already_sent' };
   }
-  // Told once (after the dedupe), however often Slack delivers it.
-  if (said === '') return { kind: 'files_only', text: FILES_ONLY_TEXT };
   const prompt = files ? `${said}\n${files}` : said;
   // After the dedupe, so a reply delivered as both a message and a mention is refused once.
   const refusal = accessRefusal(ctx.config.access, input.user, input.channel);
   if (refusal) return { kind: 'refused', text: refusal };
+  // Told once (after the dedupe), however often Slack delivers it.
+  if (said === '') return { kind: 'files_only', text: FILES_ONLY_TEXT };
 
   // Noted before the POST, which is never sent twice: the same queue job run again after a crash
   // finds the note, and tells the person instead of sending the reply a second time.
@@ -135,6 +136,12 @@ export async function steerJob(
  */
 function recordOnceRedisAnswers(ctx: JobsContext, jobId: string, job: AgentJob): void {
   const answeredAt = ctx.now();
+  const notRecorded = (why: string) => {
+    ctx.logger.error(
+      `job ${jobId}: its follow-up's answer could not be recorded (${why}); if the follow-up reopened it, it is not followed`,
+    );
+    return false;
+  };
   ctx.logger.warn(
     `follow-up sent to job ${jobId}, but Redis is away: its record is updated once Redis answers`,
   );
@@ -152,12 +159,9 @@ function recordOnceRedisAnswers(ctx: JobsContext, jobId: string, job: AgentJob):
     {
       everyMs: ctx.starts.recordAgainEveryMs,
       forMs: KEEP_ANSWER_MS,
-      wanted: () => true,
+      wanted: () => !ctx.stopping.aborted || notRecorded('the bot is stopping'),
       retryOn: isStoreUnavailable,
-      giveUp: (why) =>
-        ctx.logger.error(
-          `job ${jobId}: its follow-up's answer could not be recorded (${why}); if the follow-up reopened it, it is not followed`,
-        ),
+      giveUp: notRecorded,
     },
   );
 }

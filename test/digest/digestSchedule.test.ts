@@ -174,7 +174,7 @@ describe('the weekly digest schedule', () => {
     const { slack, mintlify, namespace } = await fakes();
     // The bot is not in the channel yet: both tries of the catch-up are refused.
     slack.failNext('chat.postMessage', { error: 'not_in_channel' }, 2);
-    const tries = { attempts: 2, backoffMs: 50 };
+    const tries = { attempts: 2, backoffMs: 50, againAfterMs: 0 }; // the hour's wait, cut short
     const first = await bot({ env: WEEKLY, slack, mintlify, namespace, digestTries: tries });
     await logged(first, /job catch-up-C0DIGEST-.* failed for good/);
     expect(slack.callsTo('chat.postMessage').map((call) => call.response.ok)).toEqual([false, false]);
@@ -186,6 +186,30 @@ describe('the weekly digest schedule', () => {
     const posted = slack.callsTo('chat.postMessage').filter((call) => call.response.ok);
     expect(posted).toHaveLength(1);
     expect(posted[0]?.args.channel).toBe(CHANNEL);
+  });
+
+  it('holds a catch-up that failed for good an hour: a failure that lasts is not tried at every check', async () => {
+    const { slack, mintlify, namespace } = await fakes();
+    slack.failNext('chat.postMessage', { error: 'not_in_channel' }, 2);
+    const tries = { attempts: 2, backoffMs: 50 }; // then the default hour
+    const first = await bot({ env: WEEKLY, slack, mintlify, namespace, digestTries: tries });
+    await logged(first, /job catch-up-C0DIGEST-.* failed for good/);
+    await first.stopBot();
+
+    const restarted = await bot({ env: WEEKLY, slack, mintlify, namespace, digestTries: tries });
+    await logged(restarted, /weekly digest scheduled/); // logged once the catch-up was queued, or not
+    // BullMQ's lists of the digest queue: the failed catch-up holds its name, and is queued no more.
+    const redis = restarted.bot.store.redis!;
+    const list = (name: string) => `${namespace}:digest:${name}`;
+    const catchUps = (ids: string[]) => ids.filter((id) => id.startsWith('catch-up-'));
+    expect(catchUps(await redis.zRange(list('failed'), 0, -1))).toHaveLength(1);
+    const queued = [
+      ...(await redis.lRange(list('wait'), 0, -1)),
+      ...(await redis.lRange(list('active'), 0, -1)),
+      ...(await redis.zRange(list('delayed'), 0, -1)),
+    ];
+    expect(catchUps(queued)).toEqual([]);
+    expect(slack.callsTo('chat.postMessage')).toHaveLength(2);
   });
 
   it('logs a failed scheduled digest once, clearly, and posts nothing', async () => {

@@ -45,9 +45,7 @@ describe('the Home tab', () => {
     expect(home).toContain('<#C0DIGEST>');
     // When the next one is due, as a date Slack shows in the reader's time zone; not the cron pattern.
     const due = new Cron('0 9 * * 1', { timezone: h.config.digest.timezone }).nextRun() as Date;
-    expect(home).toContain(
-      `posted every week in <#C0DIGEST>; the next is due <!date^${due.getTime() / 1000}^`,
-    );
+    expect(home).toContain(`is posted in <#C0DIGEST>; the next is due <!date^${due.getTime() / 1000}^`);
     expect(home).not.toContain('0 9 * * 1');
     expect(home).toContain('How to use the docs agent');
   });

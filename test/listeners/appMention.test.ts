@@ -29,6 +29,15 @@ function seedPeople(h: BotHarness) {
   h.slack.seedUser({ id: 'U0CAT', name: 'cat' });
 }
 
+/** A job started with the slash command in #C0DOCS: its card's thread, once it is on the record. */
+async function jobThread(h: BotHarness): Promise<string> {
+  await h.command('Document the export flag', { channel_id: 'C0DOCS', user_id: 'U0ADA' });
+  const card = await h.slack.waitForCall('chat.postMessage');
+  const thread = String(card.response.ts);
+  await expect.poll(() => h.bot.context.jobs.records.byThread('C0DOCS', thread)).toBeDefined();
+  return thread;
+}
+
 describe('@docs-agent <instruction>', () => {
   it('at the top of a channel starts a job whose card is the reply under the message, and whose thread steers it', async () => {
     h = await startBot();
@@ -138,10 +147,7 @@ describe('@docs-agent <instruction>', () => {
 
   it('inside a job’s thread is a follow-up, sent once although Slack delivers it as a message and as a mention', async () => {
     h = await startBot();
-    await h.command('Document the export flag', { channel_id: 'C0DOCS', user_id: 'U0ADA' });
-    const card = await h.slack.waitForCall('chat.postMessage');
-    const thread = String(card.response.ts);
-    await expect.poll(() => h.bot.context.jobs.records.byThread('C0DOCS', thread)).toBeDefined();
+    const thread = await jobThread(h);
 
     const reply = h.slack.seedMessage('C0DOCS', {
       user: 'U0BEA',
@@ -166,6 +172,26 @@ describe('@docs-agent <instruction>', () => {
     ]);
     expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
     expect(h.slack.callsTo('reactions.add')).toHaveLength(1);
+  });
+
+  it('alone with a file in a job’s thread is answered once, with help, as a message and as a mention', async () => {
+    h = await startBot();
+    const thread = await jobThread(h);
+
+    const said = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', thread_ts: thread, text: `<@${BOT}>` });
+    const event = {
+      ...mention({ ts: said.ts, thread_ts: thread, text: said.text, user: 'U0BEA' }),
+      files: [{ id: 'F0SHOT', name: 'shot.png' }],
+    };
+    // The message first: whichever comes first, the mention answers.
+    await h.event(asMessage(event));
+    await h.bot.drained();
+    await h.event(event);
+    const help = await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === thread);
+    expect(String(help.args.text)).toContain('Tell me what to change in the docs');
+    await h.bot.drained();
+    expect(h.slack.callsTo('chat.postEphemeral')).toEqual([]);
+    expect(h.mintlify.requestsFor('sendMessage')).toEqual([]);
   });
 
   it('with no instruction answers with short usage help in the thread, and sends nothing to Mintlify', async () => {

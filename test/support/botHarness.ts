@@ -53,7 +53,7 @@ export interface HarnessOptions {
   mintlifyOptions?: DocsAgentOptions['mintlify'];
   /** How often what waits for Redis after a start or a follow-up is tried again (the bot's default: 2 s). */
   recordAgainEveryMs?: number;
-  /** How often a digest job is tried (the bot's default: 4 times, a minute apart and more). */
+  /** How often a digest job is tried (the bot's default: 4 times, a minute apart and more, then an hour later). */
   digestTries?: DocsAgentOptions['digestTries'];
   /** Default: deployments read every 50 ms; Mintlify's limiter of 5 a minute. */
   previews?: DocsAgentOptions['previews'];
