@@ -136,7 +136,7 @@ export function startWorker(parts: WorkerParts): Worker {
     logger,
     now,
     stopping: parts.retryWaits,
-    onJobActive: (jobId) => followActiveJob(jobs, queues.follow, jobId, jobs.starts.recordAgainEveryMs),
+    onJobActive: (jobId) => followActiveJob(jobs, queues.follow, jobId),
     onJobChanged: (record) => home.refresh(record.requestedBy),
     ...(config.previews
       ? { onJobFinished: (record: JobRecord) => requestPreview(queues.previews, record) }

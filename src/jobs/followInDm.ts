@@ -2,6 +2,11 @@ import { followedHereText } from './doorAnswers.js';
 import type { JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
 import { postJobCard } from './postJobCard.js';
+import { againOnceRedisAnswers } from './onceRedisAnswers.js';
+import { isStoreUnavailable } from '../store/storeErrors.js';
+
+/** How long the record of a card moved to a DM is tried to be written while Redis is away. */
+const KEEP_MOVE_MS = 30 * 60_000;
 
 /**
  * A job whose card could not be posted where it was asked for (the bot is not in that channel)
@@ -11,25 +16,40 @@ import { postJobCard } from './postJobCard.js';
  */
 export async function followInDm(ctx: JobsContext, record: JobRecord): Promise<JobRecord | undefined> {
   const wanted = record.channel;
+  let posted: Awaited<ReturnType<typeof postJobCard>>;
   try {
     // Posting to a user id lands in the app's DM with that person (chat:write is enough).
-    const posted = await postJobCard(ctx, record, { channel: record.requestedBy });
+    posted = await postJobCard(ctx, record, { channel: record.requestedBy });
     if (posted.kind !== 'posted') throw posted.error;
-    const place = { channel: posted.channel, threadTs: posted.ts, cardTs: posted.ts, pendingCard: undefined };
-    // Read again: the follower may have saved news of the job since it was created.
-    const moved = (await ctx.records.update(record.jobId, (current) => ({ ...current, ...place }))) ?? {
-      ...record,
-      ...place,
-    };
-    await ctx.slack.chat
-      .postMessage({ channel: place.channel, thread_ts: place.threadTs, text: followedHereText(wanted) })
-      .catch((error: unknown) =>
-        ctx.logger.warn(`could not explain the DM card of ${record.jobId}: ${String(error)}`),
-      );
-    ctx.logger.info(`job ${record.jobId} is followed in ${record.requestedBy}'s DM instead of ${wanted}`);
-    return moved;
   } catch (error) {
     ctx.logger.warn(`job ${record.jobId}: could not post its card in the DM either: ${String(error)}`);
     return undefined;
   }
+  const place = { channel: posted.channel, threadTs: posted.ts, cardTs: posted.ts, pendingCard: undefined };
+  // Read again: the follower may have saved news of the job since it was created.
+  const move = () => ctx.records.update(record.jobId, (current) => ({ ...current, ...place }));
+  const moved = await move().catch((error: unknown) => {
+    // The card is in the DM: its record says so once Redis answers, and the job's news goes there then.
+    if (isStoreUnavailable(error)) {
+      ctx.logger.warn(`job ${record.jobId}: its card is in the DM; its record says so once Redis answers`);
+      againOnceRedisAnswers(ctx, async () => void (await move()), {
+        forMs: KEEP_MOVE_MS,
+        undone: (why) =>
+          ctx.logger.error(
+            `job ${record.jobId}: its card is in the DM, but the record could not say so (${why})`,
+          ),
+      });
+    } else
+      ctx.logger.error(
+        `job ${record.jobId}: its card is in the DM, but the record could not say so: ${String(error)}`,
+      );
+    return undefined;
+  });
+  await ctx.slack.chat
+    .postMessage({ channel: place.channel, thread_ts: place.threadTs, text: followedHereText(wanted) })
+    .catch((error: unknown) =>
+      ctx.logger.warn(`could not explain the DM card of ${record.jobId}: ${String(error)}`),
+    );
+  ctx.logger.info(`job ${record.jobId} is followed in ${record.requestedBy}'s DM instead of ${wanted}`);
+  return moved ?? { ...record, ...place };
 }

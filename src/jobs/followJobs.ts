@@ -3,8 +3,7 @@ import type { Processor, WorkQueue, WorkerOptions } from '../queue/queue.js';
 import { type CheckResult, checkJob, type JobMemory, newJobMemory } from './checkJob.js';
 import { FINISHED, type JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
-import { retryInBackground } from '../store/retryInBackground.js';
-import { isStoreUnavailable } from '../store/storeErrors.js';
+import { againOnceRedisAnswers } from './onceRedisAnswers.js';
 import { checkDelayMs, jittered, type PollTiming, resumeDelayMs, retryDelayMs } from './pollSchedule.js';
 
 /**
@@ -75,35 +74,23 @@ export async function followJob(
 
 /**
  * `followJob` for a job that just started or reopened, in the background: when the queue cannot take
- * the check (Redis away), it is tried again every `everyMs` until it can, rather than leave the job
+ * the check (Redis away), it is tried again every few seconds until it can, rather than leave the job
  * to the next reconciliation (within 10 minutes).
  */
-export function followActiveJob(
-  ctx: JobsContext,
-  queue: WorkQueue<FollowCheck>,
-  jobId: string,
-  everyMs: number,
-): void {
+export function followActiveJob(ctx: JobsContext, queue: WorkQueue<FollowCheck>, jobId: string): void {
   const notQueued = (why: string) => `job ${jobId} could not be queued for following: ${why}`;
-  const giveUp = (why: string) => {
-    // Unfinished on its record: a worker's check of the queues (at its start, every 10 minutes) has it.
-    ctx.logger.warn(`${notQueued(why)}; the next check of the queues follows it`);
-    return false;
-  };
   followJob(ctx, queue, jobId).catch((error: unknown) => {
-    ctx.logger.warn(`${notQueued(String(error))}; tried again every ${everyMs / 1000} s`);
-    retryInBackground(
+    ctx.logger.warn(`${notQueued(String(error))}; tried again once Redis answers`);
+    againOnceRedisAnswers(
+      ctx,
       async () => {
         await followJob(ctx, queue, jobId);
         ctx.logger.info(`job ${jobId} is queued for following`);
-        return true;
       },
       {
-        everyMs,
         forMs: FOLLOW_AGAIN_FOR_MS,
-        wanted: () => !ctx.stopping.aborted || giveUp('the bot is stopping'),
-        retryOn: isStoreUnavailable,
-        giveUp,
+        // Unfinished on its record: a worker's check of the queues (at its start, every 10 minutes) has it.
+        undone: (why) => ctx.logger.warn(`${notQueued(why)}; the next check of the queues follows it`),
       },
     );
   });

@@ -13,9 +13,9 @@ import { editJobCard } from './jobNotifications.js';
 import { JOB_CARD_MARK_TYPE } from './postJobCard.js';
 import { applyAgentJob, FINISHED, type JobRecord } from './jobRecord.js';
 import type { AgentJob } from '../mintlify/index.js';
-import { retryInBackground } from '../store/retryInBackground.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
 import type { JobsContext } from './jobsContext.js';
+import { againOnceRedisAnswers } from './onceRedisAnswers.js';
 import { filesNote } from './threadContext.js';
 import type { ThreadMessage } from '../slack/threadMessages.js';
 
@@ -136,16 +136,11 @@ export async function steerJob(
  */
 function recordOnceRedisAnswers(ctx: JobsContext, jobId: string, job: AgentJob): void {
   const answeredAt = ctx.now();
-  const notRecorded = (why: string) => {
-    ctx.logger.error(
-      `job ${jobId}: its follow-up's answer could not be recorded (${why}); if the follow-up reopened it, it is not followed`,
-    );
-    return false;
-  };
   ctx.logger.warn(
     `follow-up sent to job ${jobId}, but Redis is away: its record is updated once Redis answers`,
   );
-  retryInBackground(
+  againOnceRedisAnswers(
+    ctx,
     async () => {
       const updated = await ctx.records.update(jobId, (current) =>
         Date.parse(current.updatedAt) > answeredAt.getTime()
@@ -154,14 +149,13 @@ function recordOnceRedisAnswers(ctx: JobsContext, jobId: string, job: AgentJob):
       );
       if (updated && !FINISHED.has(updated.status)) ctx.onJobActive(jobId);
       if (updated) ctx.logger.info(`job ${jobId}: its follow-up's answer recorded once Redis answered again`);
-      return true;
     },
     {
-      everyMs: ctx.starts.recordAgainEveryMs,
       forMs: KEEP_ANSWER_MS,
-      wanted: () => !ctx.stopping.aborted || notRecorded('the bot is stopping'),
-      retryOn: isStoreUnavailable,
-      giveUp: notRecorded,
+      undone: (why) =>
+        ctx.logger.error(
+          `job ${jobId}: its follow-up's answer could not be recorded (${why}); if the follow-up reopened it, it is not followed`,
+        ),
     },
   );
 }

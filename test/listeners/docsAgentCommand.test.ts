@@ -1,5 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JobRecords } from '../../src/jobs/jobRecord.js';
+import { StoreTimeoutError } from '../../src/store/deadline.js';
 import { RateLedger } from '../../src/store/rateLedger.js';
 import { FAST_POLL } from '../jobs/followSupport.js';
 import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
@@ -216,6 +217,25 @@ describe('/docs-agent when something goes wrong', () => {
       'chat.postMessage',
       (call) => call.args.thread_ts === cardTs && String(call.args.text).includes('pull/7'),
     );
+  });
+
+  it('says the card is in the DM even when Redis misses the move, and records it once Redis answers', async () => {
+    h = await startBot({ env: { ...FAST_POLL }, recordAgainEveryMs: 100 });
+    const { records } = h.bot.context.jobs;
+    const update = records.update.bind(records);
+    let missed = 0;
+    const dmCards = () =>
+      h.slack.callsTo('chat.postMessage').filter((call) => call.args.channel === 'U0USER');
+    vi.spyOn(records, 'update').mockImplementation(async (jobId, change) => {
+      if (dmCards().length > 0 && missed++ === 0) throw new StoreTimeoutError('an update', 5_000);
+      return update(jobId, change);
+    });
+    h.slack.failNext('chat.postMessage', { error: 'not_in_channel' });
+    await h.command('Document X', { channel_id: 'C0NOTIN' });
+    expect(String((await ephemeral(h)).text)).toContain('it is in our DM');
+    const cardTs = String(dmCards()[0]?.response.ts);
+    await expect.poll(async () => (await records.get('job-1'))?.cardTs).toBe(cardTs);
+    expect(dmCards()).toHaveLength(1);
   });
 
   it('keeps a job whose card neither the channel nor the DM takes, and says where to see it', async () => {
