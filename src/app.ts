@@ -1,6 +1,6 @@
 import { type Logger, webApi } from '@slack/bolt';
 import type { Config } from './config.js';
-import { DIGEST_AGAIN_AFTER_MS, type DigestJob } from './digest/digestSchedule.js';
+import type { DigestJob } from './digest/digestSchedule.js';
 import { InFlight } from './inFlight.js';
 import type { FollowCheck } from './jobs/followJobs.js';
 import type { JobsContext } from './jobs/jobsContext.js';
@@ -87,11 +87,9 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
   const requests = queues.queue<SlackRequest>(REQUESTS_QUEUE, { keepCompletedMs: KEEP_REQUESTS_MS });
   // A check that failed for good is dropped at once, so its job can be followed again (see worker.ts).
   const follow = queues.queue<FollowCheck>(FOLLOW_QUEUE, { keepFailedMs: 0 });
-  // A digest that failed for good holds its name an hour: then the catch-up of its week, named
-  // after it, is queued again at the next check; a failure that lasts is tried hourly, not every check.
-  const digestQueue = queues.queue<DigestJob>(DIGEST_QUEUE, {
-    keepFailedMs: options.digestTries?.againAfterMs ?? DIGEST_AGAIN_AFTER_MS,
-  });
+  // A digest that failed for good is dropped at once too: the catch-up of its week, named after it,
+  // can be queued again (an hour after its last failed try: see digestSchedule.ts).
+  const digestQueue = queues.queue<DigestJob>(DIGEST_QUEUE, { keepFailedMs: 0 });
   const previewQueue = queues.queue<PreviewRequest>(PREVIEW_QUEUE, { keepFailedMs: 0 });
   const previewStatus = queues.queue<PreviewCheck>(PREVIEW_STATUS_QUEUE, { keepFailedMs: 0 });
 

@@ -51,7 +51,7 @@ export interface WorkerTuning {
   previews?: { statusEveryMs?: number; limiter?: { max: number; durationMs: number } };
   /**
    * How often what a job's start or follow-up leaves for Redis to answer (its record, its first
-   * check, a follow-up's answer) is tried again while Redis is away (default 2 s).
+   * check, a follow-up's answer, its card moved to a DM) is tried again while Redis is away (default 2 s).
    */
   recordAgainEveryMs?: number;
   /** The digest's waits for the analytics rate limit. */
@@ -171,7 +171,7 @@ export function startWorker(parts: WorkerParts): Worker {
     concurrency: REQUEST_CONCURRENCY,
   });
   queues.follow.process(followProcessor(jobs), followWorkerOptions(config.poll));
-  queues.digest.process(digestProcessor(digest), { concurrency: 1 });
+  queues.digest.process(digestProcessor(digest, tuning.digestTries), { concurrency: 1 });
   // Mintlify allows 5 preview deployments a minute per organization: one limiter for every process.
   const previews = {
     ...jobs,

@@ -28,6 +28,7 @@ const KEEP_MS = 92 * 86_400_000;
 const numbersKey = (period: PeriodDates) => `digest-numbers:${periodKey(period)}`;
 const strugglesKey = (period: PeriodDates) => `digest-struggles:${periodKey(period)}`;
 const postedKey = (period: PeriodDates, channel: string) => `digest-posted:${channel}:${periodKey(period)}`;
+const failedKey = (period: PeriodDates, channel: string) => `digest-failed:${channel}:${periodKey(period)}`;
 
 export class DigestRecords {
   constructor(private readonly store: Store) {}
@@ -59,5 +60,14 @@ export class DigestRecords {
 
   async markPosted(record: PostedDigest): Promise<void> {
     await this.store.kv.set(postedKey(record, record.channel), record, KEEP_MS);
+  }
+
+  /** A try of the period's digest failed: for `forMs`, no catch-up of it is queued (see digestSchedule.ts). */
+  async markFailed(period: PeriodDates, channel: string, at: Date, forMs: number): Promise<void> {
+    if (forMs > 0) await this.store.kv.set(failedKey(period, channel), at.toISOString(), forMs);
+  }
+
+  async failedRecently(period: PeriodDates, channel: string): Promise<boolean> {
+    return (await this.store.kv.get<string>(failedKey(period, channel))) !== undefined;
   }
 }

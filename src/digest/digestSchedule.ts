@@ -17,8 +17,8 @@ const SCHEDULER_ID = 'weekly-digest';
 const TRIES: DigestTries = { attempts: 4, backoffMs: 60_000 };
 
 /**
- * How often a digest job is tried, the first wait between tries (doubling), and, once they are
- * spent, how long before its week's digest is queued again (see app.ts).
+ * How often a digest job is tried, the first wait between tries (doubling), and how long after its
+ * last failed try its week's catch-up is not queued (so a failure that lasts is tried hourly).
  */
 export interface DigestTries {
   attempts: number;
@@ -56,7 +56,11 @@ export async function scheduleDigest(
   );
   const missed = previousScheduledRun(pattern, timezone, ctx.now());
   const period = missed && periodOfRun(missed, timezone);
-  if (period && !(await ctx.records.posted(period, channel))) {
+  const due =
+    period &&
+    !(await ctx.records.posted(period, channel)) &&
+    !(await ctx.records.failedRecently(period, channel));
+  if (due) {
     // One catch-up per period, however many workers start at once; posted once (see postScheduledDigest).
     await queue.add(
       'catch-up',
@@ -70,7 +74,10 @@ export async function scheduleDigest(
 }
 
 /** The `digest` queue's processor. `contextFor` gives the digest a context that stops waiting on `signal`. */
-export function digestProcessor(contextFor: (signal: AbortSignal) => DigestContext): Processor<DigestJob> {
+export function digestProcessor(
+  contextFor: (signal: AbortSignal) => DigestContext,
+  tries: Pick<DigestTries, 'againAfterMs'> = {},
+): Processor<DigestJob> {
   return async (job, signal) => {
     const ctx = contextFor(signal);
     const { channel, timezone } = ctx.config.digest;
@@ -98,9 +105,13 @@ export function digestProcessor(contextFor: (signal: AbortSignal) => DigestConte
     if (outcome.kind === 'in_progress') {
       return { again: { delayMs: RENEWED_LEASE_MS + 1_000, data: { ...job.data, period } } };
     }
-    // Not posted: the queue tries it again later (here or in another worker), as long as attempts remain.
-    if (outcome.kind === 'failed')
+    // Not posted: the queue tries it again later (here or in another worker), as long as attempts
+    // remain; its week's catch-up waits an hour after the last failed try.
+    if (outcome.kind === 'failed') {
+      const againAfterMs = tries.againAfterMs ?? DIGEST_AGAIN_AFTER_MS;
+      await ctx.records.markFailed(period, channel, ctx.now(), againAfterMs).catch(() => undefined);
       throw new Error(`the ${why} digest for ${periodKey(period)} was not posted`);
+    }
     return undefined;
   };
 }

@@ -4,6 +4,7 @@ import { type CheckResult, checkJob, type JobMemory, newJobMemory } from './chec
 import { FINISHED, type JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
 import { againOnceRedisAnswers } from './onceRedisAnswers.js';
+import { isStoreUnavailable } from '../store/storeErrors.js';
 import { checkDelayMs, jittered, type PollTiming, resumeDelayMs, retryDelayMs } from './pollSchedule.js';
 
 /**
@@ -80,6 +81,10 @@ export async function followJob(
 export function followActiveJob(ctx: JobsContext, queue: WorkQueue<FollowCheck>, jobId: string): void {
   const notQueued = (why: string) => `job ${jobId} could not be queued for following: ${why}`;
   followJob(ctx, queue, jobId).catch((error: unknown) => {
+    if (!isStoreUnavailable(error)) {
+      ctx.logger.warn(`${notQueued(String(error))}; the next check of the queues follows it`);
+      return;
+    }
     ctx.logger.warn(`${notQueued(String(error))}; tried again once Redis answers`);
     againOnceRedisAnswers(
       ctx,

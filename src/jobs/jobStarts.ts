@@ -89,7 +89,7 @@ export class JobStarts {
    * -> job id; see startJob.ts): their run again waits meanwhile.
    */
   readonly unrecorded = new Map<string, string>();
-  /** How often a job in `unrecorded` is tried again; also a job's first check, a follow-up's answer. */
+  /** How often a job in `unrecorded` is tried again; also the writes of onceRedisAnswers.ts. */
   readonly recordAgainEveryMs: number;
   /**
    * Claims of starts' requests to Mintlify that Redis may have taken without answering (start id ->

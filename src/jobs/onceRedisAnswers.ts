@@ -12,21 +12,30 @@ export function againOnceRedisAnswers(
   write: () => Promise<void>,
   options: { forMs: number; undone: (why: string) => void },
 ): void {
-  const undone = (why: string) => {
-    options.undone(why);
+  let settled = false;
+  const settle = (why?: string) => {
+    if (settled) return false;
+    settled = true;
+    ctx.stopping.removeEventListener('abort', onStop);
+    if (why !== undefined) options.undone(why);
     return false;
   };
+  // Said as the bot stops, not at a try that never comes: the process exits soon after.
+  const onStop = () => settle('the bot is stopping');
+  if (ctx.stopping.aborted) return void onStop();
+  ctx.stopping.addEventListener('abort', onStop, { once: true });
   retryInBackground(
     async () => {
       await write();
+      settle();
       return true;
     },
     {
       everyMs: ctx.starts.recordAgainEveryMs,
       forMs: options.forMs,
-      wanted: () => !ctx.stopping.aborted || undone('the bot is stopping'),
+      wanted: () => !settled && !ctx.stopping.aborted,
       retryOn: isStoreUnavailable,
-      giveUp: undone,
+      giveUp: (why) => settle(why),
     },
   );
 }

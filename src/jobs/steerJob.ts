@@ -77,8 +77,10 @@ export async function steerJob(
   const said = (await slackToPlainText(input.text, userNames)).trim();
   if (said.startsWith(BETWEEN_PEOPLE)) return { kind: 'ignored', why: 'between_people' };
   const files = filesNote(input.files);
-  // No words: nothing for the job. A bare mention (with a file or not) is the mention's to answer, with help.
-  if (said === '' && (files === '' || input.mentionsBot)) return { kind: 'ignored', why: 'empty' };
+  // No words: nothing for the job. A bare mention (with a file or not) is the mention's to answer,
+  // with help; Slack sends no mention for a message in the bot's DM (D…).
+  const mentionAnswers = input.mentionsBot === true && !input.channel.startsWith('D');
+  if (said === '' && (files === '' || mentionAnswers)) return { kind: 'ignored', why: 'empty' };
   const key = `message:${input.channel}:${input.messageTs}`;
   if (!(await firstSighting(ctx.store.atomic, key, { by: input.handledBy }))) {
     return { kind: 'ignored', why: 'already_sent' };

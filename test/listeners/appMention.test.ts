@@ -174,25 +174,30 @@ describe('@docs-agent <instruction>', () => {
     expect(h.slack.callsTo('reactions.add')).toHaveLength(1);
   });
 
-  it('alone with a file in a job’s thread is answered once, with help, as a message and as a mention', async () => {
-    h = await startBot();
-    const thread = await jobThread(h);
-
-    const said = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', thread_ts: thread, text: `<@${BOT}>` });
-    const event = {
-      ...mention({ ts: said.ts, thread_ts: thread, text: said.text, user: 'U0BEA' }),
-      files: [{ id: 'F0SHOT', name: 'shot.png' }],
-    };
-    // The message first: whichever comes first, the mention answers.
-    await h.event(asMessage(event));
-    await h.bot.drained();
-    await h.event(event);
-    const help = await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === thread);
-    expect(String(help.args.text)).toContain('Tell me what to change in the docs');
-    await h.bot.drained();
-    expect(h.slack.callsTo('chat.postEphemeral')).toEqual([]);
-    expect(h.mintlify.requestsFor('sendMessage')).toEqual([]);
-  });
+  it.each(['the message', 'the mention'])(
+    'alone with a file in a job’s thread is answered once, with help, %s first',
+    async (first) => {
+      h = await startBot();
+      const thread = await jobThread(h);
+      const said = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', thread_ts: thread, text: `<@${BOT}>` });
+      const event = {
+        ...mention({ ts: said.ts, thread_ts: thread, text: said.text, user: 'U0BEA' }),
+        files: [{ id: 'F0SHOT', name: 'shot.png' }],
+      };
+      const [one, other] = first === 'the message' ? [asMessage(event), event] : [event, asMessage(event)];
+      await h.event(one);
+      await h.bot.drained();
+      await h.event(other);
+      const help = await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === thread);
+      expect(String(help.args.text)).toContain('Tell me what to change in the docs');
+      await h.bot.drained();
+      expect(h.slack.callsTo('chat.postEphemeral')).toEqual([]);
+      expect(
+        h.slack.callsTo('chat.postMessage').filter((call) => call.args.thread_ts === thread),
+      ).toHaveLength(1);
+      expect(h.mintlify.requestsFor('sendMessage')).toEqual([]);
+    },
+  );
 
   it('with no instruction answers with short usage help in the thread, and sends nothing to Mintlify', async () => {
     h = await startBot();

@@ -6,7 +6,11 @@ afterEach(async () => h?.close());
 
 const DM = 'D0ADA';
 /** A message in the bot's DM, seeded in the fake and delivered as Slack does (`message.im`). */
-async function sendDm(h: BotHarness, text: string, extra: { thread_ts?: string; subtype?: string } = {}) {
+async function sendDm(
+  h: BotHarness,
+  text: string,
+  extra: { thread_ts?: string; subtype?: string; files?: Array<{ id: string; name: string }> } = {},
+) {
   const seeded = h.slack.seedMessage(DM, {
     user: 'U0ADA',
     text,
@@ -44,6 +48,21 @@ describe('a direct message to the bot', () => {
       { prompt: 'Also the CSV one' },
     ]);
     expect(h.mintlify.requestsFor('createJob')).toHaveLength(1); // the reply steered; it started nothing
+  });
+
+  it('in a job’s thread, a mention with only a file is told about files (no mention event comes in a DM)', async () => {
+    h = await startBot();
+    const asked = await sendDm(h, 'Document the --json flag');
+    await expect.poll(async () => (await h.bot.context.jobs.records.byThread(DM, asked))?.door).toBe('dm');
+    await sendDm(h, `<@U0BOT>`, {
+      // the Slack fake's bot user
+      thread_ts: asked,
+      subtype: 'file_share',
+      files: [{ id: 'F0SHOT', name: 'shot.png' }],
+    });
+    const told = await h.slack.waitForCall('chat.postEphemeral');
+    expect(String(told.args.text)).toContain('can’t open files');
+    expect(h.mintlify.requestsFor('sendMessage')).toEqual([]);
   });
 
   it('answers `help` with how to use the bot, and sends nothing to Mintlify', async () => {

@@ -226,8 +226,11 @@ describe('/docs-agent when something goes wrong', () => {
     let missed = 0;
     const dmCards = () =>
       h.slack.callsTo('chat.postMessage').filter((call) => call.args.channel === 'U0USER');
+    // The write that moves the record to the DM gets no answer from Redis, once.
     vi.spyOn(records, 'update').mockImplementation(async (jobId, change) => {
-      if (dmCards().length > 0 && missed++ === 0) throw new StoreTimeoutError('an update', 5_000);
+      const current = await records.get(jobId);
+      const moves = current !== undefined && change(current).channel !== current.channel;
+      if (moves && missed++ === 0) throw new StoreTimeoutError('an update', 5_000);
       return update(jobId, change);
     });
     h.slack.failNext('chat.postMessage', { error: 'not_in_channel' });
@@ -235,6 +238,8 @@ describe('/docs-agent when something goes wrong', () => {
     expect(String((await ephemeral(h)).text)).toContain('it is in our DM');
     const cardTs = String(dmCards()[0]?.response.ts);
     await expect.poll(async () => (await records.get('job-1'))?.cardTs).toBe(cardTs);
+    expect(missed).toBe(2); // refused, then written
+    expect(h.logs.some((line) => line.includes('its record says so once Redis answers'))).toBe(true);
     expect(dmCards()).toHaveLength(1);
   });
 

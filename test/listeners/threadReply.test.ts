@@ -171,6 +171,24 @@ describe('replies in a job’s thread', () => {
     );
   });
 
+  it('whose answer Redis never took by the stop: the log says the reopened job is not followed', async () => {
+    const h = await bot({ recordAgainEveryMs: 60_000 }); // no try again before the stop
+    const thread = await startJob(h);
+    const { records } = h.bot.context.jobs;
+    const update = records.update.bind(records);
+    vi.spyOn(records, 'update').mockImplementation(async (jobId, change) => {
+      if (followUps(h).length > 0) throw new StoreTimeoutError('an update', 5_000);
+      return update(jobId, change);
+    });
+    await h.event(reply(thread, 'Also document --quiet'));
+    await h.slack.waitForCall('reactions.add');
+
+    await h.stopBot();
+    expect(
+      h.logs.filter((line) => line.includes('could not be recorded (the bot is stopping)')),
+    ).toHaveLength(1);
+  });
+
   it('tell the author when few agent uses are left this hour', async () => {
     const h = await bot();
     const thread = await startJob(h);
