@@ -108,7 +108,8 @@ export function digestProcessor(
     // Not posted: the queue tries it again later (here or in another worker), as long as attempts
     // remain; its week's catch-up waits an hour after the last failed try.
     if (outcome.kind === 'failed') {
-      const againAfterMs = tries.againAfterMs ?? DIGEST_AGAIN_AFTER_MS;
+      // Cut short by a stop, it is no failure of the digest: its next try may come at once.
+      const againAfterMs = ctx.shutdown.aborted ? 0 : (tries.againAfterMs ?? DIGEST_AGAIN_AFTER_MS);
       await ctx.records.markFailed(period, channel, ctx.now(), againAfterMs).catch(() => undefined);
       throw new Error(`the ${why} digest for ${periodKey(period)} was not posted`);
     }
