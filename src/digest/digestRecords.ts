@@ -1,5 +1,5 @@
 import type { Store } from '../store/store.js';
-import type { PeriodDates, VisitorNumbers } from './collectVisitors.js';
+import type { PeriodDates, SiteTotals, VisitorNumbers } from './collectVisitors.js';
 import { periodKey } from './period.js';
 import type { Struggles } from './struggles.js';
 
@@ -28,6 +28,7 @@ const KEEP_MS = 92 * 86_400_000;
 const numbersKey = (period: PeriodDates) => `digest-numbers:${periodKey(period)}`;
 const strugglesKey = (period: PeriodDates) => `digest-struggles:${periodKey(period)}`;
 const postedKey = (period: PeriodDates, channel: string) => `digest-posted:${channel}:${periodKey(period)}`;
+const totalsKey = (period: PeriodDates) => `digest-totals:${periodKey(period)}`;
 const failedKey = (period: PeriodDates, channel: string) => `digest-failed:${channel}:${periodKey(period)}`;
 
 export class DigestRecords {
@@ -52,6 +53,15 @@ export class DigestRecords {
 
   async saveStruggles(period: PeriodDates, struggles: Struggles): Promise<void> {
     await this.store.kv.set(strugglesKey(period), struggles, KEEP_MS);
+  }
+
+  /** A period's site totals alone, read for the comparison with the week after it. */
+  totals(period: PeriodDates): Promise<SiteTotals | undefined> {
+    return this.store.kv.get<SiteTotals>(totalsKey(period));
+  }
+
+  async saveTotals(period: PeriodDates, totals: SiteTotals): Promise<void> {
+    await this.store.kv.set(totalsKey(period), totals, KEEP_MS);
   }
 
   posted(period: PeriodDates, channel: string): Promise<PostedDigest | undefined> {

@@ -1,7 +1,7 @@
 import { findPostedMessage, type MessageMark } from '../slack/postedMessages.js';
 import { classifySlackError, slackErrorCode } from '../slack/slackErrors.js';
 import { RENEWED_LEASE_MS, withRenewedLease } from '../store/lease.js';
-import { collectVisitors, readSiteTotals, type VisitorNumbers } from './collectVisitors.js';
+import { collectVisitors, readSiteTotals, type SiteTotals, type VisitorNumbers } from './collectVisitors.js';
 import { digestFailureText, STOPPED_TEXT } from './digestAnswers.js';
 import type { DigestContext } from './digestContext.js';
 import { type DigestMessage, digestMessage } from './digestMessage.js';
@@ -159,6 +159,19 @@ async function gatherAndPost(
   }
 }
 
+/** The week before's totals alone (one analytics request), kept once read: a second digest of the week spends none. */
+async function previousTotals(
+  ctx: DigestContext,
+  before: DigestPeriod,
+): Promise<{ totals: SiteTotals } | undefined> {
+  const stored = await ctx.records.totals(before);
+  if (stored) return { totals: stored };
+  const totals = await readSiteTotals(ctx.mintlify, ctx.config.mintlify.projectId, before);
+  if (!totals) return undefined;
+  await ctx.records.saveTotals(before, totals).catch(() => undefined);
+  return { totals };
+}
+
 async function buildMessage(
   ctx: DigestContext,
   period: DigestPeriod,
@@ -168,11 +181,7 @@ async function buildMessage(
   const numbers = await periodNumbers(ctx, period, options);
   const before = previousPeriod(period);
   const kept = await ctx.records.numbers(before);
-  const previous = kept
-    ? { totals: kept.totals, top: kept.top }
-    : await readSiteTotals(ctx.mintlify, config.mintlify.projectId, before).then((totals) =>
-        totals ? { totals } : undefined,
-      );
+  const previous = kept ? { totals: kept.totals, top: kept.top } : await previousTotals(ctx, before);
   const struggles = config.digest.struggles > 0 ? await periodStruggles(ctx, period) : undefined;
   return digestMessage({
     numbers,
