@@ -27,7 +27,7 @@ export interface DigestTries {
 }
 
 /** A digest that failed for good (the bot not in the channel, Mintlify refusing) is tried again this much later. */
-export const DIGEST_AGAIN_AFTER_MS = 60 * 60_000;
+const DIGEST_AGAIN_AFTER_MS = 60 * 60_000;
 
 /** A digest to post: of `period` (a catch-up), or of the week before the run (a scheduled one). */
 export interface DigestJob {

@@ -1,3 +1,4 @@
+import { isDirectMessage } from '../slack/conversations.js';
 import type { Config } from '../config.js';
 
 /**
@@ -8,7 +9,7 @@ export function accessRefusal(access: Config['access'], user: string, channel: s
   if (access.userIds && !access.userIds.has(user)) {
     return 'Sorry, the docs agent is only available to some people in this workspace. Ask the person who installed it to add you.';
   }
-  if (access.channelIds && !channel.startsWith('D') && !access.channelIds.has(channel)) {
+  if (access.channelIds && !isDirectMessage(channel) && !access.channelIds.has(channel)) {
     return 'Sorry, the docs agent isn’t enabled in this channel. Ask the person who installed it, or use it in a channel where it is.';
   }
   return undefined;

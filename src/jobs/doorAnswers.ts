@@ -1,3 +1,4 @@
+import { isDirectMessage } from '../slack/conversations.js';
 import { escapeSlackText, quote, truncate } from '../slack/escape.js';
 import { USAGE } from './jobAnswers.js';
 
@@ -21,8 +22,7 @@ export const DM_HELP = [
 
 /** Said in the DM thread of a job whose card could not go where it was asked for. */
 export function followedHereText(channel: string): string {
-  // A DM between people (D…) has no name to show.
-  const where = channel.startsWith('D') ? 'that conversation' : `<#${channel}>`;
+  const where = isDirectMessage(channel) ? 'that conversation' : `<#${channel}>`;
   return `I couldn’t post this job’s card in ${where} (I’m probably not a member: \`/invite @docs-agent\` there), so I’m following the job here. Reply in this thread to steer it.`;
 }
 

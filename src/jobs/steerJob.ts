@@ -1,3 +1,4 @@
+import { isDirectMessage } from '../slack/conversations.js';
 import type { UserNames } from '../slack/plainText.js';
 import { slackToPlainText } from '../slack/plainText.js';
 import { firstSighting } from '../store/dedupe.js';
@@ -78,8 +79,8 @@ export async function steerJob(
   if (said.startsWith(BETWEEN_PEOPLE)) return { kind: 'ignored', why: 'between_people' };
   const files = filesNote(input.files);
   // No words: nothing for the job. A bare mention (with a file or not) is the mention's to answer,
-  // with help; Slack sends no mention for a message in the bot's DM (D…).
-  const mentionAnswers = input.mentionsBot === true && !input.channel.startsWith('D');
+  // with help; Slack sends no mention for a message in the bot's DM.
+  const mentionAnswers = input.mentionsBot === true && !isDirectMessage(input.channel);
   if (said === '' && (files === '' || mentionAnswers)) return { kind: 'ignored', why: 'empty' };
   const key = `message:${input.channel}:${input.messageTs}`;
   if (!(await firstSighting(ctx.store.atomic, key, { by: input.handledBy }))) {

@@ -30,12 +30,8 @@ export async function answerFollowUp(
     });
     const note = outcome.budget && budgetNote(outcome.budget);
     if (note) await client.chat.postEphemeral({ channel, user, thread_ts: threadTs, text: note });
-  } else if (
-    outcome.kind === 'failed' ||
-    outcome.kind === 'refused' ||
-    outcome.kind === 'too_old' ||
-    outcome.kind === 'files_only'
-  ) {
+  } else if ('text' in outcome) {
+    // Failed, refused, too old, files only: each says why in its text.
     await client.chat.postEphemeral({ channel, user, thread_ts: threadTs, text: outcome.text });
   }
 }
