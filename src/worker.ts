@@ -54,6 +54,8 @@ export interface WorkerTuning {
    * check, a follow-up's answer, its card moved to a DM) is tried again while Redis is away (default 2 s).
    */
   recordAgainEveryMs?: number;
+  /** How long a job may read as it ended before, after a follow-up (default 2 minutes). */
+  followUpGraceMs?: number;
   /** The digest's waits for the analytics rate limit. */
   digest?: DigestContext['collect'];
   /** How often a digest job is tried (default 4 times, a minute apart and more; then again an hour later). */
@@ -136,6 +138,7 @@ export function startWorker(parts: WorkerParts): Worker {
     logger,
     now,
     stopping: parts.retryWaits,
+    ...(tuning.followUpGraceMs === undefined ? {} : { followUpGraceMs: tuning.followUpGraceMs }),
     onJobActive: (jobId) => followActiveJob(jobs, queues.follow, jobId),
     onJobChanged: (record) => home.refresh(record.requestedBy),
     ...(config.previews

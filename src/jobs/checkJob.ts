@@ -10,9 +10,15 @@ import {
 } from '../mintlify/index.js';
 import { type JobNewsKind, jobNewsText } from './jobNews.js';
 import { announceOnce, editJobCard, type Notice, noticeKey } from './jobNotifications.js';
-import { applyAgentJob, FINISHED, type JobRecord } from './jobRecord.js';
+import { applyAgentJob, FINISHED, followUpNotTakenUp, type JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
 import { recoverJobCard } from './recoverJobCard.js';
+
+/**
+ * How long after a follow-up a job may still read as it ended before: the agent takes a message up
+ * in the background, and Mintlify does not say how soon.
+ */
+export const FOLLOW_UP_GRACE_MS = 2 * 60_000;
 
 /** What the follower remembers about one job between checks (carried by its queue job). */
 export interface JobMemory {
@@ -84,6 +90,10 @@ export async function checkJob(
     return readFailed(ctx, record, memory, error, now);
   }
 
+  // A follow-up the agent has not taken up yet: the job still reads as it ended before.
+  if (followUpNotTakenUp(record, job, ctx.now(), ctx.followUpGraceMs ?? FOLLOW_UP_GRACE_MS)) {
+    return { kind: 'following' } as const;
+  }
   const next = applyAgentJob(record, job, ctx.now());
   const finished = FINISHED.has(next.status);
   memory.slow = !finished && now - memory.activeSince >= ctx.config.poll.slowAfterMs;
@@ -93,7 +103,9 @@ export async function checkJob(
   if (viewChanged(record, next)) {
     // A follow-up may have reopened the job while we read it: then its record is newer than our answer.
     const saved = await ctx.records.update(jobId, (current) =>
-      current.round === record.round ? applyAgentJob(current, job, ctx.now()) : current,
+      current.round === record.round && current.followUp?.sentAt === record.followUp?.sentAt
+        ? applyAgentJob(current, job, ctx.now())
+        : current,
     );
     // The requester's Home tab lists this job: let it show the change (the refresher throttles).
     if (saved) ctx.onJobChanged?.(saved);
@@ -213,7 +225,8 @@ function viewChanged(before: JobRecord, after: JobRecord): boolean {
     before.round !== after.round ||
     before.repository !== after.repository ||
     before.ref !== after.ref ||
-    before.model !== after.model
+    before.model !== after.model ||
+    before.followUp !== after.followUp
   );
 }
 

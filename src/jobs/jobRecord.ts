@@ -62,6 +62,12 @@ export interface JobRecord {
   noticesInFlight?: Record<string, string>;
   /** The preview deployment of the pull request's branch (PREVIEWS). */
   preview?: JobPreview;
+  /**
+   * Set when a follow-up was sent to a job Mintlify still answered as finished: the agent takes a
+   * message up in the background, so for a while the job may read as it ended before (this status
+   * and pull request). Cleared by the first read that says otherwise.
+   */
+  followUp?: { sentAt: string; status: JobState; prLink: string | null };
 }
 
 export const DISPLAY_PROMPT_MAX = 600;
@@ -81,8 +87,9 @@ const unfinished = (record: JobRecord) => !FINISHED.has(record.status) && !recor
 export function applyAgentJob(record: JobRecord, job: AgentJob, now: Date): JobRecord {
   const status = job.status ?? record.status;
   const reopened = FINISHED.has(record.status) && status === 'active';
+  const { followUp: _answered, ...rest } = record;
   return {
-    ...record,
+    ...rest,
     status,
     round: reopened ? record.round + 1 : record.round,
     prLink: job.prLink === undefined ? record.prLink : job.prLink,
@@ -92,6 +99,35 @@ export function applyAgentJob(record: JobRecord, job: AgentJob, now: Date): JobR
     updatedAt: now.toISOString(),
     finishedAt: FINISHED.has(status) ? (record.finishedAt ?? now.toISOString()) : null,
   };
+}
+
+/**
+ * Fills the record from Mintlify's answer to a follow-up. The agent works on a follow-up in the
+ * background (the service promises no state for its answer), so a job answered as finished is
+ * taken for reopened all the same: followed, and its next end announced as a new round's.
+ */
+export function applyFollowUpAnswer(record: JobRecord, job: AgentJob, now: Date): JobRecord {
+  const next = applyAgentJob(record, job, now);
+  if (!FINISHED.has(next.status)) return next;
+  return {
+    ...next,
+    status: 'active',
+    round: FINISHED.has(record.status) ? record.round + 1 : record.round,
+    finishedAt: null,
+    followUp: { sentAt: now.toISOString(), status: next.status, prLink: next.prLink },
+  };
+}
+
+/**
+ * Whether a read of the job is still the end it had before a follow-up the agent has not taken up
+ * yet: the same status and pull request, within `graceMs` of the follow-up. After that, the read
+ * is believed (the follow-up changed nothing, or the agent finished it on the same pull request).
+ */
+export function followUpNotTakenUp(record: JobRecord, job: AgentJob, now: Date, graceMs: number): boolean {
+  const { followUp } = record;
+  if (!followUp || job.status === undefined || !FINISHED.has(job.status)) return false;
+  if (now.getTime() - Date.parse(followUp.sentAt) >= graceMs) return false;
+  return job.status === followUp.status && (job.prLink === undefined || job.prLink === followUp.prLink);
 }
 
 /** Default for JOB_RETENTION_DAYS. */

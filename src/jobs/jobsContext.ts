@@ -26,6 +26,8 @@ export interface JobsContext {
    * then, and says what is left undone.
    */
   stopping: AbortSignal;
+  /** How long a job may read as it ended before, after a follow-up (default FOLLOW_UP_GRACE_MS, checkJob.ts). */
+  followUpGraceMs?: number;
   /** Called when a job starts or is reopened, so the follower picks it up. */
   onJobActive: (jobId: string) => void;
   /** Called when a job's check ends with the job finished: its pull request's preview is asked for, if due. */

@@ -12,7 +12,7 @@ import {
 } from './jobAnswers.js';
 import { editJobCard } from './jobNotifications.js';
 import { JOB_CARD_MARK_TYPE } from './postJobCard.js';
-import { applyAgentJob, FINISHED, type JobRecord } from './jobRecord.js';
+import { applyFollowUpAnswer, FINISHED, type JobRecord } from './jobRecord.js';
 import type { AgentJob } from '../mintlify/index.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
 import type { JobsContext } from './jobsContext.js';
@@ -100,13 +100,13 @@ export async function steerJob(
     return { kind: 'failed', record, text: INTERRUPTED_FOLLOW_UP, error: undefined };
   }
   try {
-    // Sent even when the job looks finished: the service decides whether to reopen it.
+    // Sent even when the job looks finished: the agent takes it up in the background (applyFollowUpAnswer).
     const job = await ctx.mintlify.sendMessage(record.projectId, record.jobId, prompt);
     const budget = await ctx.ledger
       .recordUse(record.projectId, `follow-up:${input.handledBy}`)
       .catch(() => undefined);
     const updated = await ctx.records
-      .update(record.jobId, (current) => applyAgentJob(current, job, ctx.now()))
+      .update(record.jobId, (current) => applyFollowUpAnswer(current, job, ctx.now()))
       .catch((error: unknown) => {
         if (isStoreUnavailable(error)) recordOnceRedisAnswers(ctx, record.jobId, job);
         else {
@@ -148,7 +148,7 @@ function recordOnceRedisAnswers(ctx: JobsContext, jobId: string, job: AgentJob):
       const updated = await ctx.records.update(jobId, (current) =>
         Date.parse(current.updatedAt) > answeredAt.getTime()
           ? current
-          : applyAgentJob(current, job, answeredAt),
+          : applyFollowUpAnswer(current, job, answeredAt),
       );
       if (updated && !FINISHED.has(updated.status)) ctx.onJobActive(jobId);
       if (updated) ctx.logger.info(`job ${jobId}: its follow-up's answer recorded once Redis answered again`);

@@ -6,7 +6,9 @@
  *
  * Choices the docs leave open, made here on purpose:
  * - A follow-up reopens the job: status -> active, archivedAt -> null, prLink kept (the agent
- *   keeps working on the same branch and pull request).
+ *   keeps working on the same branch and pull request). The docs promise no state for that answer
+ *   (the agent takes the message up in the background): after `takeUpFollowUpsLater()`, a
+ *   follow-up's answer and later reads show the job as it was, until a test moves it with `setJob`.
  * - A project other than `projectId` answers 403 (the key has no access to it).
  * - Visitors requests without dateFrom/dateTo answer 400: the service's default range is
  *   undocumented, so the bot must always send both.
@@ -142,6 +144,8 @@ export interface MintlifyFake {
   setPreviewsAvailable(available: boolean): void;
   /** Merges `patch` into the job (creating it if unknown); archiving sets archivedAt unless given. */
   setJob(id: string, patch: Partial<AgentJob>): AgentJob;
+  /** From now on a follow-up leaves the job as it is: the agent has not taken it up yet. */
+  takeUpFollowUpsLater(): void;
   addVisitors(rows: VisitorsRow[]): void;
   /** Replaces the rows; totals default to the column sums. */
   setVisitors(rows: VisitorsRow[], totals?: VisitorsTotals): void;
@@ -289,6 +293,7 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
     archivedAt: null,
   });
 
+  let followUpsLater = false;
   const setJob = (id: string, patch: Partial<AgentJob>): AgentJob => {
     const current = jobs.get(id) ?? newJob(id);
     const next: AgentJob = { ...current, ...patch, source: { ...current.source, ...patch.source } };
@@ -477,6 +482,7 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
         const problem = promptProblem(request.body);
         if (problem) return problem;
         if (!jobs.has(jobId)) return json(404, { error: 'Job not found' });
+        if (followUpsLater) return json(200, jobs.get(jobId));
         return json(200, setJob(jobId, { status: 'active', archivedAt: null }));
       }
       case 'visitors':
@@ -567,6 +573,9 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
       previewsAvailable = available;
     },
     setJob,
+    takeUpFollowUpsLater: () => {
+      followUpsLater = true;
+    },
     addVisitors: (rows) => {
       visitors.push(...rows);
     },

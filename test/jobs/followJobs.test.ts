@@ -17,6 +17,21 @@ import {
 
 const PR = 'https://github.com/acme/docs/pull/42';
 
+/** The requester replies under the job's card; resolves once the bot has taken the reply. */
+async function replyInThread(h: BotHarness, job: StartedJob, text: string): Promise<void> {
+  const reply = h.slack.seedMessage(job.channel, { user: REQUESTER, text, thread_ts: job.cardTs });
+  await h.event({
+    type: 'message',
+    channel: job.channel,
+    channel_type: 'channel',
+    user: REQUESTER,
+    text: reply.text,
+    ts: reply.ts,
+    thread_ts: job.cardTs,
+  });
+  await h.slack.waitForCall('reactions.add', (call) => call.args.timestamp === reply.ts);
+}
+
 describe('following a job to its end', () => {
   let h: BotHarness;
   let sentinel: StartedJob;
@@ -108,21 +123,7 @@ describe('following a job to its end', () => {
     // The record is saved just after the reply is posted.
     await expect.poll(async () => (await record(h, job.jobId))?.status).toBe('completed');
 
-    const reply = h.slack.seedMessage(job.channel, {
-      user: REQUESTER,
-      text: 'Also add an example with curl',
-      thread_ts: job.cardTs,
-    });
-    await h.event({
-      type: 'message',
-      channel: job.channel,
-      channel_type: 'channel',
-      user: REQUESTER,
-      text: reply.text,
-      ts: reply.ts,
-      thread_ts: job.cardTs,
-    });
-    await h.slack.waitForCall('reactions.add', (call) => call.args.timestamp === reply.ts);
+    await replyInThread(h, job, 'Also add an example with curl');
     expect((await record(h, job.jobId))?.round).toBe(1);
     // The card no longer shows the first round's ending.
     await h.slack.waitForCall(
@@ -141,6 +142,64 @@ describe('following a job to its end', () => {
     await settle(h, sentinel);
     expect(threadReplies(h, job)).toHaveLength(2);
     expect((await record(h, job.jobId))?.announced).toEqual(['0:completed', '1:completed']);
+  });
+});
+
+describe('a follow-up the agent takes up in the background', () => {
+  // The job still reads as it ended before, for a while after the follow-up's answer.
+  const finishThenReply = async (h: BotHarness, job: StartedJob) => {
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+    await waitForReply(h, job, PR);
+    await expect.poll(async () => (await record(h, job.jobId))?.status).toBe('completed');
+    h.mintlify.takeUpFollowUpsLater();
+    await replyInThread(h, job, 'Also add an example with curl');
+  };
+
+  it('follows the job as reopened, and does not take its old end for the new round’s', async () => {
+    const h = await startBot({ env: FAST_POLL });
+    try {
+      const sentinel = await startFollowedJob(h, 'Sentinel job that never ends');
+      const job = await startFollowedJob(h, 'Document rate limits');
+      await finishThenReply(h, job);
+      expect(await record(h, job.jobId)).toMatchObject({ status: 'active', round: 1 });
+      await waitForCardEdit(h, job, 'Working on it');
+
+      // Mintlify still answers with the first round's end: the job is read, nothing is announced.
+      const reads = getJobRequests(h, job.jobId).length;
+      await settle(h, sentinel);
+      expect(getJobRequests(h, job.jobId).length).toBeGreaterThan(reads);
+      expect(threadReplies(h, job)).toHaveLength(1);
+      expect((await record(h, job.jobId))?.status).toBe('active');
+
+      // The agent takes it up, then finishes on the same pull request: that end is announced.
+      h.mintlify.setJob(job.jobId, { status: 'active' });
+      await expect.poll(async () => (await record(h, job.jobId))?.followUp).toBeUndefined();
+      h.mintlify.setJob(job.jobId, { status: 'completed' });
+      await expect.poll(() => threadReplies(h, job).length).toBe(2);
+      expect(textOf(threadReplies(h, job)[1]!)).toContain(PR);
+      expect((await record(h, job.jobId))?.announced).toEqual(['0:completed', '1:completed']);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('believes the old end once the agent has had its while', async () => {
+    const h = await startBot({ env: FAST_POLL, followUpGraceMs: 300 });
+    try {
+      const job = await startFollowedJob(h, 'Document retries');
+      await finishThenReply(h, job);
+      // The follow-up changed nothing Mintlify shows: the new round ends as the old one did.
+      await expect.poll(() => threadReplies(h, job).length).toBe(2);
+      expect(textOf(threadReplies(h, job)[1]!)).toContain(PR);
+      expect(await record(h, job.jobId)).toMatchObject({
+        status: 'completed',
+        round: 1,
+        announced: ['0:completed', '1:completed'],
+      });
+      expect((await record(h, job.jobId))?.followUp).toBeUndefined();
+    } finally {
+      await h.close();
+    }
   });
 });
 

@@ -55,6 +55,8 @@ export interface HarnessOptions {
   recordAgainEveryMs?: number;
   /** How often a digest job is tried (the bot's default: 4 times, a minute apart and more, then an hour later). */
   digestTries?: DocsAgentOptions['digestTries'];
+  /** How long a job may read as it ended before, after a follow-up (the bot's default: 2 minutes). */
+  followUpGraceMs?: number;
   /** Default: deployments read every 50 ms; Mintlify's limiter of 5 a minute. */
   previews?: DocsAgentOptions['previews'];
 }
@@ -88,6 +90,7 @@ export async function startBot(options: HarnessOptions = {}): Promise<BotHarness
     previews: { statusEveryMs: 50, ...options.previews },
     ...(options.recordAgainEveryMs ? { recordAgainEveryMs: options.recordAgainEveryMs } : {}),
     ...(options.digestTries ? { digestTries: options.digestTries } : {}),
+    ...(options.followUpGraceMs === undefined ? {} : { followUpGraceMs: options.followUpGraceMs }),
   });
   const { port } = await bot.start();
   const url = `http://127.0.0.1:${port}`;
