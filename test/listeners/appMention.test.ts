@@ -145,6 +145,28 @@ describe('@docs-agent <instruction>', () => {
     expect(prompt.length).toBeLessThan(13_000);
   });
 
+  it('also sent to the channel starts a job all the same', async () => {
+    h = await startBot();
+    const root = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text: 'The export flag is undocumented' });
+    const asked = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      thread_ts: root.ts,
+      text: `<@${BOT}> document the export flag`,
+    });
+    // "Also send to #channel": both deliveries carry the thread_broadcast subtype.
+    const event = {
+      ...mention({ ts: asked.ts, thread_ts: root.ts, text: asked.text }),
+      subtype: 'thread_broadcast',
+    };
+    await h.event(asMessage(event));
+    await h.event(event);
+
+    const card = await h.slack.waitForCall('chat.postMessage');
+    expect(card.args).toMatchObject({ channel: 'C0DOCS', thread_ts: root.ts });
+    expect(prompts(h)).toHaveLength(1);
+    expect(prompts(h)[0]).toMatch(/^document the export flag\n/);
+  });
+
   it('inside a job’s thread is a follow-up, sent once although Slack delivers it as a message and as a mention', async () => {
     h = await startBot();
     const thread = await jobThread(h);

@@ -10,8 +10,10 @@ type MentionArgs = SlackEventMiddlewareArgs<'app_mention'> & AllMiddlewareArgs;
  */
 export function appMention(ctx: ListenerContext) {
   return async ({ event, body, context }: MentionArgs): Promise<void> => {
-    if (event.subtype !== undefined) return; // edits and the like
-    if (event.bot_id) return; // other bots (and workflows) do not start jobs: no loops between bots
+    // Slack sends app_mention when someone typed the bot's name, whatever the message's subtype (a
+    // reply also sent to the channel, one with a file). Other bots (and workflows) do not start
+    // jobs: no loops between bots.
+    if (event.bot_id || event.subtype === 'bot_message') return;
     if (!event.user) return;
     const message = messageToBotFrom(event, event.user, context, 'mention');
     await ctx.enqueue({ kind: 'message_to_bot', message }, body.event_id);
