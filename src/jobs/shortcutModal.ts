@@ -17,6 +17,8 @@ const THREAD_ACTION = 'include_thread';
 /** Slack's limit on a view's private_metadata. */
 const METADATA_MAX = 3_000;
 const PREVIEW_MAX = 2_500;
+/** Slack's limit on a section's text. */
+const SECTION_TEXT_MAX = 3_000;
 
 /** The message the shortcut was used on, as the form carries it to the submission. */
 const chosenMessageSchema = z.object({
@@ -69,21 +71,23 @@ export async function sendToAgentModal(
   // Slack's own mentions, which a form renders as names and which notify nobody. Nothing else in
   // the message can render as a mention or a link.
   const plain = await slackToPlainText(message.text, async (id) => `${MENTION}${id}${MENTION}`);
-  const quoted = escapeSlackText(truncate(plain, PREVIEW_MAX))
-    .replace(MENTIONED, (_all, id: string) => `<@${id}>`)
-    .replaceAll(MENTION, ''); // a mention cut short by the truncation
-  const shown = [plain.trim() ? quote(quoted) : '>_(no text)_'];
   const files = filesNote(message.files.map((name) => ({ name })));
-  if (files) shown.push(escapeSlackText(files));
-  const blocks: types.KnownBlock[] = [
-    {
-      type: 'section',
-      text: {
-        type: 'mrkdwn',
-        text: `*The message*${message.author ? ` from <@${message.author}>` : ''}\n${shown.join('\n')}`,
-      },
-    },
-  ];
+  const sectionText = (previewMax: number) => {
+    const quoted = escapeSlackText(truncate(plain, previewMax))
+      .replace(MENTIONED, (_all, id: string) => `<@${id}>`)
+      .replaceAll(MENTION, ''); // a mention cut short by the truncation
+    const shown = [plain.trim() ? quote(quoted) : '>_(no text)_'];
+    if (files) shown.push(escapeSlackText(files));
+    return `*The message*${message.author ? ` from <@${message.author}>` : ''}\n${shown.join('\n')}`;
+  };
+  // Escaping and quoting make the text longer (a line of code, `<` by `<`): cut it until it fits.
+  let previewMax = PREVIEW_MAX;
+  let text = sectionText(previewMax);
+  while (text.length > SECTION_TEXT_MAX && previewMax > 0) {
+    previewMax = Math.max(0, previewMax - (text.length - SECTION_TEXT_MAX));
+    text = sectionText(previewMax);
+  }
+  const blocks: types.KnownBlock[] = [{ type: 'section', text: { type: 'mrkdwn', text } }];
   if (message.threadTs) {
     blocks.push({
       type: 'input',

@@ -129,6 +129,19 @@ describe('the “Send to docs agent” message shortcut', () => {
     expect(prompts(h)[0]).toContain('The quickstart is out of date');
   });
 
+  it('opens the form on a long message of code, whose quote grows when escaped', async () => {
+    h = await startBot();
+    const line = 'if (a &lt; b &amp;&amp; c &gt; d) { return <Tag prop="x" /> }';
+    const text = Array.from({ length: 60 }, () => line).join('\n');
+    expect(text.length).toBeGreaterThan(2_500);
+    const chosen = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text });
+    await chooseShortcut(h, { ts: chosen.ts, user: 'U0BEA', text });
+
+    const opened = await h.slack.waitForCall('views.open');
+    expect(opened.response).toMatchObject({ ok: true });
+    expect(JSON.stringify(opened.args.view)).toContain('if (a &lt; b &amp;&amp; c &gt; d)');
+  });
+
   it('answers an empty instruction inside the form, and starts nothing', async () => {
     h = await startBot();
     const lone = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'Typo on the pricing page' });
