@@ -26,7 +26,10 @@ export function followedHereText(channel: string): string {
   return `I couldn’t post this job’s card in ${where} (I’m probably not a member: \`/invite @docs-agent\` there), so I’m following the job here. Reply in this thread to steer it.`;
 }
 
-/** A job asked for from a message shortcut could not be started: the person's instruction is kept. */
-export function shortcutFailureText(reason: string, instruction: string): string {
+/**
+ * A job asked for from the shortcut's form or the slash command could not be started: the
+ * person's instruction is kept (Slack keeps neither anywhere they could copy it from).
+ */
+export function failureWithInstruction(reason: string, instruction: string): string {
   return `${reason}\n\nYour instruction was:\n${quote(escapeSlackText(truncate(instruction, 2_500)))}`;
 }

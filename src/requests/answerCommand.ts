@@ -2,7 +2,7 @@ import type { Logger, RespondArguments } from '@slack/bolt';
 import { digestRequestAnswer, rateLimitWaitText } from '../digest/digestAnswers.js';
 import type { DigestContext } from '../digest/digestContext.js';
 import { postDigestNow } from '../digest/postDigest.js';
-import { SOMETHING_WRONG } from '../jobs/doorAnswers.js';
+import { failureWithInstruction, SOMETHING_WRONG } from '../jobs/doorAnswers.js';
 import { budgetNote, CARD_IN_DM_TEXT } from '../jobs/jobAnswers.js';
 import { followInDm } from '../jobs/followInDm.js';
 import { channelJobList } from '../jobs/jobList.js';
@@ -44,36 +44,44 @@ export function answerCommand(
           ? { delete_original: true }
           : { response_type: 'ephemeral', replace_original: true, text };
       });
-    case 'command_start':
-      return answer(respond, logger, async () => {
-        const outcome = await startJob(
-          jobs,
-          {
-            // Slack escapes &, < and > in command text; the job gets the text as it was typed.
-            prompt: decodeEntities(request.text),
-            requestedBy: request.user,
-            channel: request.channel,
-            door: 'command',
-          },
-          parts.startId,
-        );
-        if (outcome.kind === 'failed') {
-          return { response_type: 'ephemeral', replace_original: true, text: outcome.text };
-        }
-        const note = budgetNote(outcome.budget);
-        const withNote = (text: string) => (note ? `${text} ${note}` : text);
-        if (outcome.kind === 'started') {
-          return note
-            ? { response_type: 'ephemeral', replace_original: true, text: withNote('Job started.') }
-            : { delete_original: true };
-        }
-        // Slack refused the card here (a channel the bot is not in, a DM between people): as from
-        // the other doors, the job moves to the person's DM with the bot. Slack only busy: the
-        // follower posts the card here shortly.
-        const moved = outcome.reason === 'later' ? undefined : await followInDm(jobs, outcome.record);
-        const text = moved ? withNote(CARD_IN_DM_TEXT) : outcome.text;
-        return { response_type: 'ephemeral', replace_original: true, text };
-      });
+    case 'command_start': {
+      // Slack escapes &, < and > in command text; the job gets the text as it was typed.
+      const prompt = decodeEntities(request.text);
+      return answer(
+        respond,
+        logger,
+        async () => {
+          const outcome = await startJob(
+            jobs,
+            {
+              prompt,
+              requestedBy: request.user,
+              channel: request.channel,
+              door: 'command',
+            },
+            parts.startId,
+          );
+          if (outcome.kind === 'failed') {
+            const text = failureWithInstruction(outcome.text, prompt);
+            return { response_type: 'ephemeral', replace_original: true, text };
+          }
+          const note = budgetNote(outcome.budget);
+          const withNote = (text: string) => (note ? `${text} ${note}` : text);
+          if (outcome.kind === 'started') {
+            return note
+              ? { response_type: 'ephemeral', replace_original: true, text: withNote('Job started.') }
+              : { delete_original: true };
+          }
+          // Slack refused the card here (a channel the bot is not in, a DM between people): as from
+          // the other doors, the job moves to the person's DM with the bot. Slack only busy: the
+          // follower posts the card here shortly.
+          const moved = outcome.reason === 'later' ? undefined : await followInDm(jobs, outcome.record);
+          const text = moved ? withNote(CARD_IN_DM_TEXT) : outcome.text;
+          return { response_type: 'ephemeral', replace_original: true, text };
+        },
+        prompt,
+      );
+    }
   }
 }
 
@@ -86,6 +94,8 @@ async function answer(
   respond: Respond,
   logger: Pick<Logger, 'error' | 'warn'>,
   work: () => Promise<RespondArguments>,
+  /** A job's instruction, shown again if it could not be started. */
+  instruction?: string,
 ): Promise<void> {
   let reply: RespondArguments;
   try {
@@ -93,7 +103,9 @@ async function answer(
   } catch (error) {
     if (isStoreUnavailable(error)) throw error; // the queue job waits for Redis, then resumes
     logger.error(`/docs-agent failed: ${String(error)}`);
-    reply = { response_type: 'ephemeral', replace_original: true, text: SOMETHING_WRONG };
+    const text =
+      instruction === undefined ? SOMETHING_WRONG : failureWithInstruction(SOMETHING_WRONG, instruction);
+    reply = { response_type: 'ephemeral', replace_original: true, text };
   }
   await respond(reply).catch((error: unknown) => {
     logger.warn(`/docs-agent: could not answer the person through the response URL: ${String(error)}`);

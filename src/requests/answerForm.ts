@@ -1,5 +1,5 @@
 import type { Logger, webApi } from '@slack/bolt';
-import { shortcutFailureText, SOMETHING_WRONG } from '../jobs/doorAnswers.js';
+import { failureWithInstruction, SOMETHING_WRONG } from '../jobs/doorAnswers.js';
 import { budgetNote } from '../jobs/jobAnswers.js';
 import type { JobsContext } from '../jobs/jobsContext.js';
 import { type ShortcutOutcome, startFromShortcut } from '../jobs/startFromShortcut.js';
@@ -31,7 +31,7 @@ export async function answerForm(
   } catch (error) {
     if (isStoreUnavailable(error)) throw error; // the queue job waits for Redis, then resumes
     jobs.logger.error(`a "Send to docs agent" job could not be started: ${String(error)}`);
-    await dm(client, jobs.logger, user, shortcutFailureText(SOMETHING_WRONG, instruction));
+    await dm(client, jobs.logger, user, failureWithInstruction(SOMETHING_WRONG, instruction));
   }
 }
 
@@ -56,7 +56,7 @@ async function tellPerson(
     case 'unposted':
       return dm(client, logger, user, outcome.text);
     case 'failed':
-      return dm(client, logger, user, shortcutFailureText(outcome.text, instruction));
+      return dm(client, logger, user, failureWithInstruction(outcome.text, instruction));
   }
 }
 

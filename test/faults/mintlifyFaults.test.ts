@@ -63,6 +63,8 @@ describe('creating a job', () => {
       });
       const answer = await answerTo(name);
       expect(String(answer.text)).toContain('It may have started anyway');
+      // Slack keeps a command's text nowhere: the answer gives it back.
+      expect(String(answer.text)).toContain('Your instruction was:\n>Document the import flag');
       expect(String(answer.text)).not.toContain(SECRETS.mintlifyKey);
       expect(h.mintlify.requestsFor('createJob')).toHaveLength(creates + 1);
       expect(
