@@ -226,8 +226,10 @@ export class JobRecords {
     return this.store.atomic.indexAll(UNFINISHED);
   }
 
-  recentInChannel(channel: string, limit: number): Promise<JobRecord[]> {
-    return this.recent(channelIndex(channel), limit);
+  /** The channel's recent jobs, leaving out those whose card moved to their requester's DM. */
+  async recentInChannel(channel: string, limit: number): Promise<JobRecord[]> {
+    const records = await this.recent(channelIndex(channel), limit);
+    return records.filter((record) => record.channel === channel);
   }
 
   recentForUser(user: string, limit: number): Promise<JobRecord[]> {

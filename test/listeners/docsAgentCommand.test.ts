@@ -211,6 +211,14 @@ describe('/docs-agent when something goes wrong', () => {
       threadTs: cardTs,
       cardTs,
     });
+    // Its instruction, typed where only its author saw it, is not listed to the channel.
+    await h.command('status', {
+      channel_id: 'C0NOTIN',
+      user_id: 'U0BEA',
+      response_url: h.slack.responseUrl('status'),
+    });
+    const list = await h.slack.waitForCall('response_url', (call) => call.responseId === 'status');
+    expect(JSON.stringify(list.args)).not.toContain('Document X');
     // The job's end is told in its DM thread.
     h.mintlify.setJob('job-1', { status: 'completed', prLink: 'https://github.com/acme/docs/pull/7' });
     await h.slack.waitForCall(
