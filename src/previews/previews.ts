@@ -11,8 +11,12 @@ import type { JobsContext } from '../jobs/jobsContext.js';
  * `preview-status` follows the deployment until it succeeds or fails.
  */
 
-/** Mintlify's limit: 5 preview deployments a minute per organization. */
-export const PREVIEW_LIMITER = { max: 5, durationMs: 60_000 };
+/**
+ * Mintlify's limit: 5 preview deployments a minute per organization. BullMQ's limiter counts fixed
+ * windows, so 5 a minute could be 10 within a few seconds across two windows' edge: one every
+ * 12 s keeps any minute to 5.
+ */
+export const PREVIEW_LIMITER = { max: 1, durationMs: 12_000 };
 /** How often a deployment is read while it is queued or in progress. */
 const STATUS_EVERY_MS = 5_000;
 /** A deployment still unfinished after this is reported as failed (the pull request stands). */

@@ -57,7 +57,7 @@ export interface HarnessOptions {
   digestTries?: DocsAgentOptions['digestTries'];
   /** How long a job may read as it ended before, after a follow-up (the bot's default: 2 minutes). */
   followUpGraceMs?: number;
-  /** Default: deployments read every 50 ms; Mintlify's limiter of 5 a minute. */
+  /** Default: deployments read every 50 ms, and asked for one every 100 ms (the bot: one every 12 s). */
   previews?: DocsAgentOptions['previews'];
 }
 
@@ -87,7 +87,7 @@ export async function startBot(options: HarnessOptions = {}): Promise<BotHarness
     logger,
     slackRetries: { retries: 2, factor: 1, minTimeout: 10, maxTimeout: 20 },
     mintlify: { retry: { baseDelayMs: 5, maxDelayMs: 20, maxElapsedMs: 500 }, ...options.mintlifyOptions },
-    previews: { statusEveryMs: 50, ...options.previews },
+    previews: { statusEveryMs: 50, limiter: { max: 1, durationMs: 100 }, ...options.previews },
     ...(options.recordAgainEveryMs ? { recordAgainEveryMs: options.recordAgainEveryMs } : {}),
     ...(options.digestTries ? { digestTries: options.digestTries } : {}),
     ...(options.followUpGraceMs === undefined ? {} : { followUpGraceMs: options.followUpGraceMs }),
