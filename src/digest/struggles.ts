@@ -7,7 +7,8 @@ import type { PeriodDates } from './collectVisitors.js';
  * searches nobody clicked, and the questions the assistant could not answer, over the digest's
  * period. At most 10 analytics requests in all (the organization has 100 an hour for
  * every analytics endpoint, and the digest's own pages spend some): one for feedback by page, and
- * at most three pages of each list. A kind that cannot be read is left out, and says so.
+ * at most three pages of each list; only a 5xx or a cut connection is tried again, a 429 never.
+ * A kind that cannot be read is left out, and says so.
  */
 
 export type StruggleKind = 'page' | 'search' | 'question';

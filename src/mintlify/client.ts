@@ -61,15 +61,6 @@ export interface VisitorsQuery {
   offset?: number;
 }
 
-export interface VisitorsPagesQuery {
-  dateFrom: string;
-  dateTo: string;
-  /** Rows per page, clamped to 1..250; default 250 (fewest requests against the hourly limit). */
-  limit?: number;
-  /** Safety cap against a `hasMore` that never turns false; default 1000. */
-  maxPages?: number;
-}
-
 /** The `source` filter of the feedback endpoints. */
 export type FeedbackSource = 'code_snippet' | 'contextual' | 'agent' | 'thumbs_only';
 
@@ -109,8 +100,6 @@ export interface AssistantQuery extends AnalyticsRange {
 }
 
 const DEFAULT_TIMEOUTS = { connectMs: 5_000, headersMs: 15_000, bodyMs: 15_000 };
-const MAX_VISITORS_LIMIT = 250;
-const DEFAULT_MAX_PAGES = 1_000;
 
 interface Call<Schema extends z.ZodType> {
   operation: string;
@@ -283,27 +272,6 @@ export class MintlifyClient {
     });
   }
 
-  /**
-   * Every page of the visitors export, in order, each request once: offset 0, limit, 2*limit...
-   * A page that fails after its retries ends the iteration with that error. When `maxPages` stops
-   * the walk, the last page yielded still says `hasMore: true`.
-   */
-  async *visitorsPages(
-    projectId: string,
-    query: VisitorsPagesQuery,
-  ): AsyncGenerator<VisitorsPage & { offset: number }> {
-    const limit = clamp(Math.trunc(query.limit ?? MAX_VISITORS_LIMIT), 1, MAX_VISITORS_LIMIT);
-    const maxPages = query.maxPages ?? DEFAULT_MAX_PAGES;
-    let offset = 0;
-    const { dateFrom, dateTo } = query;
-    for (let pagesRead = 0; pagesRead < maxPages; pagesRead++) {
-      const page = await this.visitorsPage(projectId, { dateFrom, dateTo, limit, offset });
-      yield { ...page, offset };
-      if (!page.hasMore) return;
-      offset += limit;
-    }
-  }
-
   /** Closes the pool the client owns; an injected dispatcher is left to its owner. */
   async close(): Promise<void> {
     this.#closed = true;
@@ -311,7 +279,12 @@ export class MintlifyClient {
   }
 
   #call<Schema extends z.ZodType>(call: Call<Schema>): Promise<z.output<Schema>> {
-    const retryable = call.method === 'GET' ? isWorthRetryingRead : failedBeforeSending;
+    const retryable =
+      call.method !== 'GET'
+        ? failedBeforeSending
+        : call.path.startsWith('/v1/analytics/')
+          ? isWorthRetryingAnalyticsRead
+          : isWorthRetryingRead;
     return withRetry(() => this.#attempt(call), {
       policy: this.#retryPolicy,
       // After close() nothing new can be sent: waiting for a retry would only hold up shutdown.
@@ -387,6 +360,15 @@ function isWorthRetryingRead(error: unknown): boolean {
 }
 
 /**
+ * Every analytics request, retries included, spends one of the organization's 100 an hour: a 429
+ * goes to the caller, which waits it out at its own pace (collectVisitors) or does without that
+ * part (the digest's struggles), rather than spend three more on quick tries.
+ */
+function isWorthRetryingAnalyticsRead(error: unknown): boolean {
+  return !(error instanceof RateLimitedError) && isWorthRetryingRead(error);
+}
+
+/**
  * A POST that may have reached Mintlify is never retried: a second create (or follow-up) would
  * start the agent twice. Only a connection that failed before sending is safe to try again.
  */
@@ -407,10 +389,6 @@ function summarizeIssues(issues: readonly z.core.$ZodIssue[]): string[] {
 
 function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
-}
-
-function clamp(value: number, min: number, max: number): number {
-  return Number.isNaN(value) ? max : Math.min(max, Math.max(min, value));
 }
 
 function definedOnly<T extends object>(values: T): Partial<T> {

@@ -5,7 +5,6 @@ export type {
   FeedbackSource,
   MintlifyClientOptions,
   SearchesQuery,
-  VisitorsPagesQuery,
   VisitorsQuery,
 } from './client.js';
 export { MintlifyClient } from './client.js';

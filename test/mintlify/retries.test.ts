@@ -123,6 +123,23 @@ describe('a POST that may have reached Mintlify is sent once', () => {
     expect(fake.requestsFor('createJob')).toHaveLength(1);
   });
 
+  it('an analytics read answered 429 goes straight to the caller: each try spends the organization’s hourly 100', async () => {
+    const { fake, client, sleeps } = await fakeAndClient({ retry: { maxDelayMs: 10_000 } });
+    fake.injectFault('visitors', { status: 429 });
+    fake.injectFault('feedbackByPage', { status: 429, retryAfter: '3' });
+    const range = { dateFrom: '2026-11-16', dateTo: '2026-11-22' };
+
+    expect(await failureOf(client.visitorsPage(PROJECT_ID, range))).toBeInstanceOf(RateLimitedError);
+    expect(await failureOf(client.feedbackByPage(PROJECT_ID, range))).toMatchObject({ retryAfterMs: 3_000 });
+    expect(fake.requestsFor('visitors')).toHaveLength(1);
+    expect(fake.requestsFor('feedbackByPage')).toHaveLength(1);
+    expect(sleeps).toEqual([]);
+    // A 5xx is still worth a second try.
+    fake.injectFault('visitors', { status: 503 });
+    await client.visitorsPage(PROJECT_ID, range);
+    expect(fake.requestsFor('visitors')).toHaveLength(3);
+  });
+
   it('a follow-up answered 429 goes straight to the caller', async () => {
     const { fake, client } = await fakeAndClient();
     fake.setJob('job-1', {});
