@@ -169,6 +169,7 @@ export class JobRecords {
 
   private async index(record: JobRecord): Promise<void> {
     const score = Date.parse(record.createdAt);
+    const thread = record.threadTs ?? record.pendingCard?.threadTs ?? null;
     const { atomic, kv } = this.store;
     await Promise.all([
       unfinished(record)
@@ -182,9 +183,9 @@ export class JobRecords {
         this.retentionMs,
       ),
       atomic.indexAdd(userIndex(record.requestedBy), record.jobId, score, RECENT_PER_USER, this.retentionMs),
-      record.threadTs === null
-        ? undefined
-        : kv.set(threadKey(record.channel, record.threadTs), record.jobId, this.retentionMs),
+      // The thread is the job's from its record's first write, its card pending or not: a
+      // reply there meanwhile goes to the job.
+      thread === null ? undefined : kv.set(threadKey(record.channel, thread), record.jobId, this.retentionMs),
     ]);
   }
 

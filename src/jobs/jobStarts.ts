@@ -38,6 +38,13 @@ export const START_LEASE_MS = RENEWED_LEASE_MS;
 export const startLeaseName = (startId: string) => `start:${startId}`;
 
 const startKey = (id: string) => `start:${id}`;
+const threadStartKey = (channel: string, threadTs: string) => `thread-start:${channel}:${threadTs}`;
+/**
+ * How long a start holds the thread its card goes in, until its job's record names the thread:
+ * longer than Mintlify's create may take, short enough that a start whose process died leaves the
+ * thread's messages waiting a minute or two at most.
+ */
+const THREAD_START_MS = 2 * 60_000;
 const askKey = (id: string) => `start-ask:${id}`;
 // Longer than a queue job can wait to be run again; a start older than this is only clutter.
 const KEEP_MS = 24 * 3_600_000;
@@ -79,6 +86,18 @@ export class StartElsewhereError extends StartAwaitsError {
   constructor(startId: string) {
     super(`the start ${startId} is under way elsewhere`);
     this.name = 'StartElsewhereError';
+  }
+}
+
+/**
+ * A message in a thread whose job is starting (Mintlify is creating it): it waits for the job's
+ * record, then goes to that job (a follow-up, or a card of its own elsewhere for a second start).
+ */
+export class ThreadStartingError extends StartAwaitsError {
+  readonly waiting = 'a message waits for the job starting in its thread';
+  constructor(channel: string, threadTs: string) {
+    super(`a job is starting in the thread ${channel}/${threadTs}`);
+    this.name = 'ThreadStartingError';
   }
 }
 
@@ -184,6 +203,24 @@ export class JobStarts {
 
   get(id: string): Promise<JobStart | undefined> {
     return this.store.kv.get<JobStart>(startKey(id));
+  }
+
+  /**
+   * Holds the thread a start's card goes in while Mintlify creates its job: false when another
+   * start holds it (its job is about to own the thread). Released once the record names the
+   * thread, or the start ends without a job; a start whose process died lets go when it lapses.
+   */
+  claimThread(channel: string, threadTs: string, startId: string): Promise<boolean> {
+    return this.store.atomic.claim(threadStartKey(channel, threadTs), startId, THREAD_START_MS);
+  }
+
+  async releaseThread(channel: string, threadTs: string, startId: string): Promise<void> {
+    await this.store.atomic.deleteIfValue(threadStartKey(channel, threadTs), startId);
+  }
+
+  /** Whether a start holds the thread: a message there waits for its job (ThreadStartingError). */
+  async threadStarting(channel: string, threadTs: string): Promise<boolean> {
+    return (await this.store.atomic.holder(threadStartKey(channel, threadTs))) !== undefined;
   }
 }
 

@@ -19,6 +19,7 @@ import {
   START_LEASE_MS,
   StartElsewhereError,
   startLeaseName,
+  ThreadStartingError,
   UnrecordedJobError,
 } from './jobStarts.js';
 import { placeCard, postJobCard } from './postJobCard.js';
@@ -147,6 +148,26 @@ async function cutShort(ctx: JobsContext, start: JobStart): Promise<StartJobOutc
 }
 
 async function startHeld(
+  ctx: JobsContext,
+  input: StartJobInput,
+  startId: string,
+  held: { lost: AbortSignal; lease: HeldLease },
+): Promise<StartJobOutcome> {
+  const threadTs = input.threadTs ?? null;
+  if (threadTs === null) return createAndPost(ctx, input, startId, held);
+  // Until the job's record names the thread, a message there waits for the job rather than go
+  // unseen, and a second start there waits to see the thread taken.
+  if (!(await ctx.starts.claimThread(input.channel, threadTs, startId))) {
+    throw new ThreadStartingError(input.channel, threadTs);
+  }
+  try {
+    return await createAndPost(ctx, input, startId, held);
+  } finally {
+    await ctx.starts.releaseThread(input.channel, threadTs, startId).catch(() => {}); // else it lapses
+  }
+}
+
+async function createAndPost(
   ctx: JobsContext,
   input: StartJobInput,
   startId: string,

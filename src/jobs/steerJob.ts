@@ -17,6 +17,7 @@ import type { AgentJob } from '../mintlify/index.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
 import type { JobsContext } from './jobsContext.js';
 import { againOnceRedisAnswers } from './onceRedisAnswers.js';
+import { ThreadStartingError } from './jobStarts.js';
 import { filesNote } from './threadContext.js';
 import type { ThreadMessage } from '../slack/threadMessages.js';
 
@@ -67,6 +68,10 @@ export async function steerJob(
 ): Promise<SteerJobOutcome> {
   const record = await ctx.records.byThread(input.channel, input.threadTs);
   if (!record) {
+    // Its job is being created: the reply waits for it, and is sent to it then.
+    if (await ctx.starts.threadStarting(input.channel, input.threadTs)) {
+      throw new ThreadStartingError(input.channel, input.threadTs);
+    }
     if (await forgottenJobThread(ctx, input)) {
       return { kind: 'too_old', text: tooOldToSteerText(ctx.config.jobRetentionMs) };
     }

@@ -15,6 +15,8 @@ export interface AtomicOps {
    * let a holder whose lease lapsed claim what its successor may claim too.
    */
   claimWhileHeld(key: string, owner: string, ttlMs: number, lease: LeaseHold): Promise<HeldClaim>;
+  /** What the key holds (a claim's owner), undefined when nothing does. */
+  holder(key: string): Promise<string | undefined>;
   /** Deletes the key only while it still holds `value` (releasing a lease we own). */
   deleteIfValue(key: string, value: string): Promise<boolean>;
   /** Extends the key's TTL only while it still holds `value` (renewing a lease we own). */

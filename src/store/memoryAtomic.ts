@@ -44,6 +44,10 @@ export class MemoryAtomicOps implements AtomicOps {
     return (await this.claim(key, owner, ttlMs)) ? 'claimed' : 'taken';
   }
 
+  async holder(key: string) {
+    return this.live(key)?.value;
+  }
+
   async deleteIfValue(key: string, value: string) {
     if (this.live(key)?.value !== value) return false;
     this.values.delete(key);

@@ -55,6 +55,10 @@ export class RedisAtomicOps implements AtomicOps {
     return result === 1 ? 'claimed' : result === 0 ? 'taken' : 'lost';
   }
 
+  async holder(key: string) {
+    return (await this.client.get(this.key(key))) ?? undefined;
+  }
+
   async deleteIfValue(key: string, value: string) {
     return (
       Number(await this.client.eval(DELETE_IF_VALUE, { keys: [this.key(key)], arguments: [value] })) === 1

@@ -17,9 +17,11 @@ const UNAVAILABLE = new Set([
   'CommandTimeoutDuringMaintenanceError',
   'SocketTimeoutDuringMaintenanceError',
   // Ours: a job created while Redis was away, whose record this process writes once Redis answers;
-  // a start under way in another run of it. Both are answered by the request's run again.
+  // a start under way in another run of it; a message in a thread whose job is starting. Each is
+  // answered by the request's run again.
   'UnrecordedJobError',
   'StartElsewhereError',
+  'ThreadStartingError',
 ]);
 
 /** True when `error` (or an error it was caused by) says Redis is away or did not answer in time. */

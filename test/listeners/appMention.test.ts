@@ -167,6 +167,62 @@ describe('@docs-agent <instruction>', () => {
     expect(prompts(h)[0]).toMatch(/^document the export flag\n/);
   });
 
+  it('is followed by replies written while its job is being created: they wait for it, and go to it', async () => {
+    h = await startBot();
+    const asked = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      text: `<@${BOT}> Document the export flag`,
+    });
+    h.mintlify.injectFault('createJob', { delayMs: 1_500 });
+    await h.event(mention({ ts: asked.ts, text: asked.text }));
+    // Mintlify is creating the job: its card is not there yet.
+    await expect.poll(() => h.mintlify.requestsFor('createJob').length).toBe(1);
+    const reply = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      thread_ts: asked.ts,
+      text: 'only the CLI page please',
+    });
+    await h.event(asMessage({ ...mention({ ts: reply.ts, thread_ts: asked.ts, text: reply.text }) }));
+    // Another person asks in the same thread meanwhile: one job, and that is a follow-up too.
+    const second = h.slack.seedMessage('C0DOCS', {
+      user: 'U0BEA',
+      thread_ts: asked.ts,
+      text: `<@${BOT}> and the import flag`,
+    });
+    await h.event(mention({ ts: second.ts, thread_ts: asked.ts, text: second.text, user: 'U0BEA' }));
+
+    await expect
+      .poll(() => followUps(h), { timeout: 10_000 })
+      .toEqual(
+        expect.arrayContaining([{ prompt: 'only the CLI page please' }, { prompt: 'and the import flag' }]),
+      );
+    await h.bot.drained();
+    expect(followUps(h)).toHaveLength(2);
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+    expect(h.slack.callsTo('chat.postMessage').filter((call) => call.response.ok === true)).toHaveLength(1);
+  });
+
+  it('is followed by replies while Slack has not taken its card yet: they go to its job', async () => {
+    // The follower would post the card in a minute: until then the job has no card.
+    h = await startBot({ env: { POLL_INTERVAL_MS: '60000' } });
+    const asked = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      text: `<@${BOT}> Document the export flag`,
+    });
+    h.slack.failNext('chat.postMessage', { error: 'internal_error' }, 3);
+    await h.event(mention({ ts: asked.ts, text: asked.text }));
+    await expect.poll(() => h.bot.context.jobs.records.get('job-1')).toMatchObject({ cardTs: null });
+    await h.bot.drained();
+
+    const reply = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      thread_ts: asked.ts,
+      text: 'only the CLI page',
+    });
+    await h.event(asMessage(mention({ ts: reply.ts, thread_ts: asked.ts, text: reply.text })));
+    await expect.poll(() => followUps(h)).toEqual([{ prompt: 'only the CLI page' }]);
+  });
+
   it('inside a job’s thread is a follow-up, sent once although Slack delivers it as a message and as a mention', async () => {
     h = await startBot();
     const thread = await jobThread(h);

@@ -124,6 +124,8 @@ describe.each(Object.entries(kinds))('a renewed lease on the %s store', (_kind, 
     expect(held).toEqual({ ran: false });
     expect(await store.atomic.setIfAbsent('ask:later', 'another claimant', 60_000)).toBe(true);
     expect(await store.atomic.setIfAbsent('ask:mine', 'another claimant', 60_000)).toBe(false);
+    expect(await store.atomic.holder('ask:mine')).toBe('me');
+    expect(await store.atomic.holder('ask:nobody')).toBeUndefined();
     expect(lines.filter((line) => line.includes(`lease:${NAME} was lost`))).toHaveLength(1);
   });
 
