@@ -32,6 +32,8 @@ export interface DocsAgentOptions extends WorkerTuning {
   logger: Logger;
   /** Tests shorten the Slack client's retry waits. */
   slackRetries?: webApi.RetryOptions;
+  /** How long the queues' workers get to connect to Redis before the log says which could not (default 15 s). */
+  workersReadyWithinMs?: number;
   now?: () => Date;
 }
 
@@ -82,6 +84,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
           prefix: config.store.namespace,
           logger,
           lockMs: config.queueLockMs,
+          ...(options.workersReadyWithinMs ? { workersReadyWithinMs: options.workersReadyWithinMs } : {}),
         })
       : openMemoryQueues({ logger });
   const requests = queues.queue<SlackRequest>(REQUESTS_QUEUE, { keepCompletedMs: KEEP_REQUESTS_MS });

@@ -93,6 +93,10 @@ const envSchema = z.object({
     z
       .string()
       .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+      .refine(
+        (value) => URL.canParse(value) && new URL(value).hostname !== '',
+        'is not a URL that names a host (redis://:password@host:6379): percent-encode characters such as # / @ : in the password (# is %23)',
+      )
       .optional(),
   ),
   // Heroku Redis and its peers present certificates nothing vouches for: one of these must say so.
@@ -154,9 +158,23 @@ const envSchema = z.object({
 });
 
 /** Checks that span several variables; they run even when other variables are wrong. */
+/** The example values of .env.example: copied unchanged, they would fail only at the first request. */
+const EXAMPLE_VALUES: Record<string, string> = {
+  SLACK_BOT_TOKEN: 'xoxb-your-bot-token',
+  SLACK_SIGNING_SECRET: 'your-signing-secret',
+  SLACK_APP_TOKEN: 'xapp-your-app-token',
+  MINTLIFY_API_KEY: 'mint_your_admin_key',
+  MINTLIFY_PROJECT_ID: 'your-project-id',
+};
+
 function crossChecks(env: Record<string, string | undefined>): Array<{ variable: string; problem: string }> {
   const problems: Array<{ variable: string; problem: string }> = [];
   const present = (name: string) => (env[name] ?? '').trim() !== '';
+  for (const [variable, example] of Object.entries(EXAMPLE_VALUES)) {
+    if (env[variable]?.trim() === example) {
+      problems.push({ variable, problem: "is still .env.example's example value: set your app's own" });
+    }
+  }
   if (!present('SLACK_APP_TOKEN') && !present('SLACK_SIGNING_SECRET')) {
     problems.push({
       variable: 'SLACK_SIGNING_SECRET',

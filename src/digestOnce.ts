@@ -34,7 +34,7 @@ async function digestOnce(): Promise<number> {
 
   let store: Store;
   try {
-    store = await openStore(config.store, logger);
+    store = await openStore(config.store, logger, { retentionMs: config.jobRetentionMs });
   } catch (error) {
     logger.error(`npm run digest cannot run: ${error instanceof Error ? error.message : String(error)}`);
     return 1;

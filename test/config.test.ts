@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, secretsOf } from '../src/config.js';
 import { createLogger, redact } from '../src/log.js';
@@ -94,6 +95,31 @@ describe('configuration', () => {
     ]);
     expect(error.message).toContain('https://app.mintlify.com/settings/organization/api-keys');
     expect(error.message).not.toContain(key);
+  });
+
+  it('refuses a REDIS_URL whose password was not percent-encoded, without printing it', () => {
+    const error = problemsOf({ ...valid, REDIS_URL: 'redis://:s3cr3t#pw/x@redis.example.com:6379' });
+    expect(error.problems).toEqual([
+      { variable: 'REDIS_URL', problem: expect.stringContaining('percent-encode') },
+    ]);
+    expect(error.message).not.toContain('s3cr3t');
+    expect(
+      loadConfig({ ...valid, REDIS_URL: 'redis://:s3cr3t%23pw@redis.example.com:6379' }).store.redisUrl,
+    ).toBe('redis://:s3cr3t%23pw@redis.example.com:6379');
+  });
+
+  it('refuses the example values of .env.example, naming each', () => {
+    const example = Object.fromEntries(
+      readFileSync(new URL('../.env.example', import.meta.url), 'utf8')
+        .split('\n')
+        .filter((line) => /^[A-Z_]+=/.test(line))
+        .map((line) => line.split('=', 2) as [string, string]),
+    );
+    const error = problemsOf(example);
+    expect(error.problems.map((problem) => problem.variable).sort()).toEqual(
+      ['MINTLIFY_API_KEY', 'MINTLIFY_PROJECT_ID', 'SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET'].sort(),
+    );
+    expect(error.message).toContain("SLACK_SIGNING_SECRET is still .env.example's example value");
   });
 
   it('runs both roles by default, and one alone only with Redis', () => {

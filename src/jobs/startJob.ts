@@ -2,7 +2,7 @@ import { truncate } from '../slack/escape.js';
 import { classifySlackError } from '../slack/slackErrors.js';
 import { type HeldLease, withLease, withRenewedLease } from '../store/lease.js';
 import { retryInBackground } from '../store/retryInBackground.js';
-import { isStoreUnavailable } from '../store/storeErrors.js';
+import { isStoreUnavailable, storeTrouble } from '../store/storeErrors.js';
 import type { AgentBudget } from '../store/rateLedger.js';
 import {
   cannotPostText,
@@ -305,7 +305,7 @@ async function recordCreated(
   } catch (error) {
     if (isStoreUnavailable(error) && record.startId !== undefined) {
       ctx.logger.warn(
-        `job ${record.jobId} was created at Mintlify, but Redis is away: this process records it once Redis answers`,
+        `job ${record.jobId} was created at Mintlify, but ${storeTrouble(error)}: this process records it once Redis answers`,
       );
       const { counted } = await counting;
       keepUntilRecorded(ctx, record.startId, { record, counted });

@@ -43,6 +43,8 @@ const CLOSE_OVERRUN_MS = 1_000;
  * queue without one gets a limiter that never limits by itself.
  */
 const UNLIMITED = { max: Number.MAX_SAFE_INTEGER, duration: 1_000 };
+/** How long the workers get to open their Redis connections before the log says they could not. */
+const WORKERS_READY_WITHIN_MS = 15_000;
 /** The last job timestamp this process gave: each add gets a later one. */
 let lastTimestamp = 0;
 
@@ -57,6 +59,8 @@ export function openBullmqQueues(options: {
   logger: Logger;
   /** How long a running job stays locked to its worker (renewed at half of it while the worker lives). Default 30 s. */
   lockMs?: number;
+  /** How long the workers get to connect before the log says which could not (default 15 s). */
+  workersReadyWithinMs?: number;
 }): Queues {
   const { prefix, logger } = options;
   const lockMs = options.lockMs ?? 30_000;
@@ -91,6 +95,29 @@ export function openBullmqQueues(options: {
   let closing: Promise<void> | undefined;
   // Set once the workers are closed: work running until then can still add.
   let addsClosed = false;
+  // Each Worker needs a blocking connection of its own: a Redis that refuses more clients leaves
+  // some queues without a worker while the others run, which the log must say plainly.
+  const unready = new Set<string>();
+  let readyCheck: NodeJS.Timeout | undefined;
+  let saidUnready = false;
+  const watchReady = (name: string, worker: Worker) => {
+    unready.add(name);
+    worker.once('ready', () => {
+      unready.delete(name);
+      if (saidUnready && unready.size === 0) logger.info('every queue worker is connected to Redis now');
+    });
+    readyCheck ??= setTimeout(() => {
+      if (unready.size === 0 || closing) return;
+      saidUnready = true;
+      logger.error(
+        `the workers of the queues ${[...unready].join(', ')} could not connect to Redis within ` +
+          `${Math.round((options.workersReadyWithinMs ?? WORKERS_READY_WITHIN_MS) / 1000)} s, so their work waits. ` +
+          `Redis may refuse more clients (its maxclients, or the plan's connection limit): a process with ` +
+          `the worker role opens ${2 + workers.length} connections, one with only the web role 1`,
+      );
+    }, options.workersReadyWithinMs ?? WORKERS_READY_WITHIN_MS);
+    readyCheck.unref();
+  };
 
   function openQueue<T>(name: string, queueOptions: QueueOptions = {}): WorkQueue<T> {
     const keepCompletedMs = queueOptions.keepCompletedMs ?? 0;
@@ -219,6 +246,7 @@ export function openBullmqQueues(options: {
           },
         );
         worker.on('error', (error) => reportError(`worker ${name}`, error));
+        watchReady(name, worker as Worker);
         worker.on('failed', (job, error) => {
           if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
             logger.warn(`queue ${name}: job ${job.id} (${job.name}) failed for good: ${error.message}`);
@@ -256,6 +284,7 @@ export function openBullmqQueues(options: {
   }
 
   async function closeAll(graceMs: number): Promise<void> {
+    clearTimeout(readyCheck);
     const workersClosed = Promise.allSettled(workers.map((worker) => worker.close()));
     const timers: NodeJS.Timeout[] = [];
     const overran = await Promise.race([

@@ -12,7 +12,7 @@ import { answerFollowUp } from './answerFollowUp.js';
 import { answerForm } from './answerForm.js';
 import { handleAndAnswerMessageToBot } from './answerMessageToBot.js';
 import type { SlackRequest } from './slackRequest.js';
-import { isStoreUnavailable } from '../store/storeErrors.js';
+import { isStoreUnavailable, storeTrouble } from '../store/storeErrors.js';
 
 /** How long the requests queue waits when Redis did not answer, before it tries again. */
 const STORE_WAIT_MS = 5_000;
@@ -73,7 +73,7 @@ export async function processRequest(
     // Redis is away or hangs: no request of the queue gets further meanwhile. This one waits its
     // turn and runs again once Redis answers: its start marker and follow-up note keep it to once.
     ctx.jobs.logger.warn(
-      `Redis did not answer while a Slack request was worked on; it is tried again in ${STORE_WAIT_MS / 1000} s`,
+      `${storeTrouble(error)} while a Slack request was worked on; it is tried again in ${STORE_WAIT_MS / 1000} s`,
     );
     return { rateLimited: { waitMs: STORE_WAIT_MS } };
   }

@@ -62,10 +62,41 @@ function problemOf(cause: unknown): string {
       'REDIS_TLS_REJECT_UNAUTHORIZED=false accepts any certificate'
     );
   }
+  const refusal = redisRefusal(reason);
+  if (refusal) return `${refusal} (${reason})`;
   return (
     `did not answer (${reason}). Check REDIS_URL and that Redis is running; the bot does not fall back to ` +
     'memory when REDIS_URL is set (leave it unset only to try the bot, which then forgets every job on restart)'
   );
+}
+
+/** What Redis's own error reply at start means for the operator; undefined for any other failure. */
+function redisRefusal(reason: string): string | undefined {
+  if (/^(WRONGPASS|NOAUTH)\b/.test(reason)) {
+    return (
+      'refused the password (or user name) in REDIS_URL. Check them, and percent-encode characters ' +
+      'such as # / @ : in the password (# is %23)'
+    );
+  }
+  if (/^NOPERM\b/.test(reason)) {
+    return (
+      "refused a command to REDIS_URL's user. The bot and BullMQ need its data, scripting and INFO " +
+      'commands: give that ACL user +@all, or at least +@all -@dangerous +info'
+    );
+  }
+  if (/^READONLY\b/.test(reason)) return 'is a read-only replica: point REDIS_URL at the primary';
+  if (/max number of clients/i.test(reason)) {
+    return (
+      "refused the connection: it has as many clients as it takes (maxclients, or the plan's connection " +
+      'limit). A process with the worker role opens 7 connections, one with only the web role 1'
+    );
+  }
+  if (/^OOM\b/.test(reason)) {
+    return 'is full (maxmemory) and refuses writes: give it more memory, or look at what fills it';
+  }
+  if (/^LOADING\b/.test(reason))
+    return 'is still loading its data after a restart: start the bot again shortly';
+  return undefined;
 }
 
 /** The first `code` along the error's causes (node-redis wraps the socket's error as `socketError`). */

@@ -86,7 +86,8 @@ function sleep(ms: number): Promise<void> {
 export async function openStore(
   settings: StoreSettings,
   logger: Logger,
-  options: { retentionMs?: number } = {},
+  /** How long a job's record lives: records moved from an older key layout get it too. */
+  options: { retentionMs: number },
 ): Promise<Store> {
   const { redisUrl } = settings;
   if (!redisUrl) return openMemoryStore(settings.namespace);
@@ -97,6 +98,6 @@ export async function openStore(
     namespace: settings.namespace,
     tls: settings.tls,
     logger,
-    ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
+    retentionMs: options.retentionMs,
   });
 }

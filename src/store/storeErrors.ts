@@ -24,12 +24,47 @@ const UNAVAILABLE = new Set([
   'ThreadStartingError',
 ]);
 
-/** True when `error` (or an error it was caused by) says Redis is away or did not answer in time. */
+/**
+ * Redis's own error replies for a Redis that cannot take the command for now: full (`OOM`, with
+ * `maxmemory-policy noeviction`), a replica during a failover (`READONLY`), loading its data after
+ * a restart, refusing writes after a failed snapshot (`MISCONF`), busy with a script. Waited out
+ * like a Redis away: answered "something went wrong", a job Mintlify created would be lost and
+ * its person sent to start it twice.
+ */
+const PASSING_REPLY = /^(OOM|READONLY|LOADING|MISCONF|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|BUSY)\b/;
+const REPLY_ERRORS = new Set(['ErrorReply', 'SimpleError', 'BlobError']);
+
+/** The passing error reply in `error`'s causes (or a transaction's replies), if there is one. */
+function passingReply(error: Error): string | undefined {
+  const { replies: multi } = error as { replies?: unknown };
+  const replies =
+    error.constructor.name === 'MultiErrorReply' && Array.isArray(multi)
+      ? multi.filter((reply): reply is Error => reply instanceof Error)
+      : [error];
+  return replies.find(
+    (reply) => REPLY_ERRORS.has(reply.constructor.name) && PASSING_REPLY.test(reply.message),
+  )?.message;
+}
+
+/** Why Redis could not take the work, in a few plain words for the log. */
+export function storeTrouble(error: unknown): string {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
+    const reply = passingReply(current);
+    if (reply?.startsWith('OOM')) return 'Redis is full (its maxmemory is reached, and it refuses writes)';
+    if (reply?.startsWith('READONLY')) return 'Redis is a read-only replica for now (a failover?)';
+    if (reply) return `Redis cannot take writes for now (${reply.split(' ')[0]})`;
+    current = current.cause;
+  }
+  return 'Redis is away';
+}
+
+/** True when `error` (or an error it was caused by) says Redis is away, did not answer in time, or cannot take writes for now. */
 export function isStoreUnavailable(error: unknown): boolean {
   for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
     // Mintlify's client has a TimeoutError of its own: a service's failure, not Redis away.
     if (isMintlifyError(current)) return false;
     if (UNAVAILABLE.has(current.constructor.name)) return true;
+    if (passingReply(current) !== undefined) return true;
     current = current.cause;
   }
   return false;

@@ -36,7 +36,7 @@ describe('Redis over TLS with a certificate nothing vouches for', () => {
     const lines: string[] = [];
     const logger = createLogger({ level: 'debug', secrets: [], sink: (line) => lines.push(line) });
     const config = loadConfig({ ...REQUIRED, STORE_NAMESPACE: uniqueNamespace('tls'), ...env });
-    const store = await openStore(config.store, logger);
+    const store = await openStore(config.store, logger, { retentionMs: config.jobRetentionMs });
     opened.push(store);
     return { store, lines };
   };

@@ -57,6 +57,8 @@ export interface HarnessOptions {
   digestTries?: DocsAgentOptions['digestTries'];
   /** How long a job may read as it ended before, after a follow-up (the bot's default: 2 minutes). */
   followUpGraceMs?: number;
+  /** How long the queues' workers get to connect before the log says so (the bot's default: 15 s). */
+  workersReadyWithinMs?: number;
   /** Default: deployments read every 50 ms, and asked for one every 100 ms (the bot: one every 12 s). */
   previews?: DocsAgentOptions['previews'];
 }
@@ -91,6 +93,7 @@ export async function startBot(options: HarnessOptions = {}): Promise<BotHarness
     ...(options.recordAgainEveryMs ? { recordAgainEveryMs: options.recordAgainEveryMs } : {}),
     ...(options.digestTries ? { digestTries: options.digestTries } : {}),
     ...(options.followUpGraceMs === undefined ? {} : { followUpGraceMs: options.followUpGraceMs }),
+    ...(options.workersReadyWithinMs ? { workersReadyWithinMs: options.workersReadyWithinMs } : {}),
   });
   const { port } = await bot.start();
   const url = `http://127.0.0.1:${port}`;
