@@ -22,6 +22,7 @@ import * as views from './listeners/views/index.js';
 import type { Submission, WorkQueue } from './queue/queue.js';
 import type { SlackRequest } from './requests/slackRequest.js';
 import type { SlackIdentity } from './slack/slackIdentity.js';
+import { retryInBackground } from './store/retryInBackground.js';
 
 /** For the shortcut's views.open: its trigger is good for 3 s, so a retry must come quickly. */
 const OPEN_FORM_RETRIES: webApi.RetryOptions = { retries: 2, factor: 1, minTimeout: 300, maxTimeout: 300 };
@@ -34,6 +35,12 @@ const ENQUEUE_TIMEOUT_MS = 1_000;
  * the enqueue's wait, within Slack's 3 s. Later, it is refused rather than queued after Slack gave up.
  */
 const IDENTITY_WAIT_MS = 1_500;
+/**
+ * In Socket Mode Slack's events are acknowledged before the listener runs, and never sent again:
+ * one the queue could not take is tried again this often, for this long, by the process holding it.
+ */
+const HOLD_EVENT_EVERY_MS = 2_000;
+const HOLD_EVENT_FOR_MS = 10 * 60_000;
 
 export interface Web {
   /** Starts taking Slack requests; resolves with the HTTP port (HTTP mode) once listening. */
@@ -76,11 +83,49 @@ export function createWeb(
         await withTimeout(submission.queued, ENQUEUE_TIMEOUT_MS, 'the queue did not take it');
       } catch (error) {
         if (enqueueOptions.takeBackIfLate) void takeBack(submission, jobId);
+        else if (config.slack.socketMode) return holdEvent(request, jobId, submission, error);
         else submission.queued.catch(() => {}); // an event's late add stands; its failure is the error below
         throw error;
       }
     },
     track: (work) => void afterAck.run(() => work),
+  };
+  /**
+   * An event Socket Mode has acknowledged already (Slack will not send it again), which the queue
+   * did not take: this process adds it again until the queue takes it (the same queue job id, so
+   * an add that landed late is not doubled), or the bot stops.
+   */
+  let stopped = false;
+  const held = new Set<string>();
+  const holdEvent = (request: SlackRequest, jobId: string, first: Submission, error: unknown): void => {
+    held.add(jobId);
+    logger.warn(
+      `a Slack event (${request.kind}) could not be queued (${String(error)}); Socket Mode does not send it again, so it is queued once Redis answers`,
+    );
+    let submission = first;
+    retryInBackground(
+      async () => {
+        try {
+          await submission.queued;
+          held.delete(jobId);
+          return true;
+        } catch (notYet) {
+          submission = requests.submit(request.kind, request, { jobId });
+          submission.queued.catch(() => {}); // looked at on the next try
+          throw notYet;
+        }
+      },
+      {
+        everyMs: HOLD_EVENT_EVERY_MS,
+        forMs: HOLD_EVENT_FOR_MS,
+        wanted: () => !stopped,
+        retryOn: () => true,
+        giveUp: (why) => {
+          held.delete(jobId);
+          logger.error(`a Slack event (${request.kind}) was never queued, and is lost: ${why}`);
+        },
+      },
+    );
   };
   /**
    * The person was told nothing was started: the late add is withdrawn at once (the mark reaches
@@ -144,6 +189,12 @@ export function createWeb(
       return { port };
     },
     async stop() {
+      stopped = true;
+      if (held.size > 0) {
+        logger.error(
+          `${held.size} Slack event(s) the queue never took are lost: the bot stopped before Redis answered`,
+        );
+      }
       // Once: the bot's stop and a start that was told to stop may both get here.
       if (started) {
         started = false;

@@ -43,6 +43,8 @@ const CLOSE_OVERRUN_MS = 1_000;
  * queue without one gets a limiter that never limits by itself.
  */
 const UNLIMITED = { max: Number.MAX_SAFE_INTEGER, duration: 1_000 };
+/** How long after a Queue or Worker whose setup failed it is made again. */
+const SET_UP_AGAIN_MS = 2_000;
 /** How long the workers get to open their Redis connections before the log says they could not. */
 const WORKERS_READY_WITHIN_MS = 15_000;
 /** The last job timestamp this process gave: each add gets a later one. */
@@ -119,27 +121,62 @@ export function openBullmqQueues(options: {
     readyCheck.unref();
   };
 
+  /**
+   * BullMQ sets a Queue or a Worker up once, on its connection's first answers: a Redis that drops
+   * the connection at that moment (a restart or a failover as the bot starts) leaves it broken for
+   * good, its adds failing or its worker idle. Such a one is closed and made again, every few
+   * seconds, until one is set up.
+   */
+  function setUpAgainIfBroken<B extends Queue | Worker>(
+    what: string,
+    current: B,
+    make: () => B,
+    replace: (next: B) => void,
+  ): void {
+    current.waitUntilReady().catch((error: unknown) => {
+      if (closing) return;
+      logger.warn(
+        `${what} could not be set up on Redis (${error instanceof Error ? error.message : String(error)}); it is set up again in ${SET_UP_AGAIN_MS / 1000} s`,
+      );
+      void current.close().catch(() => {});
+      setTimeout(() => {
+        if (closing) return;
+        const next = make();
+        replace(next);
+        setUpAgainIfBroken(what, next, make, replace);
+      }, SET_UP_AGAIN_MS).unref();
+    });
+  }
+
   function openQueue<T>(name: string, queueOptions: QueueOptions = {}): WorkQueue<T> {
     const keepCompletedMs = queueOptions.keepCompletedMs ?? 0;
     const keepFailedMs = queueOptions.keepFailedMs ?? FAILED_KEPT_SECONDS * 1000;
-    const queue = new Queue<T, unknown, string, T, unknown, string>(name, {
-      connection,
-      prefix,
-      // Nothing here reads BullMQ's event stream: a short one keeps a small Redis plan small.
-      streams: { events: { maxLen: EVENTS_KEPT } },
-      defaultJobOptions: {
-        // BullMQ counts in seconds and drops aged completed jobs when a later job completes.
-        // Bounded by count too: a small Redis plan must not fill up with finished work.
-        removeOnComplete:
-          keepCompletedMs > 0
-            ? { age: Math.ceil(keepCompletedMs / 1000), count: COMPLETED_KEPT_COUNT }
-            : true,
-        removeOnFail:
-          keepFailedMs > 0 ? { age: Math.ceil(keepFailedMs / 1000), count: FAILED_KEPT_COUNT } : true,
-      },
-    });
-    queue.on('error', (error) => reportError(`queue ${name}`, error));
+    const makeQueue = () => {
+      const made = new Queue<T, unknown, string, T, unknown, string>(name, {
+        connection,
+        prefix,
+        // Nothing here reads BullMQ's event stream: a short one keeps a small Redis plan small.
+        streams: { events: { maxLen: EVENTS_KEPT } },
+        defaultJobOptions: {
+          // BullMQ counts in seconds and drops aged completed jobs when a later job completes.
+          // Bounded by count too: a small Redis plan must not fill up with finished work.
+          removeOnComplete:
+            keepCompletedMs > 0
+              ? { age: Math.ceil(keepCompletedMs / 1000), count: COMPLETED_KEPT_COUNT }
+              : true,
+          removeOnFail:
+            keepFailedMs > 0 ? { age: Math.ceil(keepFailedMs / 1000), count: FAILED_KEPT_COUNT } : true,
+        },
+      });
+      made.on('error', (error) => reportError(`queue ${name}`, error));
+      return made;
+    };
+    let queue = makeQueue();
     queues.push(queue as Queue);
+    setUpAgainIfBroken(`queue ${name}`, queue, makeQueue, (next) => {
+      queues[queues.indexOf(queue as Queue)] = next as Queue;
+      queue = next;
+    });
     let processing = false;
 
     const run = async (
@@ -224,35 +261,44 @@ export function openBullmqQueues(options: {
         if (processing) throw new Error(`queue ${name} already has a worker in this process`);
         processing = true;
         const limiter = workerOptions.limiter;
-        const worker: Worker<T, unknown, string> = new Worker<T, unknown, string>(
-          name,
-          // Three parameters: BullMQ passes the abort signal only to processors that take it.
-          (job, token, signal) => run(processor, worker, job, token, signal ?? new AbortController().signal),
-          {
-            connection: connectWorkers(),
-            prefix,
-            concurrency: workerOptions.concurrency,
-            limiter: limiter ? { max: limiter.max, duration: limiter.durationMs } : UNLIMITED,
-            // A crashed process's job goes back to wait at the first stalled check that finds it
-            // marked by the check before and its lock gone. Checking every half lock, another process
-            // took such a job over after 1.5 locks when tried (45 s of a 30 s lock; 90 s with BullMQ's
-            // default 30 s check).
-            lockDuration: lockMs,
-            stalledInterval: Math.max(500, Math.round(lockMs / 2)),
-            // A try cut short by a crash does not count, but a job that keeps taking its process down
-            // must stop somewhere. BullMQ never resets the count, so a job run `again` for hours
-            // collects its stalls over all its runs: 1 (the default) would fail it at its second.
-            maxStalledCount: 3,
-          },
-        );
-        worker.on('error', (error) => reportError(`worker ${name}`, error));
-        watchReady(name, worker as Worker);
-        worker.on('failed', (job, error) => {
-          if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
-            logger.warn(`queue ${name}: job ${job.id} (${job.name}) failed for good: ${error.message}`);
-          }
+        const makeWorker = () => {
+          const worker: Worker<T, unknown, string> = new Worker<T, unknown, string>(
+            name,
+            // Three parameters: BullMQ passes the abort signal only to processors that take it.
+            (job, token, signal) =>
+              run(processor, worker, job, token, signal ?? new AbortController().signal),
+            {
+              connection: connectWorkers(),
+              prefix,
+              concurrency: workerOptions.concurrency,
+              limiter: limiter ? { max: limiter.max, duration: limiter.durationMs } : UNLIMITED,
+              // A crashed process's job goes back to wait at the first stalled check that finds it
+              // marked by the check before and its lock gone. Checking every half lock, another process
+              // took such a job over after 1.5 locks when tried (45 s of a 30 s lock; 90 s with BullMQ's
+              // default 30 s check).
+              lockDuration: lockMs,
+              stalledInterval: Math.max(500, Math.round(lockMs / 2)),
+              // A try cut short by a crash does not count, but a job that keeps taking its process down
+              // must stop somewhere. BullMQ never resets the count, so a job run `again` for hours
+              // collects its stalls over all its runs: 1 (the default) would fail it at its second.
+              maxStalledCount: 3,
+            },
+          );
+          worker.on('error', (error) => reportError(`worker ${name}`, error));
+          watchReady(name, worker as Worker);
+          worker.on('failed', (job, error) => {
+            if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
+              logger.warn(`queue ${name}: job ${job.id} (${job.name}) failed for good: ${error.message}`);
+            }
+          });
+          return worker;
+        };
+        let current = makeWorker();
+        workers.push(current as Worker);
+        setUpAgainIfBroken(`the worker of queue ${name}`, current, makeWorker, (next) => {
+          workers[workers.indexOf(current as Worker)] = next as Worker;
+          current = next;
         });
-        workers.push(worker as Worker);
       },
       async schedule(schedulerId, repeat, job): Promise<void> {
         await queue.upsertJobScheduler(

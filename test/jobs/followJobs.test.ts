@@ -173,11 +173,16 @@ describe('a follow-up the agent takes up in the background', () => {
 
       // The agent takes it up, then finishes on the same pull request: that end is announced.
       h.mintlify.setJob(job.jobId, { status: 'active' });
-      await expect.poll(async () => (await record(h, job.jobId))?.followUp).toBeUndefined();
+      await expect
+        .poll(async () => (await record(h, job.jobId))?.followUp, { timeout: 10_000 })
+        .toBeUndefined();
       h.mintlify.setJob(job.jobId, { status: 'completed' });
-      await expect.poll(() => threadReplies(h, job).length).toBe(2);
+      await expect.poll(() => threadReplies(h, job).length, { timeout: 10_000 }).toBe(2);
       expect(textOf(threadReplies(h, job)[1]!)).toContain(PR);
-      expect((await record(h, job.jobId))?.announced).toEqual(['0:completed', '1:completed']);
+      // The record is saved just after the reply is posted.
+      await expect
+        .poll(() => record(h, job.jobId))
+        .toMatchObject({ status: 'completed', announced: ['0:completed', '1:completed'] });
     } finally {
       await h.close();
     }
@@ -189,13 +194,15 @@ describe('a follow-up the agent takes up in the background', () => {
       const job = await startFollowedJob(h, 'Document retries');
       await finishThenReply(h, job);
       // The follow-up changed nothing Mintlify shows: the new round ends as the old one did.
-      await expect.poll(() => threadReplies(h, job).length).toBe(2);
+      await expect.poll(() => threadReplies(h, job).length, { timeout: 10_000 }).toBe(2);
       expect(textOf(threadReplies(h, job)[1]!)).toContain(PR);
-      expect(await record(h, job.jobId)).toMatchObject({
-        status: 'completed',
-        round: 1,
-        announced: ['0:completed', '1:completed'],
-      });
+      await expect
+        .poll(() => record(h, job.jobId))
+        .toMatchObject({
+          status: 'completed',
+          round: 1,
+          announced: ['0:completed', '1:completed'],
+        });
       expect((await record(h, job.jobId))?.followUp).toBeUndefined();
     } finally {
       await h.close();

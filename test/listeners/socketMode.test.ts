@@ -1,6 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { startSlackFake } from '../fakes/slackFake.js';
 import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
+import { startPrivateRedis } from '../support/privateRedis.js';
 
 const APP_TOKEN = 'xapp-1-test-app-level-token';
 let h: BotHarness | undefined;
@@ -50,3 +51,42 @@ it('in Socket Mode, opens no socket before Slack confirms the bot token, and a r
     await slack.close();
   }
 });
+
+it('in Socket Mode, holds a mention the queue could not take while Redis was away, and queues it once Redis answers', async () => {
+  // Socket Mode acknowledges an event before the listener runs: Slack never sends it again.
+  const redis = await startPrivateRedis();
+  const slack = await startSlackFake({ botToken: SECRETS.botToken, appToken: APP_TOKEN });
+  try {
+    h = await startBot({
+      slack,
+      env: { SLACK_APP_TOKEN: APP_TOKEN, SLACK_SIGNING_SECRET: undefined, REDIS_URL: redis.url },
+    });
+    const socket = slack.socketMode;
+    if (!socket) throw new Error('the fake has no Socket Mode');
+    await socket.connected();
+    await redis.stop({ keepData: true });
+    await expect.poll(() => h?.logs.some((line) => line.includes('Redis is unreachable'))).toBe(true);
+
+    const asked = slack.seedMessage('C0DOCS', { user: 'U0ADA', text: '<@U0BOT> Document the offline mode' });
+    await socket.send('events_api', {
+      type: 'event_callback',
+      team_id: 'T0TEAM',
+      api_app_id: 'A0APP',
+      event_id: 'Ev0OFFLINE',
+      event_time: 1_800_000_000,
+      event: { type: 'app_mention', channel: 'C0DOCS', user: 'U0ADA', text: asked.text, ts: asked.ts },
+    });
+    await redis.start();
+
+    const card = await slack.waitForCall('chat.postMessage', undefined, 20_000);
+    expect(card.args).toMatchObject({ channel: 'C0DOCS', thread_ts: asked.ts });
+    expect(h.mintlify.requestsFor('createJob').map((request) => request.body)).toEqual([
+      { prompt: 'Document the offline mode' },
+    ]);
+  } finally {
+    await h?.close();
+    h = undefined;
+    await slack.close();
+    await redis.close();
+  }
+}, 40_000);

@@ -562,6 +562,46 @@ describe('the queue port on bullmq while Redis is away', () => {
   });
 });
 
+describe('the queue port on bullmq set up while Redis is away', () => {
+  it('sets its queue and worker up again once Redis answers: adds land and run (BullMQ sets each up once)', async () => {
+    const redis = await startPrivateRedis();
+    const client = createClient({
+      url: redis.url,
+      disableOfflineQueue: true,
+      socket: { reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, 500) },
+    }) as RedisClientType;
+    client.on('error', () => {});
+    await client.connect();
+    const linesBefore = logLines.length;
+    const queues = openBullmqQueues({ client, prefix: 'setup', logger });
+    try {
+      // Gone as the queue and its worker are made: their first answers from Redis never come.
+      await redis.stop();
+      const queue = queues.queue<string>('requests');
+      const worked = recorder<string>(async () => undefined);
+      queue.process(worked.processor, { concurrency: 1 });
+      // Its setup failed (BullMQ reports it as the queue's error).
+      await expect
+        .poll(() =>
+          logLines.slice(linesBefore).some((line) => line.includes('Queue error in queue requests')),
+        )
+        .toBe(true);
+      await redis.start();
+
+      await expect
+        .poll(async () => queue.add('job', 'after the outage').catch(() => false), { timeout: 15_000 })
+        .toBe(true);
+      await expect
+        .poll(() => worked.runs.map((run) => run.job.data), { timeout: 15_000 })
+        .toEqual(['after the outage']);
+    } finally {
+      await queues.close(0);
+      client.destroy();
+      await redis.close();
+    }
+  }, 40_000);
+});
+
 describe('the queue port on bullmq, one process', () => {
   const prefix = uniqueNamespace('bullmq');
   let client: RedisClientType | undefined;

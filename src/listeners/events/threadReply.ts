@@ -31,7 +31,8 @@ export function threadReply(ctx: ListenerContext) {
     // Files are named for the job, as from a mention (their names only: the agent cannot open them).
     const files =
       'files' in event && event.files ? event.files.map(({ name, title }) => ({ name, title })) : [];
-    // Not acknowledged until queued: if the queue cannot take it, Slack delivers it again.
+    // Not acknowledged until queued: if the queue cannot take it, Slack delivers it again (over
+    // HTTP; in Socket Mode, where the ack goes first, the web role holds it until the queue takes it).
     await ctx.enqueue(
       { kind: 'thread_reply', place, text, ...(files.length > 0 ? { files } : {}) },
       body.event_id,
