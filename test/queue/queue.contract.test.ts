@@ -514,6 +514,18 @@ describe.each([
   });
 });
 
+/** A client as the bot's: commands fail at once while Redis is away, reconnects keep trying. */
+async function connectAsTheBot(url: string): Promise<RedisClientType> {
+  const client = createClient({
+    url,
+    disableOfflineQueue: true,
+    socket: { reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, 500) },
+  }) as RedisClientType;
+  client.on('error', () => {});
+  await client.connect();
+  return client;
+}
+
 describe('the queue port on bullmq while Redis is away', () => {
   let redis: PrivateRedis | undefined;
   let client: RedisClientType | undefined;
@@ -526,14 +538,7 @@ describe('the queue port on bullmq while Redis is away', () => {
 
   it('keeps the process responsive, and lands a running job’s `again` once Redis is back', async () => {
     redis = await startPrivateRedis();
-    // As the bot's client: commands fail at once while Redis is away, reconnects keep trying.
-    client = createClient({
-      url: redis.url,
-      disableOfflineQueue: true,
-      socket: { reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, 500) },
-    }) as RedisClientType;
-    client.on('error', () => {});
-    await client.connect();
+    client = await connectAsTheBot(redis.url);
     queues = openBullmqQueues({ client, prefix: 'outage', logger });
     const queue = queues.queue<{ round: number }>('follow');
     const release = gate();
@@ -565,13 +570,7 @@ describe('the queue port on bullmq while Redis is away', () => {
 describe('the queue port on bullmq set up while Redis is away', () => {
   it('sets its queue and worker up again once Redis answers: adds land and run (BullMQ sets each up once)', async () => {
     const redis = await startPrivateRedis();
-    const client = createClient({
-      url: redis.url,
-      disableOfflineQueue: true,
-      socket: { reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, 500) },
-    }) as RedisClientType;
-    client.on('error', () => {});
-    await client.connect();
+    const client = await connectAsTheBot(redis.url);
     const linesBefore = logLines.length;
     const queues = openBullmqQueues({ client, prefix: 'setup', logger });
     try {
