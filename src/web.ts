@@ -35,6 +35,10 @@ const ENQUEUE_TIMEOUT_MS = 1_000;
  * the enqueue's wait, within Slack's 3 s. Later, it is refused rather than queued after Slack gave up.
  */
 const IDENTITY_WAIT_MS = 1_500;
+/** How long Socket Mode gets to open its socket at start (Slack answers within a second or two). */
+const SOCKET_OPEN_MS = 30_000;
+const SOCKET_NOT_OPEN =
+  'Slack did not open a Socket Mode connection (check SLACK_APP_TOKEN: an App-Level Token with the connections:write scope; the log says why Slack refused it)';
 /**
  * In Socket Mode Slack's events are acknowledged before the listener runs, and never sent again:
  * one the queue could not take is tried again this often, for this long, by the process holding it.
@@ -178,7 +182,14 @@ export function createWeb(
   let started = false;
   return {
     async start() {
-      const server = (await app.start(config.port)) as unknown;
+      const server = (
+        config.slack.socketMode
+          ? await withTimeout(app.start(), SOCKET_OPEN_MS, SOCKET_NOT_OPEN).catch(async (error: unknown) => {
+              await app.stop().catch(() => {}); // a socket Slack keeps refusing is tried again for ever
+              throw appTokenRefused(error);
+            })
+          : await app.start(config.port)
+      ) as unknown;
       started = true;
       const port = isServer(server) ? (server.address() as AddressInfo | null)?.port : undefined;
       logger.info(
@@ -205,6 +216,15 @@ export function createWeb(
   };
 }
 
+/** Slack refused the app-level token as Socket Mode opened: said in plain words, naming the variable. */
+function appTokenRefused(error: unknown): unknown {
+  const code = (error as { data?: { error?: unknown } }).data?.error;
+  if (typeof code !== 'string') return error;
+  return new Error(
+    `Slack refused SLACK_APP_TOKEN (${code}): copy the App-Level Token (xapp-…, with the connections:write scope) again from "Basic Information" > App-Level Tokens`,
+  );
+}
+
 function createReceiver(config: Config, logger: Logger): Receiver {
   const healthz: CustomRoute = {
     path: '/healthz',
@@ -215,16 +235,16 @@ function createReceiver(config: Config, logger: Logger): Receiver {
     },
   };
   if (config.slack.socketMode && config.slack.appToken) {
-    return new SocketModeReceiver({
+    const receiver = new SocketModeReceiver({
       appToken: config.slack.appToken,
       logger,
-      customRoutes: [healthz],
       // Bolt hands installerOptions.clientOptions to the Socket Mode client (apps.connections.open).
-      installerOptions: {
-        port: config.port,
-        ...(config.slack.apiUrl ? { clientOptions: { slackApiUrl: config.slack.apiUrl } } : {}),
-      },
+      // No HTTP server in Socket Mode (no custom routes): it needs no port.
+      ...(config.slack.apiUrl
+        ? { installerOptions: { clientOptions: { slackApiUrl: config.slack.apiUrl } } }
+        : {}),
     });
+    return receiver;
   }
   return new HTTPReceiver({
     signingSecret: config.slack.signingSecret ?? '',

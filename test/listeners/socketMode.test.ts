@@ -90,3 +90,15 @@ it('in Socket Mode, holds a mention the queue could not take while Redis was awa
     await redis.close();
   }
 }, 40_000);
+
+it('in Socket Mode, a wrong SLACK_APP_TOKEN stops the start, naming the variable', async () => {
+  const slack = await startSlackFake({ botToken: SECRETS.botToken, appToken: APP_TOKEN });
+  try {
+    const wrong = 'xapp-1-another-app-level-token';
+    const started = startBot({ slack, env: { SLACK_APP_TOKEN: wrong, SLACK_SIGNING_SECRET: undefined } });
+    await expect(started).rejects.toThrow('Slack refused SLACK_APP_TOKEN (invalid_auth)');
+    await expect(started).rejects.not.toThrow(wrong);
+  } finally {
+    await slack.close();
+  }
+});
