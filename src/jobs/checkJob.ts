@@ -1,12 +1,14 @@
 import {
   type AgentJob,
   ConnectionError,
+  ForbiddenError,
   isMintlifyError,
   NotFoundError,
   RateLimitedError,
   SchemaError,
   ServiceError,
   TimeoutError,
+  UnauthorizedError,
 } from '../mintlify/index.js';
 import { type JobNewsKind, jobNewsText } from './jobNews.js';
 import { announceOnce, editJobCard, type Notice, noticeKey } from './jobNotifications.js';
@@ -19,6 +21,8 @@ import { recoverJobCard } from './recoverJobCard.js';
  * in the background, and Mintlify does not say how soon.
  */
 export const FOLLOW_UP_GRACE_MS = 2 * 60_000;
+/** Refused reads in a row before the thread is told (one could be a passing fault of Mintlify's). */
+const REFUSED_READS_BEFORE_NOTICE = 3;
 
 /** What the follower remembers about one job between checks (carried by its queue job). */
 export interface JobMemory {
@@ -33,6 +37,8 @@ export interface JobMemory {
   schemaLogged: boolean;
   /** Active for longer than JOB_SLOW_AFTER_MS: checked rarely from now on. */
   slow: boolean;
+  /** Reads in a row Mintlify refused (401, 403): the key must be fixed, and the thread is told. */
+  refusedReads?: number;
 }
 
 export const newJobMemory = (projectId: string): JobMemory => ({
@@ -89,6 +95,7 @@ export async function checkJob(
   } catch (error) {
     return readFailed(ctx, record, memory, error, now);
   }
+  memory.refusedReads = 0;
 
   // A follow-up the agent has not taken up yet: the job still reads as it ended before.
   if (followUpNotTakenUp(record, job, ctx.now(), ctx.followUpGraceMs ?? FOLLOW_UP_GRACE_MS)) {
@@ -177,6 +184,21 @@ async function readFailed(
     // Out of the unfinished list, so a restart does not follow (and ask Mintlify about) it again.
     await ctx.records.update(jobId, (current) => ({ ...current, goneAt: new Date(now).toISOString() }));
     return { kind: 'done', why: 'gone' } as const;
+  }
+  if (error instanceof UnauthorizedError || error instanceof ForbiddenError) {
+    // The card would say "Working on it" for as long as nobody fixes the key: the thread is told, once.
+    memory.refusedReads = (memory.refusedReads ?? 0) + 1;
+    const refused = makeNotice('refused', record, memory, now);
+    if (
+      memory.refusedReads >= REFUSED_READS_BEFORE_NOTICE &&
+      record.threadTs !== null &&
+      !memory.slackGone &&
+      !record.announced.includes(refused.key)
+    ) {
+      const outcome = await announceOnce(ctx, jobId, refused);
+      if (outcome === 'channel_gone') stopTellingSlack(ctx, record, memory);
+    }
+    return { kind: 'retry', problem: error } as const;
   }
   if (error instanceof RateLimitedError) {
     return { kind: 'rate_limited', retryAfterMs: error.retryAfterMs } as const;

@@ -7,7 +7,7 @@ import type { JobRecord } from './jobRecord.js';
  * gone or slow, a pull request the card can no longer show. Plain words, one message each;
  * the requester is mentioned where they need to act or look, so Slack notifies them.
  */
-export type JobNewsKind = 'completed' | 'failed' | 'archived' | 'gone' | 'slow' | 'pull_request';
+export type JobNewsKind = 'completed' | 'failed' | 'archived' | 'gone' | 'slow' | 'pull_request' | 'refused';
 
 const START_AGAIN = 'start a new one with `/docs-agent &lt;instruction&gt;`';
 
@@ -33,6 +33,8 @@ export function jobNewsText(
       return `${requester} Mintlify no longer knows this job (\`${escapeSlackText(record.jobId)}\`), so I’ve stopped following it. If the work still needs doing, ${START_AGAIN}.`;
     case 'slow':
       return `${requester} :hourglass: This job has been running for ${elapsed(when.activeSince.toISOString(), when.now)}, which is unusually long. I’ll keep checking, less often, and post here when it ends. Reply in this thread to steer it.`;
+    case 'refused':
+      return `${requester} :warning: I can’t check on this job: Mintlify refuses the bot’s requests (its API key is wrong or has expired, or is not allowed from this server). Please ask the person who installed this app to fix the key. I’ll keep trying, and post here when the job ends.`;
     case 'pull_request':
       return pr
         ? `The docs agent opened pull request ${pr}. It is still working; I’ll post here when it is done.`

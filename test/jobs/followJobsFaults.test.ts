@@ -9,6 +9,7 @@ import {
   settle,
   type StartedJob,
   startFollowedJob,
+  textOf,
   threadReplies,
   waitForReply,
 } from './followSupport.js';
@@ -37,6 +38,20 @@ describe('following a job while Mintlify misbehaves', () => {
     expect((await record(h, job.jobId))?.announced).toEqual(['0:gone']);
     // Off the unfinished list: a restart will not ask Mintlify about it again.
     expect(await h.bot.context.jobs.records.unfinishedIds()).not.toContain(job.jobId);
+  });
+
+  it('tells the thread once when Mintlify keeps refusing the key, and follows the job to its end once it works again', async () => {
+    const job = await startFollowedJob(h, 'Document the key rotation');
+    h.mintlify.injectFault(requestsForJob(job.jobId), { status: 401 }, 6);
+
+    const told = await waitForReply(h, job, 'Mintlify refuses the bot’s requests');
+    expect(textOf(told)).toContain('<@U0USER>');
+    // The key works again once the faults are spent: the job's end is told as usual.
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+    await waitForReply(h, job, PR);
+    await settle(h, sentinel);
+    expect(threadReplies(h, job)).toHaveLength(2);
+    expect((await record(h, job.jobId))?.announced).toEqual(['0:refused', '0:completed']);
   });
 
   it('slows down on a 429 with Retry-After and still sees the job complete', async () => {
