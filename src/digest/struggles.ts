@@ -68,7 +68,10 @@ export async function collectStruggles(
 
   // One after another: the hourly limit is the organization's, and the order keeps the count exact.
   const pages = await attempt('page', async () => {
-    const byPage = await counted(() => mintlify.feedbackByPage(projectId, { ...dates, limit: 100 }));
+    // Page-level feedback only (its thumbs are what ranks a page): the 100 rows are all such pages.
+    const byPage = await counted(() =>
+      mintlify.feedbackByPage(projectId, { ...dates, limit: 100, source: 'contextual' }),
+    );
     const worst = byPage.feedback
       .filter((row) => row.thumbsDown > 0)
       .sort((a, b) => b.thumbsDown - a.thumbsDown || a.path.localeCompare(b.path))

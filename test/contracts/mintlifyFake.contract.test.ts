@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
 import { type SpecName, validateComponent, validateResponse } from './openapi.js';
 
+type FeedbackBody = { feedback: Array<Record<string, unknown>> };
+
 const API_KEY = 'mint_contract_key';
 const PROJECT_ID = 'proj-contract';
 const CREATE = '/v2/agent/{projectId}/job';
@@ -180,13 +182,21 @@ describe('the Mintlify fake answers what the published specs allow', () => {
       hasMore: false,
     });
     expect(contextual.body).toMatchObject({ feedback: [{ id: 'fb-1' }], nextCursor: null, hasMore: false });
+    // Each entry in the spec's variant for its source, nothing more.
+    const base = ['comment', 'createdAt', 'id', 'path', 'source', 'status'];
+    const served = [...(first.body as FeedbackBody).feedback, ...(second.body as FeedbackBody).feedback];
+    expect(served.map((entry) => Object.keys(entry).sort())).toEqual([
+      [...base, 'contact', 'helpful'].sort(),
+      base,
+      [...base, 'code', 'filename', 'lang'].sort(),
+    ]);
     expect((invalid.body as { details: unknown[] }).details).toHaveLength(3);
     for (const answer of [first, second, contextual, invalid, badCursor])
       expectDeclared('analytics', 'GET', FEEDBACK, answer);
     expectRateLimitBody(limited);
   });
 
-  it('feedback by page: 200 counts per path, most feedback first; 400 with details; 429', async () => {
+  it('feedback by page: 200 counts per path, in the order first seen; 400 with details; 429', async () => {
     const entry = { comment: null, createdAt: null, status: 'pending', contact: null } as const;
     fake.setFeedback([
       { ...entry, id: 'a', path: '/intro', source: 'contextual', helpful: true },
@@ -206,13 +216,13 @@ describe('the Mintlify fake answers what the published specs allow', () => {
     expect(all.body).toEqual({
       feedback: [
         // The spec counts contextual entries as thumbs: the thumbs_only vote is in the total only.
-        { path: '/api', thumbsUp: 1, thumbsDown: 0, code: 1, total: 3 },
         { path: '/intro', thumbsUp: 1, thumbsDown: 0, code: 0, total: 1 },
+        { path: '/api', thumbsUp: 1, thumbsDown: 0, code: 1, total: 3 },
         { path: '/faq', thumbsUp: 0, thumbsDown: 0, code: 0, total: 1 },
       ],
       hasMore: false,
     });
-    expect(top.body).toMatchObject({ feedback: [{ path: '/api' }], hasMore: true });
+    expect(top.body).toMatchObject({ feedback: [{ path: '/intro' }], hasMore: true });
     expect(invalid.body).toMatchObject({ details: expect.arrayContaining([expect.any(Object)]) });
     for (const answer of [all, top, invalid]) expectDeclared('analytics', 'GET', FEEDBACK_BY_PAGE, answer);
     expectRateLimitBody(limited);

@@ -185,6 +185,22 @@ describe('the digest’s “Where readers struggled”', () => {
     expect(analyticsRequests()).toBe(4);
   });
 
+  it('finds the pages readers thumbed down among more pages with feedback than one answer holds', async () => {
+    await bot({ env: { DIGEST_STRUGGLES: '2' } });
+    // A hundred pages with feedback on their code snippets, seen first: by-page answers 100 rows at most.
+    const snippet = (index: number) => ({
+      ...feedback(`/snippets/${index}`, false),
+      source: 'code_snippet',
+      code: 'npm run build',
+    });
+    h.mintlify.setFeedback([
+      ...Array.from({ length: 100 }, (_, index) => snippet(index)),
+      ...Array.from({ length: 3 }, () => feedback('/quickstart', false)),
+    ]);
+    const lines = struggleLines(await digestNow());
+    expect(lines).toContain('👎 3 thumbs down  ·  /quickstart');
+  });
+
   it('shows readers’ text as plain text only, cut short: no live mention, link or formatting', async () => {
     await bot({ env: { DIGEST_STRUGGLES: '5' } });
     const digest = await digestNow();

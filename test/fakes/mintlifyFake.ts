@@ -26,8 +26,8 @@
  *   filter them, an unknown `source` answers 400. Feedback by page counts the same entries per
  *   path: thumbsUp/thumbsDown are contextual entries with `helpful` true/false (as the spec
  *   describes them; a thumbs_only vote counts in `total` only),
- *   `code` the code_snippet entries, `total` all of them; most feedback first, ties in
- *   first-seen order. It has no cursor: `cursor` or `offset` there answers 400, so a client
+ *   `code` the code_snippet entries, `total` all of them; paths in the order they were first
+ *   seen (the docs give no order). It has no cursor: `cursor` or `offset` there answers 400, so a client
  *   that tries to walk it fails loudly instead of reading the first page forever.
  * - Searches are served by hits descending (ties in insertion order); `totalSearches` defaults
  *   to the sum of all hits. Conversations are served in insertion order.
@@ -85,9 +85,12 @@ export type FakeFeedbackSource = 'code_snippet' | 'contextual' | 'agent' | 'thum
 export type FakeFeedbackStatus = 'pending' | 'in_progress' | 'resolved' | 'dismissed';
 
 /**
- * A feedback entry in the spec's contextual variant (all of its fields are required). `source`
- * and `status` take the spec's values (FakeFeedbackSource, FakeFeedbackStatus); they are typed
- * as strings so a plain object literal fits, and the contract test checks what is served.
+ * A feedback entry as a test sets it. It is served in the spec's variant for its source: a
+ * contextual entry with `helpful` and `contact`, a code_snippet entry with `code`, `filename` and
+ * `lang`, an agent or thumbs_only entry with the base fields only (what a test gives beyond them
+ * is left out, and a variant's field it leaves out is served empty). `source` and `status` take
+ * the spec's values (FakeFeedbackSource, FakeFeedbackStatus); they are typed as strings so a plain
+ * object literal fits, and the contract test checks what is served.
  */
 export interface FakeFeedbackEntry {
   id: string;
@@ -96,8 +99,25 @@ export interface FakeFeedbackEntry {
   createdAt: string | null;
   source: string;
   status: string;
-  helpful: boolean;
-  contact: string | null;
+  /** Contextual entries: whether the reader found the page helpful (a thumbs up or down). */
+  helpful?: boolean;
+  contact?: string | null;
+  /** Code snippet entries. */
+  code?: string;
+  filename?: string | null;
+  lang?: string | null;
+}
+
+/** The entry in the spec's variant for its source. */
+function servedFeedback(entry: FakeFeedbackEntry): Record<string, unknown> {
+  const { id, path, comment, createdAt, source, status } = entry;
+  const base = { id, path, comment, createdAt, source, status };
+  if (source === 'contextual')
+    return { ...base, helpful: entry.helpful ?? false, contact: entry.contact ?? null };
+  if (source === 'code_snippet') {
+    return { ...base, code: entry.code ?? '', filename: entry.filename ?? null, lang: entry.lang ?? null };
+  }
+  return base;
 }
 
 /** A row of `SearchesResponse`. */
@@ -349,7 +369,7 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
     const { page, nextCursor, hasMore } = cursorPage(rows, offset, limit, (next) =>
       offsetCursor.encode('feedback', next),
     );
-    return json(200, { feedback: page, nextCursor, hasMore });
+    return json(200, { feedback: page.map(servedFeedback), nextCursor, hasMore });
   };
 
   const feedbackByPageAnswer = (query: Record<string, string>): Answer => {
@@ -370,14 +390,14 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
         code: 0,
         total: 0,
       };
-      if (entry.source === 'contextual' && entry.helpful) counts.thumbsUp += 1;
-      if (entry.source === 'contextual' && !entry.helpful) counts.thumbsDown += 1;
+      if (entry.source === 'contextual' && entry.helpful === true) counts.thumbsUp += 1;
+      if (entry.source === 'contextual' && entry.helpful !== true) counts.thumbsDown += 1;
       if (entry.source === 'code_snippet') counts.code += 1;
       counts.total += 1;
       byPath.set(entry.path, counts);
     }
-    // Array.prototype.sort is stable: equal totals keep the order their paths were first seen.
-    const groups = [...byPath.values()].sort((a, b) => b.total - a.total);
+    // The docs give no order: paths come in the order they were first seen, so the bot must rank them.
+    const groups = [...byPath.values()];
     const limit = limitOf(query, LIMITS.feedbackByPage.default);
     return json(200, { feedback: groups.slice(0, limit), hasMore: groups.length > limit });
   };

@@ -42,7 +42,7 @@ describe('the analytics exports beyond visitors', () => {
     const { fake, client } = await fakeAndClient();
     fake.setFeedback([
       feedbackEntry('fb-1', { comment: 'Step 3 is out of date', contact: 'ada@example.com' }),
-      feedbackEntry('fb-2', { source: 'thumbs_only', helpful: true }),
+      feedbackEntry('fb-2', { source: 'thumbs_only' }),
       feedbackEntry('fb-3', { path: '/faq', createdAt: null }),
     ]);
 
@@ -66,7 +66,8 @@ describe('the analytics exports beyond visitors', () => {
     });
     expect(all.feedback.map((entry) => [entry.id, entry.source, entry.helpful])).toEqual([
       ['fb-1', 'contextual', false],
-      ['fb-2', 'thumbs_only', true],
+      // A thumbs_only vote comes with the base fields only.
+      ['fb-2', 'thumbs_only', undefined],
       ['fb-3', 'contextual', false],
     ]);
     expect(fake.requestsFor('feedback').map((request) => request.query)).toEqual([
