@@ -140,7 +140,17 @@ const envSchema = z.object({
   // A job past JOB_SLOW_AFTER_MS is still followed, but every 15 min is plenty for one that slow.
   POLL_SLOW_INTERVAL_MS: integer(900_000, 100, 86_400_000),
   JOB_SLOW_AFTER_MS: integer(24 * 3_600_000, 1_000, 30 * 24 * 3_600_000),
-  DIGEST_CHANNEL: optionalText,
+  DIGEST_CHANNEL: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .trim()
+      .regex(
+        /^[CG][A-Z0-9]{2,}$/,
+        'must be a channel ID (C…), not its name: copy it from the bottom of the channel’s details',
+      )
+      .optional(),
+  ),
   DIGEST_CRON: optionalText.default('0 9 * * 1'),
   DIGEST_TIMEZONE: optionalText.default('UTC'),
   DIGEST_TOP: integer(10, 1, 40),

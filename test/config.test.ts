@@ -108,6 +108,16 @@ describe('configuration', () => {
     ).toBe('redis://:s3cr3t%23pw@redis.example.com:6379');
   });
 
+  it('takes DIGEST_CHANNEL as a channel ID only, not a name', () => {
+    expect(loadConfig({ ...valid, DIGEST_CHANNEL: 'C0123ABCD' }).digest.channel).toBe('C0123ABCD');
+    expect(problemsOf({ ...valid, DIGEST_CHANNEL: '#docs' }).problems).toEqual([
+      {
+        variable: 'DIGEST_CHANNEL',
+        problem: expect.stringContaining('must be a channel ID (C…), not its name'),
+      },
+    ]);
+  });
+
   it('refuses the example values of .env.example, naming each', () => {
     const example = Object.fromEntries(
       readFileSync(new URL('../.env.example', import.meta.url), 'utf8')
