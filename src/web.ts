@@ -102,6 +102,12 @@ export function createWeb(
   let stopped = false;
   const held = new Set<string>();
   const holdEvent = (request: SlackRequest, jobId: string, first: Submission, error: unknown): void => {
+    if (stopped) {
+      logger.error(
+        `a Slack event (${request.kind}) the queue did not take is lost: the bot is stopping (${String(error)})`,
+      );
+      return;
+    }
     held.add(jobId);
     logger.warn(
       `a Slack event (${request.kind}) could not be queued (${String(error)}); Socket Mode does not send it again, so it is queued once Redis answers`,

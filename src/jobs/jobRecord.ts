@@ -109,10 +109,12 @@ export function applyAgentJob(record: JobRecord, job: AgentJob, now: Date): JobR
 export function applyFollowUpAnswer(record: JobRecord, job: AgentJob, now: Date): JobRecord {
   const next = applyAgentJob(record, job, now);
   if (!FINISHED.has(next.status)) return next;
+  // A new round in any case: an end the follower is announcing for the round before (it read it
+  // as the follow-up went out) is then that round's, and this one's end is announced too.
   return {
     ...next,
     status: 'active',
-    round: FINISHED.has(record.status) ? record.round + 1 : record.round,
+    round: record.round + 1,
     finishedAt: null,
     followUp: { sentAt: now.toISOString(), status: next.status, prLink: next.prLink },
   };

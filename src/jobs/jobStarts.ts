@@ -214,6 +214,11 @@ export class JobStarts {
     return this.store.atomic.claim(threadStartKey(channel, threadTs), startId, THREAD_START_MS);
   }
 
+  /** Holds the thread two minutes more (a job whose record waits for Redis keeps it meanwhile). */
+  async keepThread(channel: string, threadTs: string, startId: string): Promise<void> {
+    await this.store.atomic.extendIfValue(threadStartKey(channel, threadTs), startId, THREAD_START_MS);
+  }
+
   async releaseThread(channel: string, threadTs: string, startId: string): Promise<void> {
     await this.store.atomic.deleteIfValue(threadStartKey(channel, threadTs), startId);
   }

@@ -160,10 +160,22 @@ async function startHeld(
   if (!(await ctx.starts.claimThread(input.channel, threadTs, startId))) {
     throw new ThreadStartingError(input.channel, threadTs);
   }
+  const release = () => ctx.starts.releaseThread(input.channel, threadTs, startId).catch(() => {}); // else it lapses
+  // Another start may have made the thread its job's since this one's door looked (and let go of
+  // it): run again, the door then finds that job (a follow-up, or a card of its own elsewhere).
+  const taken = await ctx.records.byThread(input.channel, threadTs).catch(async (error: unknown) => {
+    await release();
+    throw error;
+  });
+  if (taken && taken.startId !== startId) {
+    await release();
+    throw new ThreadStartingError(input.channel, threadTs);
+  }
   try {
     return await createAndPost(ctx, input, startId, held);
   } finally {
-    await ctx.starts.releaseThread(input.channel, threadTs, startId).catch(() => {}); // else it lapses
+    // A job whose record waits for Redis keeps the thread until it is written (keepUntilRecorded).
+    if (!ctx.starts.unrecorded.has(startId)) await release();
   }
 }
 
@@ -329,13 +341,19 @@ async function recordCreated(
  * follows.
  */
 function keepUntilRecorded(ctx: JobsContext, startId: string, created: UnrecordedJob): void {
-  const { jobId } = created.record;
+  const { jobId, channel } = created.record;
+  const thread = created.record.pendingCard?.threadTs ?? null;
   ctx.starts.unrecorded.set(startId, jobId);
+  // The start's hold of its thread lasts until the record is written (see startHeld).
+  const letThreadGo = () =>
+    thread === null ? undefined : void ctx.starts.releaseThread(channel, thread, startId).catch(() => {});
   retryInBackground(
     async () => {
+      if (thread !== null) await ctx.starts.keepThread(channel, thread, startId).catch(() => {});
       const held = await withLease(ctx.store.atomic, startLeaseName(startId), START_LEASE_MS, async () => {
         await recordKept(ctx, created);
         ctx.starts.unrecorded.delete(startId);
+        letThreadGo();
         ctx.onJobActive(jobId);
       });
       // Not held: the start's run again has the lease for a moment, and waits for the record.
@@ -348,6 +366,7 @@ function keepUntilRecorded(ctx: JobsContext, startId: string, created: Unrecorde
       retryOn: isStoreUnavailable,
       giveUp: (why) => {
         ctx.starts.unrecorded.delete(startId);
+        letThreadGo();
         ctx.logger.error(
           `job ${jobId} was created at Mintlify, but could not be recorded (${why}): it is not followed`,
         );

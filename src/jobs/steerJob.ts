@@ -66,12 +66,16 @@ export async function steerJob(
   userNames: UserNames,
   input: SteerJobInput,
 ): Promise<SteerJobOutcome> {
-  const record = await ctx.records.byThread(input.channel, input.threadTs);
+  let record = await ctx.records.byThread(input.channel, input.threadTs);
   if (!record) {
     // Its job is being created: the reply waits for it, and is sent to it then.
     if (await ctx.starts.threadStarting(input.channel, input.threadTs)) {
       throw new ThreadStartingError(input.channel, input.threadTs);
     }
+    // A start lets go of the thread once its record names it: read again, in case that was just now.
+    record = await ctx.records.byThread(input.channel, input.threadTs);
+  }
+  if (!record) {
     if (await forgottenJobThread(ctx, input)) {
       return { kind: 'too_old', text: tooOldToSteerText(ctx.config.jobRetentionMs) };
     }

@@ -43,8 +43,9 @@ const CLOSE_OVERRUN_MS = 1_000;
  * queue without one gets a limiter that never limits by itself.
  */
 const UNLIMITED = { max: Number.MAX_SAFE_INTEGER, duration: 1_000 };
-/** How long after a Queue or Worker whose setup failed it is made again. */
+/** How long after a Queue or Worker whose setup failed it is made again: doubling up to the most. */
 const SET_UP_AGAIN_MS = 2_000;
+const SET_UP_AGAIN_MOST_MS = 30_000;
 /** How long the workers get to open their Redis connections before the log says they could not. */
 const WORKERS_READY_WITHIN_MS = 15_000;
 /** The last job timestamp this process gave: each add gets a later one. */
@@ -109,6 +110,7 @@ export function openBullmqQueues(options: {
       if (saidUnready && unready.size === 0) logger.info('every queue worker is connected to Redis now');
     });
     readyCheck ??= setTimeout(() => {
+      readyCheck = undefined; // a worker made again later gets a check of its own
       if (unready.size === 0 || closing) return;
       saidUnready = true;
       logger.error(
@@ -132,20 +134,30 @@ export function openBullmqQueues(options: {
     current: B,
     make: () => B,
     replace: (next: B) => void,
+    tries = 0,
   ): void {
-    current.waitUntilReady().catch((error: unknown) => {
-      if (closing) return;
-      logger.warn(
-        `${what} could not be set up on Redis (${error instanceof Error ? error.message : String(error)}); it is set up again in ${SET_UP_AGAIN_MS / 1000} s`,
-      );
-      void current.close().catch(() => {});
-      setTimeout(() => {
+    current.waitUntilReady().then(
+      () => {
+        if (tries > 0) logger.info(`${what} is set up on Redis now`);
+      },
+      (error: unknown) => {
         if (closing) return;
-        const next = make();
-        replace(next);
-        setUpAgainIfBroken(what, next, make, replace);
-      }, SET_UP_AGAIN_MS).unref();
-    });
+        const waitMs = Math.min(SET_UP_AGAIN_MS * 2 ** tries, SET_UP_AGAIN_MOST_MS);
+        // Said once per streak: it is tried again until Redis answers, however long that takes.
+        if (tries === 0) {
+          logger.warn(
+            `${what} could not be set up on Redis (${error instanceof Error ? error.message : String(error)}); it is set up again until Redis answers`,
+          );
+        }
+        void current.close().catch(() => {});
+        setTimeout(() => {
+          if (closing) return;
+          const next = make();
+          replace(next);
+          setUpAgainIfBroken(what, next, make, replace, tries + 1);
+        }, waitMs).unref();
+      },
+    );
   }
 
   function openQueue<T>(name: string, queueOptions: QueueOptions = {}): WorkQueue<T> {

@@ -51,7 +51,9 @@ export function storeTrouble(error: unknown): string {
   for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
     const reply = passingReply(current);
     if (reply?.startsWith('OOM')) return 'Redis is full (its maxmemory is reached, and it refuses writes)';
-    if (reply?.startsWith('READONLY')) return 'Redis is a read-only replica for now (a failover?)';
+    if (reply?.startsWith('READONLY')) {
+      return 'Redis answers as a read-only replica (during a failover; if it lasts, the bot is still connected to the old primary: restart it)';
+    }
     if (reply) return `Redis cannot take writes for now (${reply.split(' ')[0]})`;
     current = current.cause;
   }

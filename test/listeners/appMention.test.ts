@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SeededMessage } from '../fakes/slackFake.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
+import { heldStep } from '../support/leases.js';
 
 let h: BotHarness;
 afterEach(async () => h?.close());
@@ -200,6 +201,50 @@ describe('@docs-agent <instruction>', () => {
     expect(followUps(h)).toHaveLength(2);
     expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
     expect(h.slack.callsTo('chat.postMessage').filter((call) => call.response.ok === true)).toHaveLength(1);
+  });
+
+  it('in a thread whose job started while it was read becomes that job’s follow-up, not a second job', async () => {
+    h = await startBot();
+    const root = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text: 'The export flag is undocumented' });
+    const first = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      thread_ts: root.ts,
+      text: `<@${BOT}> document the export flag`,
+    });
+    const second = h.slack.seedMessage('C0DOCS', {
+      user: 'U0BEA',
+      thread_ts: root.ts,
+      text: `<@${BOT}> and the import flag`,
+    });
+    // The second mention finds no job in the thread, then Slack is slow to give it the thread...
+    const read = heldStep();
+    h.slack.failNext('conversations.replies', { until: read.until });
+    await h.event(mention({ ts: second.ts, thread_ts: root.ts, text: second.text, user: 'U0BEA' }));
+    await expect.poll(() => h.slack.callsTo('conversations.replies').length).toBeGreaterThan(0);
+    // ...while the first one's job starts and takes the thread.
+    await h.event(mention({ ts: first.ts, thread_ts: root.ts, text: first.text }));
+    await expect.poll(() => h.bot.context.jobs.records.byThread('C0DOCS', root.ts)).toBeDefined();
+    read.release();
+
+    await expect.poll(() => followUps(h), { timeout: 10_000 }).toEqual([{ prompt: 'and the import flag' }]);
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+    expect(h.slack.callsTo('chat.postMessage').filter((call) => call.response.ok === true)).toHaveLength(1);
+  });
+
+  it('is left alone in a channel topic, and in the bot’s own join message', async () => {
+    h = await startBot();
+    const topic = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      text: `set the channel topic: ask <@${BOT}>`,
+    });
+    await h.event({ ...mention({ ts: topic.ts, text: topic.text }), subtype: 'channel_topic' });
+    const join = h.slack.seedMessage('C0DOCS', { user: BOT, text: `<@${BOT}> has joined the channel` });
+    await h.event({ ...mention({ ts: join.ts, text: join.text, user: BOT }), subtype: 'channel_join' });
+    await h.event(mention({ ts: join.ts, text: join.text, user: BOT }));
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('createJob')).toEqual([]);
+    expect(h.slack.callsTo('chat.postMessage')).toEqual([]);
   });
 
   it('is followed by replies while Slack has not taken its card yet: they go to its job', async () => {

@@ -5,6 +5,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { openBullmqQueues } from '../../src/queue/bullmqQueues.js';
 import { openMemoryQueues } from '../../src/queue/memoryQueues.js';
 import type { Processor, ProcessorResult, QueueJob, Queues } from '../../src/queue/queue.js';
+import { startMuteProxy } from '../support/muteProxy.js';
 import { type PrivateRedis, startPrivateRedis } from '../support/privateRedis.js';
 import { uniqueNamespace } from '../support/redis.js';
 
@@ -567,19 +568,22 @@ describe('the queue port on bullmq while Redis is away', () => {
   });
 });
 
-describe('the queue port on bullmq set up while Redis is away', () => {
+describe('the queue port on bullmq set up while Redis goes away', () => {
   it('sets its queue and worker up again once Redis answers: adds land and run (BullMQ sets each up once)', async () => {
     const redis = await startPrivateRedis();
-    const client = await connectAsTheBot(redis.url);
+    const proxy = await startMuteProxy(redis);
+    const client = await connectAsTheBot(proxy.url);
     const linesBefore = logLines.length;
     const queues = openBullmqQueues({ client, prefix: 'setup', logger });
     try {
-      // Gone as the queue and its worker are made: their first answers from Redis never come.
-      await redis.stop();
+      // The queue and its worker are made while their first commands get no answer...
+      proxy.mute();
       const queue = queues.queue<string>('requests');
       const worked = recorder<string>(async () => undefined);
       queue.process(worked.processor, { concurrency: 1 });
-      // Its setup failed (BullMQ reports it as the queue's error).
+      // ...and the connection drops under them: their setup fails.
+      await redis.stop();
+      proxy.speak();
       await expect
         .poll(() =>
           logLines.slice(linesBefore).some((line) => line.includes('Queue error in queue requests')),
@@ -596,6 +600,7 @@ describe('the queue port on bullmq set up while Redis is away', () => {
     } finally {
       await queues.close(0);
       client.destroy();
+      await proxy.close();
       await redis.close();
     }
   }, 40_000);

@@ -4,16 +4,20 @@ import { messageToBotFrom } from './messageToBotFrom.js';
 
 type MentionArgs = SlackEventMiddlewareArgs<'app_mention'> & AllMiddlewareArgs;
 
+/** The subtypes of a message someone wrote: Slack sends app_mention with these too. */
+const SAID: ReadonlySet<string> = new Set(['thread_broadcast', 'file_share']);
+
 /**
  * `@docs-agent <instruction>`: at the top of a channel or in a thread, it starts a job whose
  * thread is that one; in a job's thread, it is a follow-up to that job.
  */
 export function appMention(ctx: ListenerContext) {
   return async ({ event, body, context }: MentionArgs): Promise<void> => {
-    // Slack sends app_mention when someone typed the bot's name, whatever the message's subtype (a
-    // reply also sent to the channel, one with a file). Other bots (and workflows) do not start
-    // jobs: no loops between bots.
-    if (event.bot_id || event.subtype === 'bot_message') return;
+    // A reply also sent to the channel, or one with a file, is still someone talking to the bot;
+    // edits, topics, joins and the like are not.
+    if (event.subtype !== undefined && !SAID.has(event.subtype)) return;
+    // Other bots (and workflows) do not start jobs: no loops between bots.
+    if (event.bot_id || event.user === context.botUserId) return;
     if (!event.user) return;
     const message = messageToBotFrom(event, event.user, context, 'mention');
     await ctx.enqueue({ kind: 'message_to_bot', message }, body.event_id);
