@@ -52,7 +52,7 @@ export function digestMessage(view: DigestView): DigestMessage {
     },
   };
   const when: KnownBlock = context(
-    `Unique visitors to the docs over 7 full days, ${range}, counted in ${escapeSlackText(timeZone)} time.`,
+    `Unique visitors to the docs over 7 full days, ${range}, as Mintlify dates them.`,
   );
 
   if (numbers.totals.total === 0 && numbers.top.length === 0) {

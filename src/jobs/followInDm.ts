@@ -51,5 +51,7 @@ export async function followInDm(ctx: JobsContext, record: JobRecord): Promise<J
       ctx.logger.warn(`could not explain the DM card of ${record.jobId}: ${String(error)}`),
     );
   ctx.logger.info(`job ${record.jobId} is followed in ${record.requestedBy}'s DM instead of ${wanted}`);
+  // The requester's Home tab links the job's thread: now the DM's.
+  if (moved) ctx.onJobChanged?.(moved);
   return moved ?? { ...record, ...place };
 }

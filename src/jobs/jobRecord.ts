@@ -22,6 +22,8 @@ export interface JobPreview {
   url?: string;
   /** Why it failed, in Mintlify's words or ours. */
   summary?: string;
+  /** Its end is on the card (and, deployed, told in the thread): until then it is told again. */
+  shown?: true;
 }
 
 /** One agent job and the Slack thread that belongs to it. */

@@ -115,17 +115,11 @@ export function previewProcessor(ctx: PreviewsContext): Processor<PreviewRequest
       if (!isMintlifyError(error)) throw error;
       // 400, 5xx, a timeout: the POST may have reached Mintlify, so it is not sent again.
       ctx.logger.warn(`job ${jobId}: the preview of ${branch} could not be asked for: ${error.message}`);
-      await showPreview(ctx, jobId, round, {
-        state: 'failure',
-        summary: `Mintlify did not take the request (${plainReason(error)})`,
-      });
+      await failedToAsk(ctx, jobId, round, `Mintlify did not take the request (${plainReason(error)})`);
       return undefined;
     }
     if (!deployment.statusId) {
-      await showPreview(ctx, jobId, round, {
-        state: 'failure',
-        summary: 'Mintlify gave no deployment to follow',
-      });
+      await failedToAsk(ctx, jobId, round, 'Mintlify gave no deployment to follow');
       return undefined;
     }
     const updated = await setPreview(ctx, jobId, round, {
@@ -155,52 +149,50 @@ export function previewStatusProcessor(ctx: PreviewsContext): Processor<PreviewC
   return async (job) => {
     const { jobId, round, statusId, since } = job.data;
     const again = { again: { delayMs: ctx.statusEveryMs ?? STATUS_EVERY_MS, data: job.data } };
+    const ended = async (record: JobRecord | undefined) =>
+      record && !(await tellPreview(ctx, record, statusId)) ? again : undefined;
     const record = await ctx.records.get(jobId);
     const preview = record && currentPreview(record);
-    // Superseded (a later round asked for its own) or already shown.
-    if (
-      !preview ||
-      preview.statusId !== statusId ||
-      preview.state === 'success' ||
-      preview.state === 'failure'
-    ) {
-      return undefined;
-    }
+    // Superseded (a later round asked for its own), or over and shown.
+    if (!preview || preview.statusId !== statusId || preview.shown) return undefined;
     const late = ctx.now().getTime() - since > GIVE_UP_MS;
+    // Over, but Slack did not take the card's edit or the thread's reply: told again.
+    if (preview.state === 'success' || preview.state === 'failure') {
+      return (await tellPreview(ctx, record, statusId)) ? undefined : again;
+    }
     let status: Awaited<ReturnType<PreviewsContext['mintlify']['deploymentStatus']>>;
     try {
       status = await ctx.mintlify.deploymentStatus(statusId);
     } catch (error) {
       if (!isMintlifyError(error)) throw error;
       if (late) {
-        await showPreview(ctx, jobId, round, {
-          state: 'failure',
-          summary: 'Mintlify did not say how it went',
-        });
-        return undefined;
+        return ended(
+          await endPreview(ctx, jobId, round, {
+            state: 'failure',
+            summary: 'Mintlify did not say how it went',
+          }),
+        );
       }
       if (error instanceof RateLimitedError)
         return { again: { ...again.again, delayMs: error.retryAfterMs ?? RATE_LIMITED_WAIT_MS } };
       return again;
     }
-    if (status.status === 'success') {
-      const shown = await showPreview(ctx, jobId, round, { state: 'success' });
-      if (shown?.preview?.url) await announcePreview(ctx, shown, shown.preview.url);
-      return undefined;
-    }
+    if (status.status === 'success') return ended(await endPreview(ctx, jobId, round, { state: 'success' }));
     if (status.status === 'failure') {
-      await showPreview(ctx, jobId, round, {
-        state: 'failure',
-        summary: status.summary?.trim() || 'Mintlify did not say why',
-      });
-      return undefined;
+      return ended(
+        await endPreview(ctx, jobId, round, {
+          state: 'failure',
+          summary: status.summary?.trim() || 'Mintlify did not say why',
+        }),
+      );
     }
     if (late) {
-      await showPreview(ctx, jobId, round, {
-        state: 'failure',
-        summary: 'it did not finish within 30 minutes',
-      });
-      return undefined;
+      return ended(
+        await endPreview(ctx, jobId, round, {
+          state: 'failure',
+          summary: 'it did not finish within 30 minutes',
+        }),
+      );
     }
     if (status.status === 'in_progress' && preview.state !== 'in_progress') {
       await setPreview(ctx, jobId, round, { ...preview, state: 'in_progress' });
@@ -209,14 +201,31 @@ export function previewStatusProcessor(ctx: PreviewsContext): Processor<PreviewC
   };
 }
 
-/** One short reply in the thread, without a mention: the card already changed for the person. */
-async function announcePreview(ctx: PreviewsContext, record: JobRecord, url: string): Promise<void> {
-  const safe = url.replace(/[<>|\s]/g, (character) => encodeURIComponent(character));
-  await announceOnce(ctx, record.jobId, {
-    key: noticeKey(record.round, 'preview'),
-    round: record.round,
-    text: `:eyes: The preview of this change is deployed: <${safe}|open the preview>`,
-  });
+/**
+ * Shows the round's ended preview: the card redrawn and, once deployed, one short reply in the
+ * thread, without a mention (the card already changed for the person). False while Slack should
+ * be asked again; then marked shown. Nothing, for a deployment the job has moved on from.
+ */
+async function tellPreview(ctx: PreviewsContext, record: JobRecord, statusId: string): Promise<boolean> {
+  const preview = currentPreview(record);
+  if (!preview || preview.statusId !== statusId || preview.shown) return true;
+  if ((await editJobCard(ctx, record)) === 'retry') return false;
+  ctx.onJobChanged?.(record);
+  if (preview.state === 'success' && preview.url) {
+    const safe = preview.url.replace(/[<>|\s]/g, (character) => encodeURIComponent(character));
+    const told = await announceOnce(ctx, record.jobId, {
+      key: noticeKey(record.round, 'preview'),
+      round: record.round,
+      text: `:eyes: The preview of this change is deployed: <${safe}|open the preview>`,
+    });
+    if (told === 'retry' || told === 'busy') return false;
+  }
+  await ctx.records.update(record.jobId, (current) =>
+    current.round === record.round && current.preview?.statusId === statusId
+      ? { ...current, preview: { ...current.preview, shown: true } }
+      : current,
+  );
+  return true;
 }
 
 /** Writes the round's preview (unless the job moved on to another round) and returns the record. */
@@ -239,22 +248,31 @@ async function clearPreview(ctx: PreviewsContext, jobId: string, round: number):
   });
 }
 
-/** Ends the round's preview (success or failure) and redraws the card; returns the record. */
-async function showPreview(
+/** A preview that could not be asked for (no deployment to follow): its card says so, once. */
+async function failedToAsk(
+  ctx: PreviewsContext,
+  jobId: string,
+  round: number,
+  summary: string,
+): Promise<void> {
+  const updated = await endPreview(ctx, jobId, round, { state: 'failure', summary });
+  if (updated && currentPreview(updated)) {
+    await editJobCard(ctx, updated);
+    ctx.onJobChanged?.(updated);
+  }
+}
+
+/** Ends the round's preview (success or failure) in its record; returns the record. */
+function endPreview(
   ctx: PreviewsContext,
   jobId: string,
   round: number,
   end: Pick<JobPreview, 'state' | 'summary'>,
 ): Promise<JobRecord | undefined> {
-  const updated = await ctx.records.update(jobId, (current) => {
+  return ctx.records.update(jobId, (current) => {
     if (current.round !== round || current.preview?.round !== round) return current;
     return { ...current, preview: { ...current.preview, ...end } };
   });
-  if (updated && currentPreview(updated)) {
-    await editJobCard(ctx, updated);
-    ctx.onJobChanged?.(updated);
-  }
-  return updated;
 }
 
 /** A plan without previews: not asked again for an hour, said once in the log. */

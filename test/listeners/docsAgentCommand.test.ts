@@ -211,6 +211,10 @@ describe('/docs-agent when something goes wrong', () => {
       threadTs: cardTs,
       cardTs,
     });
+    // The requester's Home tab links the job's thread in the DM.
+    await expect
+      .poll(() => JSON.stringify(h.slack.callsTo('views.publish').at(-1)?.args.view ?? ''))
+      .toContain(`archives/${String(dmCard.response.channel)}/p`);
     // Its instruction, typed where only its author saw it, is not listed to the channel.
     await h.command('status', {
       channel_id: 'C0NOTIN',

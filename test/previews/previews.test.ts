@@ -111,6 +111,29 @@ describe('preview deployments of a job’s pull request', () => {
     expect(h.mintlify.requestsFor('deployPreview')).toHaveLength(1);
   });
 
+  it('shows a deployed preview even when Slack failed the card’s edit at first, and tells the thread once', async () => {
+    const h = await bot();
+    const job = await startFollowedJob(h, 'Document the retry of the preview');
+    await finish(h, job);
+    const deployment = await deploymentOf(h);
+    // Slack fails the edit, past the client's own retries.
+    h.slack.failNext('chat.update', { error: 'internal_error' }, 3);
+    h.mintlify.setDeployment(deployment.statusId, { status: 'success' });
+    await expect
+      .poll(() => cardButtons(h, job), { timeout: 10_000 })
+      .toEqual([
+        { text: 'Open pull request', url: PR },
+        { text: 'Preview', url: deployment.previewUrl },
+      ]);
+    await expect
+      .poll(() => threadReplies(h, job).filter((call) => textOf(call).includes(deployment.previewUrl)).length)
+      .toBe(1);
+    await h.bot.drained();
+    expect(threadReplies(h, job).filter((call) => textOf(call).includes(deployment.previewUrl))).toHaveLength(
+      1,
+    );
+  });
+
   it('says the preview failed, with the deployment’s summary; the pull request stands', async () => {
     const h = await bot();
     const job = await startFollowedJob(h, 'Document the failure case');
