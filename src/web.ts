@@ -241,7 +241,7 @@ function createReceiver(config: Config, logger: Logger): Receiver {
     },
   };
   if (config.slack.socketMode && config.slack.appToken) {
-    const receiver = new SocketModeReceiver({
+    return new SocketModeReceiver({
       appToken: config.slack.appToken,
       logger,
       // Bolt hands installerOptions.clientOptions to the Socket Mode client (apps.connections.open).
@@ -250,7 +250,6 @@ function createReceiver(config: Config, logger: Logger): Receiver {
         ? { installerOptions: { clientOptions: { slackApiUrl: config.slack.apiUrl } } }
         : {}),
     });
-    return receiver;
   }
   return new HTTPReceiver({
     signingSecret: config.slack.signingSecret ?? '',

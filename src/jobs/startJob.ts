@@ -160,22 +160,18 @@ async function startHeld(
   if (!(await ctx.starts.claimThread(input.channel, threadTs, startId))) {
     throw new ThreadStartingError(input.channel, threadTs);
   }
-  const release = () => ctx.starts.releaseThread(input.channel, threadTs, startId).catch(() => {}); // else it lapses
-  // Another start may have made the thread its job's since this one's door looked (and let go of
-  // it): run again, the door then finds that job (a follow-up, or a card of its own elsewhere).
-  const taken = await ctx.records.byThread(input.channel, threadTs).catch(async (error: unknown) => {
-    await release();
-    throw error;
-  });
-  if (taken && taken.startId !== startId) {
-    await release();
-    throw new ThreadStartingError(input.channel, threadTs);
-  }
   try {
+    // Another start may have made the thread its job's since this one's door looked (and let go of
+    // it): run again, the door then finds that job (a follow-up, or a card of its own elsewhere).
+    const taken = await ctx.records.byThread(input.channel, threadTs);
+    if (taken && taken.startId !== startId) throw new ThreadStartingError(input.channel, threadTs);
     return await createAndPost(ctx, input, startId, held);
   } finally {
-    // A job whose record waits for Redis keeps the thread until it is written (keepUntilRecorded).
-    if (!ctx.starts.unrecorded.has(startId)) await release();
+    // A job whose record waits for Redis keeps the thread until it is written (keepUntilRecorded);
+    // a release Redis misses lapses on its own.
+    if (!ctx.starts.unrecorded.has(startId)) {
+      await ctx.starts.releaseThread(input.channel, threadTs, startId).catch(() => {});
+    }
   }
 }
 

@@ -103,6 +103,7 @@ export function openBullmqQueues(options: {
   const unready = new Set<string>();
   let readyCheck: NodeJS.Timeout | undefined;
   let saidUnready = false;
+  const readyWithinMs = options.workersReadyWithinMs ?? WORKERS_READY_WITHIN_MS;
   const watchReady = (name: string, worker: Worker) => {
     unready.add(name);
     worker.once('ready', () => {
@@ -115,11 +116,11 @@ export function openBullmqQueues(options: {
       saidUnready = true;
       logger.error(
         `the workers of the queues ${[...unready].join(', ')} could not connect to Redis within ` +
-          `${Math.round((options.workersReadyWithinMs ?? WORKERS_READY_WITHIN_MS) / 1000)} s, so their work waits. ` +
+          `${Math.round(readyWithinMs / 1000)} s, so their work waits. ` +
           `Redis may refuse more clients (its maxclients, or the plan's connection limit): a process with ` +
           `the worker role opens ${2 + workers.length} connections, one with only the web role 1`,
       );
-    }, options.workersReadyWithinMs ?? WORKERS_READY_WITHIN_MS);
+    }, readyWithinMs);
     readyCheck.unref();
   };
 

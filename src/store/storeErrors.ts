@@ -34,7 +34,7 @@ const UNAVAILABLE = new Set([
 const PASSING_REPLY = /^(OOM|READONLY|LOADING|MISCONF|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|BUSY)\b/;
 const REPLY_ERRORS = new Set(['ErrorReply', 'SimpleError', 'BlobError']);
 
-/** The passing error reply in `error`'s causes (or a transaction's replies), if there is one. */
+/** The passing error reply `error` is, or one of a transaction's replies it holds, if there is one. */
 function passingReply(error: Error): string | undefined {
   const { replies: multi } = error as { replies?: unknown };
   const replies =
