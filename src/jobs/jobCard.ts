@@ -31,7 +31,7 @@ function repositoryName(url: string): string {
   return url.replace(/^https?:\/\/(www\.)?github\.com\//, '').replace(/\.git$/, '');
 }
 
-/** Where a preview deployment stands, for the card; none once it succeeded (the button says it). */
+/** Where a preview deployment stands, for the card; none once it succeeded with a link (the button says it). */
 function previewLine(preview: JobPreview): string | undefined {
   const branch = `\`${escapeSlackText(preview.branch)}\``;
   switch (preview.state) {
@@ -45,7 +45,9 @@ function previewLine(preview: JobPreview): string | undefined {
         2000,
       );
     case 'success':
-      return undefined;
+      return preview.url
+        ? undefined
+        : `:white_check_mark: The preview of ${branch} is deployed; Mintlify gave no link to it (see your Mintlify dashboard).`;
   }
 }
 

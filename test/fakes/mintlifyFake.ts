@@ -162,6 +162,8 @@ export interface MintlifyFake {
   setDeployment(statusId: string, patch: Partial<Pick<FakeDeployment, 'status' | 'summary'>>): void;
   /** false: the plan has no previews, and asking for one answers 403. */
   setPreviewsAvailable(available: boolean): void;
+  /** false: a deployment is answered without its `previewUrl` (the spec does not require one). */
+  setPreviewUrlsGiven(given: boolean): void;
   /** Merges `patch` into the job (creating it if unknown); archiving sets archivedAt unless given. */
   setJob(id: string, patch: Partial<AgentJob>): AgentJob;
   /** From now on a follow-up leaves the job as it is: the agent has not taken it up yet. */
@@ -298,6 +300,7 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
   let jobCounter = 0;
   const deployments = new Map<string, FakeDeployment>();
   let previewsAvailable = true;
+  let previewUrlsGiven = true;
   const deployTimers = new Set<NodeJS.Timeout>();
   const shutdown = new AbortController();
   // Every answer waiting out `latencyMs` listens on it: under load, many more than Node's default 10.
@@ -453,7 +456,7 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
       }, options.previewDeployMs);
       deployTimers.add(timer);
     }
-    return json(202, { statusId, previewUrl });
+    return json(202, previewUrlsGiven ? { statusId, previewUrl } : { statusId });
   };
 
   const statusOf = (deployment: FakeDeployment) => ({
@@ -592,6 +595,9 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
     setPreviewsAvailable: (available) => {
       previewsAvailable = available;
     },
+    setPreviewUrlsGiven: (given) => {
+      previewUrlsGiven = given;
+    },
     setJob,
     takeUpFollowUpsLater: () => {
       followUpsLater = true;
@@ -646,6 +652,7 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
       faults = [];
       deployments.clear();
       previewsAvailable = true;
+      previewUrlsGiven = true;
     },
     close: async () => {
       shutdown.abort();

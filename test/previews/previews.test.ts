@@ -151,6 +151,21 @@ describe('preview deployments of a job’s pull request', () => {
     expect(text).not.toContain(deployment.previewUrl);
   });
 
+  it('says a preview deployed without a link is deployed, with no button and no reply', async () => {
+    const h = await bot();
+    h.mintlify.setPreviewUrlsGiven(false);
+    const job = await startFollowedJob(h, 'Document the linkless preview');
+    await finish(h, job);
+    const deployment = await deploymentOf(h);
+    await expect.poll(() => lastCardText(h, job)).toContain('Deploying a preview');
+    h.mintlify.setDeployment(deployment.statusId, { status: 'success', summary: 'Deployed' });
+    await expect.poll(() => lastCardText(h, job)).toContain('is deployed; Mintlify gave no link to it');
+    expect(cardButtons(h, job)).toEqual([{ text: 'Open pull request', url: PR }]);
+    await expect.poll(async () => (await record(h, job.jobId))?.preview?.shown).toBe(true);
+    await h.bot.drained();
+    expect(threadReplies(h, job).filter((call) => textOf(call).includes('preview'))).toEqual([]);
+  });
+
   it('deploys again, once, when a follow-up makes the job finish again', async () => {
     const h = await bot();
     const job = await startFollowedJob(h, 'Document the redeploy');
