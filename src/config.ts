@@ -151,7 +151,10 @@ const envSchema = z.object({
       )
       .optional(),
   ),
-  DIGEST_CRON: optionalText.default('0 9 * * 1'),
+  // `off`: the workers post no digest on a schedule (an external scheduler runs `npm run digest`).
+  DIGEST_CRON: optionalText
+    .default('0 9 * * 1')
+    .transform((value) => (value.toLowerCase() === 'off' ? undefined : value)),
   DIGEST_TIMEZONE: optionalText.default('UTC'),
   DIGEST_TOP: integer(10, 1, 40),
   DIGEST_STRUGGLES: integer(3, 0, 5),
@@ -199,14 +202,15 @@ function crossChecks(env: Record<string, string | undefined>): Array<{ variable:
       problem: 'is not an IANA time zone (for example UTC, Europe/Paris, America/New_York)',
     });
   }
-  const cronProblem = cronError(
-    env.DIGEST_CRON?.trim() || '0 9 * * 1',
-    isValidTimeZone(timezone) ? timezone : 'UTC',
-  );
+  const pattern = env.DIGEST_CRON?.trim() || '0 9 * * 1';
+  const cronProblem =
+    pattern.toLowerCase() === 'off'
+      ? undefined
+      : cronError(pattern, isValidTimeZone(timezone) ? timezone : 'UTC');
   if (cronProblem) {
     problems.push({
       variable: 'DIGEST_CRON',
-      problem: `is not a valid cron expression (${cronProblem}); for example "0 9 * * 1" is Monday 09:00`,
+      problem: `is not a valid cron expression (${cronProblem}); for example "0 9 * * 1" is Monday 09:00 (off: no schedule)`,
     });
   }
   return problems;
@@ -297,7 +301,8 @@ export interface Config {
   };
   digest: {
     channel: string | undefined;
-    cron: string;
+    /** Undefined with DIGEST_CRON=off: the workers post no digest on a schedule. */
+    cron: string | undefined;
     timezone: string;
     top: number;
     /** Items of each kind in "Where readers struggled"; 0 leaves the section out. */

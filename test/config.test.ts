@@ -108,6 +108,13 @@ describe('configuration', () => {
     ).toBe('redis://:s3cr3t%23pw@redis.example.com:6379');
   });
 
+  it('turns the digest schedule off with DIGEST_CRON=off, and names a cron it cannot read', () => {
+    expect(loadConfig({ ...valid, DIGEST_CRON: ' OFF ' }).digest.cron).toBeUndefined();
+    expect(problemsOf({ ...valid, DIGEST_CRON: 'never' }).problems).toEqual([
+      { variable: 'DIGEST_CRON', problem: expect.stringContaining('(off: no schedule)') },
+    ]);
+  });
+
   it('takes DIGEST_CHANNEL as a channel ID only, not a name', () => {
     expect(loadConfig({ ...valid, DIGEST_CHANNEL: 'C0123ABCD' }).digest.channel).toBe('C0123ABCD');
     expect(problemsOf({ ...valid, DIGEST_CHANNEL: '#docs' }).problems).toEqual([

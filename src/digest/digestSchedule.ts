@@ -45,8 +45,14 @@ export async function scheduleDigest(
 ): Promise<void> {
   const { attempts, backoffMs } = options.tries ?? TRIES;
   const { channel, cron: pattern, timezone } = ctx.config.digest;
-  if (!channel) {
-    await queue.unschedule(SCHEDULER_ID); // DIGEST_CHANNEL was unset since the last start
+  if (!channel || !pattern) {
+    // DIGEST_CHANNEL unset, or DIGEST_CRON=off, since the last start: no digest on a schedule.
+    await queue.unschedule(SCHEDULER_ID);
+    if (channel && !options.quiet) {
+      ctx.logger.info(
+        `no weekly digest scheduled (DIGEST_CRON=off): \`npm run digest\` posts it to ${channel}`,
+      );
+    }
     return;
   }
   await queue.schedule(
@@ -80,11 +86,12 @@ export function digestProcessor(
 ): Processor<DigestJob> {
   return async (job, signal) => {
     const ctx = contextFor(signal);
-    const { channel, timezone } = ctx.config.digest;
-    if (!channel) return undefined;
+    const { channel, cron: pattern, timezone } = ctx.config.digest;
+    // Queued before the schedule was turned off (or DIGEST_CHANNEL unset).
+    if (!channel || !pattern) return undefined;
     const why = job.name === 'catch-up' ? 'catch-up' : 'scheduled';
     // An occurrence older than the latest (no worker ran for weeks): only the latest week is news.
-    const latest = previousScheduledRun(ctx.config.digest.cron, timezone, ctx.now());
+    const latest = previousScheduledRun(pattern, timezone, ctx.now());
     if (
       why === 'scheduled' &&
       job.scheduledFor !== undefined &&

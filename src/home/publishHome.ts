@@ -16,7 +16,7 @@ export async function publishHome(ctx: JobsContext, user: string): Promise<void>
   const view = homeView({
     jobs,
     budget,
-    digest: { channel, nextAt: channel ? nextRun(cron, timezone, ctx.now()) : undefined },
+    digest: { channel, nextAt: channel && cron ? nextRun(cron, timezone, ctx.now()) : undefined },
     now: ctx.now(),
   });
   await ctx.slack.views.publish({ user_id: user, view });

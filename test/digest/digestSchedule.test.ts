@@ -6,7 +6,7 @@ import { periodKey, periodOfRun, previousScheduledRun } from '../../src/digest/p
 import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
 import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
 import { type BotHarness, PROJECT_ID, SECRETS, startBot } from '../support/botHarness.js';
-import { TEST_REDIS_URL, uniqueNamespace } from '../support/redis.js';
+import { redisKeys, TEST_REDIS_URL, uniqueNamespace } from '../support/redis.js';
 
 const CHANNEL = 'C0DIGEST';
 // Monday 09:00 in Paris: at any moment the test runs, its latest run is in the past.
@@ -170,6 +170,35 @@ describe('the weekly digest schedule', () => {
     expect(mintlify.requestsFor('visitors')).toEqual([]);
   });
 
+  it('posts nothing on a schedule with DIGEST_CRON=off, and removes the schedule an earlier start made', async () => {
+    const { slack, mintlify, namespace } = await fakes();
+    const scheduled = await bot({
+      env: { ...WEEKLY, DIGEST_CRON: '* * * * * *' },
+      slack,
+      mintlify,
+      namespace,
+    });
+    await logged(scheduled, /scheduled digest for .*: already posted/);
+    await scheduled.stopBot();
+    const schedulers = () => redisKeys(`${namespace}:digest:repeat*`);
+    expect(await schedulers()).not.toEqual([]);
+    const posted = slack.callsTo('chat.postMessage').length;
+    const visitorReads = mintlify.requestsFor('visitors').length;
+
+    // Another channel: without DIGEST_CRON=off, its week's catch-up would be posted at once.
+    const off = await bot({
+      env: { ...WEEKLY, DIGEST_CHANNEL: 'C0OTHER', DIGEST_CRON: 'off' },
+      slack,
+      mintlify,
+      namespace,
+    });
+    await logged(off, /no weekly digest scheduled \(DIGEST_CRON=off\)/);
+    expect(await schedulers()).toEqual([]);
+    await off.bot.drained();
+    expect(slack.callsTo('chat.postMessage')).toHaveLength(posted);
+    expect(mintlify.requestsFor('visitors')).toHaveLength(visitorReads);
+  });
+
   it('queues a catch-up that failed for good again at the next check, and posts it once Slack takes it', async () => {
     const { slack, mintlify, namespace } = await fakes();
     // The bot is not in the channel yet: both tries of the catch-up are refused.
@@ -241,6 +270,8 @@ describe('npm run digest', () => {
       STORE_NAMESPACE: namespace,
       DIGEST_CHANNEL: CHANNEL,
       DIGEST_TIMEZONE: 'America/New_York',
+      // As with an external scheduler: the workers' schedule is off.
+      DIGEST_CRON: 'off',
       LOG_LEVEL: 'info',
     };
     const once = () => run(process.execPath, ['--import', 'tsx', 'src/digestOnce.ts'], { env });

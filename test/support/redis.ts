@@ -34,3 +34,17 @@ export async function dropNamespace(prefix: string, url = TEST_REDIS_URL): Promi
   }
   return dropped;
 }
+
+/** The keys matching `pattern` (a SCAN pattern), sorted. */
+export async function redisKeys(pattern: string, url = TEST_REDIS_URL): Promise<string[]> {
+  const client = createClient({ url });
+  await client.connect();
+  const found: string[] = [];
+  try {
+    for await (const keys of client.scanIterator({ MATCH: pattern, COUNT: 1_000 }))
+      found.push(...([] as string[]).concat(keys));
+  } finally {
+    await client.quit();
+  }
+  return found.sort();
+}
