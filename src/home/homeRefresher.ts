@@ -19,6 +19,8 @@ export interface HomeRefresherOptions {
 export class HomeRefresher {
   private readonly lastRefresh = new Map<string, number>();
   private readonly pending = new Map<string, NodeJS.Timeout>();
+  /** Each person's latest publish, running or waiting for the one before it. */
+  private readonly publishes = new Map<string, { started: boolean; done: Promise<void> }>();
   private readonly minIntervalMs: number;
   private stopped = false;
 
@@ -60,11 +62,28 @@ export class HomeRefresher {
     void this.run(user);
   }
 
-  private async run(user: string): Promise<void> {
-    const work = () =>
-      this.options.publish(user).catch((error: unknown) => {
+  /**
+   * One publish at a time per person, in order: a slow one (Slack's retries) never lands after a
+   * newer one. A publish still waiting its turn reads the newest state when it starts, so a third
+   * asked meanwhile joins it.
+   */
+  private run(user: string): Promise<void> {
+    const tail = this.publishes.get(user);
+    if (tail && !tail.started) return tail.done;
+    const publish: { started: boolean; done: Promise<void> } = { started: false, done: Promise.resolve() };
+    const work = async () => {
+      await tail?.done;
+      publish.started = true;
+      try {
+        await this.options.publish(user);
+      } catch (error) {
         this.options.logger.warn(`could not publish the Home tab of ${user}: ${String(error)}`);
-      });
-    await (this.options.track ? this.options.track(work) : work());
+      } finally {
+        if (this.publishes.get(user) === publish) this.publishes.delete(user);
+      }
+    };
+    publish.done = this.options.track ? this.options.track(work) : work();
+    this.publishes.set(user, publish);
+    return publish.done;
   }
 }

@@ -35,11 +35,44 @@ describe('HomeRefresher', () => {
     const published: string[] = [];
     const refresher = new HomeRefresher({ publish: async (user) => void published.push(user), logger });
     refresher.refresh('U0ADA');
+    await vi.advanceTimersByTimeAsync(0);
     refresher.refresh('U0ADA'); // pending
     await refresher.publishNow('U0ADA');
     expect(published).toEqual(['U0ADA', 'U0ADA']);
     refresher.stop();
     await vi.advanceTimersByTimeAsync(10_000);
     expect(published).toHaveLength(2);
+  });
+
+  it('publishes for one person one at a time, in order; those asked while one waits become one', async () => {
+    const events: string[] = [];
+    let publishes = 0;
+    let endFirst: () => void = () => {};
+    const refresher = new HomeRefresher({
+      publish: async (user) => {
+        const n = (publishes += 1);
+        events.push(`start ${user} ${n}`);
+        if (n === 1) await new Promise<void>((resolve) => (endFirst = resolve)); // Slack retrying
+        events.push(`end ${user} ${n}`);
+      },
+      logger,
+    });
+    const first = refresher.publishNow('U0ADA');
+    await vi.advanceTimersByTimeAsync(0);
+    const second = refresher.publishNow('U0ADA');
+    const third = refresher.publishNow('U0ADA');
+    await refresher.publishNow('U0BEA'); // someone else's does not wait
+    expect(events).toEqual(['start U0ADA 1', 'start U0BEA 2', 'end U0BEA 2']);
+
+    endFirst();
+    await Promise.all([first, second, third]);
+    expect(events).toEqual([
+      'start U0ADA 1',
+      'start U0BEA 2',
+      'end U0BEA 2',
+      'end U0ADA 1',
+      'start U0ADA 3',
+      'end U0ADA 3',
+    ]);
   });
 });
