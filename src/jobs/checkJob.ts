@@ -35,6 +35,8 @@ export interface JobMemory {
   /** The channel is archived or gone, or the bot was removed: the job is followed without Slack. */
   slackGone: boolean;
   schemaLogged: boolean;
+  /** A status Mintlify answered that this version does not know, once logged. */
+  unrecognizedStatus?: string;
   /** Active for longer than JOB_SLOW_AFTER_MS: checked rarely from now on. */
   slow: boolean;
   /** Reads in a row Mintlify refused (401, 403): the key must be fixed, and the thread is told. */
@@ -96,6 +98,12 @@ export async function checkJob(
     return readFailed(ctx, record, memory, error, now);
   }
   memory.refusedReads = 0;
+  if (job.unrecognizedStatus !== undefined && job.unrecognizedStatus !== memory.unrecognizedStatus) {
+    ctx.logger.warn(
+      `job ${jobId}: Mintlify answered the status ${JSON.stringify(job.unrecognizedStatus.slice(0, 40))}, which this version does not know; the job is still followed, and its card shows the last status it knew`,
+    );
+  }
+  memory.unrecognizedStatus = job.unrecognizedStatus;
 
   // A follow-up the agent has not taken up yet: the job still reads as it ended before.
   if (followUpNotTakenUp(record, job, ctx.now(), ctx.followUpGraceMs ?? FOLLOW_UP_GRACE_MS)) {

@@ -12,21 +12,39 @@ export type JobStatus = z.infer<typeof jobStatusSchema>;
 /** A job is finished once it reaches one of these: the docs say to poll until then. */
 export const FINAL_JOB_STATUSES: readonly JobStatus[] = ['completed', 'archived', 'failed'];
 
+/**
+ * A status the spec does not list yet (Mintlify adds one) is read as absent, and kept in
+ * `unrecognizedStatus`: the job (or deployment) stays readable, and the rest of the answer counts.
+ * A status that is not even a string still breaks the schema.
+ */
+function unrecognizedStatusAsAbsent(known: readonly string[]) {
+  return (value: unknown) => {
+    if (typeof value !== 'object' || value === null) return value;
+    const { status } = value as { status?: unknown };
+    if (typeof status !== 'string' || known.includes(status)) return value;
+    return { ...value, status: undefined, unrecognizedStatus: status };
+  };
+}
+
 // Formats (uri, date-time) are not enforced: an odd timestamp must not make a finished job unreadable.
-export const agentJobSchema = z.looseObject({
-  id: z.string().optional(),
-  status: jobStatusSchema.optional(),
-  source: z
-    .looseObject({
-      repository: z.string().optional(),
-      ref: z.string().nullable().optional(),
-    })
-    .optional(),
-  model: z.string().optional(),
-  prLink: z.string().nullable().optional(),
-  createdAt: z.string().optional(),
-  archivedAt: z.string().nullable().optional(),
-});
+export const agentJobSchema = z.preprocess(
+  unrecognizedStatusAsAbsent(jobStatusSchema.options),
+  z.looseObject({
+    id: z.string().optional(),
+    status: jobStatusSchema.optional(),
+    unrecognizedStatus: z.string().optional(),
+    source: z
+      .looseObject({
+        repository: z.string().optional(),
+        ref: z.string().nullable().optional(),
+      })
+      .optional(),
+    model: z.string().optional(),
+    prLink: z.string().nullable().optional(),
+    createdAt: z.string().optional(),
+    archivedAt: z.string().nullable().optional(),
+  }),
+);
 export type AgentJob = z.infer<typeof agentJobSchema>;
 
 const trafficCountsShape = {
@@ -149,12 +167,17 @@ export const deploymentStateSchema = z.enum(['queued', 'in_progress', 'success',
 export type DeploymentState = z.infer<typeof deploymentStateSchema>;
 
 /** GET /v1/project/update-status/{statusId}: a deployment's progress (no field is marked required). */
-export const deploymentStatusSchema = z.looseObject({
-  _id: z.string().optional(),
-  status: deploymentStateSchema.optional(),
-  summary: z.string().optional(),
-  endedAt: z.string().optional(),
-});
+export const deploymentStatusSchema = z.preprocess(
+  unrecognizedStatusAsAbsent(deploymentStateSchema.options),
+  z.looseObject({
+    _id: z.string().optional(),
+    /** Absent, or one the spec does not list yet: followed as still deploying. */
+    status: deploymentStateSchema.optional(),
+    unrecognizedStatus: z.string().optional(),
+    summary: z.string().optional(),
+    endedAt: z.string().optional(),
+  }),
+);
 export type DeploymentStatus = z.infer<typeof deploymentStatusSchema>;
 
 /**

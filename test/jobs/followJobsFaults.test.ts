@@ -11,6 +11,7 @@ import {
   startFollowedJob,
   textOf,
   threadReplies,
+  waitForCardEdit,
   waitForReply,
 } from './followSupport.js';
 
@@ -110,6 +111,27 @@ describe('following a job while Mintlify misbehaves', () => {
     expect(schemaLines).toHaveLength(1);
     await settle(h, sentinel);
     expect(threadReplies(h, job)).toHaveLength(1);
+  });
+
+  it('reads a status Mintlify added after its spec as unchanged: the rest of the answer counts, logged once', async () => {
+    const job = await startFollowedJob(h, 'Document the review step');
+    const answer = { ...h.mintlify.jobs.get(job.jobId), status: 'in_review', prLink: PR };
+    const before = getJobRequests(h, job.jobId).length;
+    h.mintlify.injectFault(requestsForJob(job.jobId), { status: 200, body: answer }, 3);
+
+    const edit = await waitForCardEdit(h, job, PR);
+    expect(JSON.stringify(edit.args.blocks)).toContain('Working on it');
+    await expect.poll(() => getJobRequests(h, job.jobId).length).toBeGreaterThanOrEqual(before + 3);
+    expect(
+      h.logs.filter((line) => line.includes(`job ${job.jobId}: Mintlify answered the status "in_review"`)),
+    ).toHaveLength(1);
+    expect(h.logs.filter((line) => line.includes(`job ${job.jobId}: Mintlify answered in a shape`))).toEqual(
+      [],
+    );
+
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+    await waitForCardEdit(h, job, 'Pull request ready');
+    await expect.poll(async () => (await record(h, job.jobId))?.status).toBe('completed');
   });
 });
 

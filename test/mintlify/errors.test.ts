@@ -230,7 +230,7 @@ describe('each failure becomes its own error class', () => {
       body: { error: `bad key ${API_KEY}`, details: [{ message: API_KEY }] },
     });
     fake.injectFault(() => true, { status: 503, body: { error: `upstream saw ${API_KEY}` } });
-    fake.injectFault(() => true, { status: 200, body: { status: API_KEY } });
+    fake.injectFault(() => true, { status: 200, body: { status: 42, model: API_KEY } });
     fake.injectFault(() => true, { status: 200, rawBody: `{"id": "${API_KEY}` });
     fake.injectFault(() => true, { destroySocket: true });
 
