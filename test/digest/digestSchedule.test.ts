@@ -42,6 +42,22 @@ async function logged(h: BotHarness, pattern: RegExp): Promise<string> {
   return h.logs.find((line) => pattern.test(line)) as string;
 }
 
+/** The digest queue's job schedulers in Redis (BullMQ keeps them under `<prefix>:digest:repeat`). */
+const schedulers = (namespace: string) => redisKeys(`${namespace}:digest:repeat*`);
+
+/** The catch-ups in BullMQ's lists of the digest queue: waiting, running, delayed or failed. */
+async function catchUpsQueued(h: BotHarness, namespace: string): Promise<string[]> {
+  const redis = h.bot.store.redis!;
+  const list = (name: string) => `${namespace}:digest:${name}`;
+  const ids = [
+    ...(await redis.lRange(list('wait'), 0, -1)),
+    ...(await redis.lRange(list('active'), 0, -1)),
+    ...(await redis.zRange(list('delayed'), 0, -1)),
+    ...(await redis.zRange(list('failed'), 0, -1)),
+  ];
+  return ids.filter((id) => id.startsWith('catch-up-'));
+}
+
 const missedPeriod = () =>
   periodOfRun(
     previousScheduledRun(WEEKLY.DIGEST_CRON, WEEKLY.DIGEST_TIMEZONE, new Date()) as Date,
@@ -89,6 +105,7 @@ describe('the weekly digest schedule', () => {
     const restarted = await bot({ env: WEEKLY, slack, mintlify, namespace });
     await logged(restarted, /weekly digest scheduled/);
     await restarted.bot.drained();
+    expect(await catchUpsQueued(restarted, namespace)).toEqual([]);
     expect(restarted.logs.some((line) => line.includes('catch-up digest'))).toBe(false);
     expect(slack.callsTo('chat.postMessage')).toHaveLength(1);
   });
@@ -161,13 +178,26 @@ describe('the weekly digest schedule', () => {
     });
   });
 
-  it('posts nothing when DIGEST_CHANNEL is not set', async () => {
+  it('posts nothing when DIGEST_CHANNEL is not set, and removes the schedule an earlier start made', async () => {
     const { slack, mintlify, namespace } = await fakes();
-    await bot({ env: { DIGEST_CRON: '* * * * * *' }, slack, mintlify, namespace });
+    const scheduled = await bot({
+      env: { ...WEEKLY, DIGEST_CRON: '* * * * * *' },
+      slack,
+      mintlify,
+      namespace,
+    });
+    await logged(scheduled, /scheduled digest for .*: already posted/);
+    await scheduled.stopBot();
+    const posted = slack.callsTo('chat.postMessage').length;
+    const visitorReads = mintlify.requestsFor('visitors').length;
+    expect(await schedulers(namespace)).not.toEqual([]);
 
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
-    expect(slack.callsTo('chat.postMessage')).toEqual([]);
-    expect(mintlify.requestsFor('visitors')).toEqual([]);
+    const unset = await bot({ env: { DIGEST_CRON: '* * * * * *' }, slack, mintlify, namespace });
+    await expect.poll(() => schedulers(namespace)).toEqual([]);
+    await unset.bot.drained();
+    expect(await catchUpsQueued(unset, namespace)).toEqual([]);
+    expect(slack.callsTo('chat.postMessage')).toHaveLength(posted);
+    expect(mintlify.requestsFor('visitors')).toHaveLength(visitorReads);
   });
 
   it('posts nothing on a schedule with DIGEST_CRON=off, and removes the schedule an earlier start made', async () => {
@@ -180,8 +210,7 @@ describe('the weekly digest schedule', () => {
     });
     await logged(scheduled, /scheduled digest for .*: already posted/);
     await scheduled.stopBot();
-    const schedulers = () => redisKeys(`${namespace}:digest:repeat*`);
-    expect(await schedulers()).not.toEqual([]);
+    expect(await schedulers(namespace)).not.toEqual([]);
     const posted = slack.callsTo('chat.postMessage').length;
     const visitorReads = mintlify.requestsFor('visitors').length;
 
@@ -193,8 +222,9 @@ describe('the weekly digest schedule', () => {
       namespace,
     });
     await logged(off, /no weekly digest scheduled \(DIGEST_CRON=off\)/);
-    expect(await schedulers()).toEqual([]);
+    expect(await schedulers(namespace)).toEqual([]);
     await off.bot.drained();
+    expect(await catchUpsQueued(off, namespace)).toEqual([]);
     expect(slack.callsTo('chat.postMessage')).toHaveLength(posted);
     expect(mintlify.requestsFor('visitors')).toHaveLength(visitorReads);
   });
@@ -228,16 +258,7 @@ describe('the weekly digest schedule', () => {
     const restarted = await bot({ env: WEEKLY, slack, mintlify, namespace, digestTries: tries });
     await logged(restarted, /weekly digest scheduled/); // logged once the catch-up was queued, or not
     expect(await new DigestRecords(restarted.bot.store).failedRecently(missedPeriod(), CHANNEL)).toBe(true);
-    // BullMQ's lists of the digest queue: no catch-up in any of them.
-    const redis = restarted.bot.store.redis!;
-    const list = (name: string) => `${namespace}:digest:${name}`;
-    const ids = [
-      ...(await redis.lRange(list('wait'), 0, -1)),
-      ...(await redis.lRange(list('active'), 0, -1)),
-      ...(await redis.zRange(list('delayed'), 0, -1)),
-      ...(await redis.zRange(list('failed'), 0, -1)),
-    ];
-    expect(ids.filter((id) => id.startsWith('catch-up-'))).toEqual([]);
+    expect(await catchUpsQueued(restarted, namespace)).toEqual([]);
     expect(slack.callsTo('chat.postMessage')).toHaveLength(2);
   });
 

@@ -202,23 +202,31 @@ describe('answers to a person', () => {
   });
 
   it.each([
-    ['message_not_found', { error: 'message_not_found' }],
-    ['rate limited', { status: 429, retryAfter: 0 }],
-    ['a 5xx', { status: 500 }],
+    ['message_not_found', { error: 'message_not_found' }, 1, [200]],
+    ['rate limited', { status: 429, retryAfter: 0 }, PAST_RETRIES, [429, 429, 429]],
+    ['a 5xx', { status: 500 }, PAST_RETRIES, [500, 500, 500]],
   ] as const)(
     'a ✅ refused (%s) leaves the follow-up delivered, with a line in the log',
-    async (_name, fault) => {
+    async (_name, fault, times, statuses) => {
       const job = await startFollowedJob(h, 'Document the reactions');
       const before = h.mintlify.requestsFor('sendMessage').length;
+      const reactions = h.slack.callsTo('reactions.add').length;
       const warnings = h.logs.filter((line) =>
         line.includes('could not mark a follow-up as delivered'),
       ).length;
-      h.slack.failNext('reactions.add', fault, PAST_RETRIES);
-      await h.event(reply(job, 'Add an example', `18000000${before}.000100`));
+      h.slack.failNext('reactions.add', fault, times);
+      const event = reply(job, 'Add an example', `18000000${before}.000100`);
+      await h.event(event);
       await expect.poll(() => h.mintlify.requestsFor('sendMessage').length).toBe(before + 1);
       await expect
         .poll(() => h.logs.filter((line) => line.includes('could not mark a follow-up as delivered')).length)
         .toBe(warnings + 1);
+      const tries = h.slack.callsTo('reactions.add').slice(reactions);
+      expect(tries.map((call) => call.status)).toEqual(statuses);
+      expect(h.slack.message(job.channel, String(event.ts))?.reactions).toBeUndefined();
+      // Every fault was used: the next ✅ is taken.
+      await h.event(reply(job, 'And a second one', `18100000${before}.000100`));
+      await expect.poll(() => h.slack.callsTo('reactions.add').at(-1)?.response.ok).toBe(true);
     },
   );
 

@@ -62,8 +62,10 @@ describe('the Home tab', () => {
   it('is refreshed with the pull request when one of the person’s jobs changes status', async () => {
     h = await startBot({ env: FAST_POLL });
     await startJobAs(h, 'U0ADA', 'Document the export flag');
+    const openedAt = Date.now();
     await openHome(h, 'U0ADA');
-    expect(shown(await h.slack.waitForCall('views.publish'))).toContain('Working on it');
+    const opened = await h.slack.waitForCall('views.publish', (call) => call.at >= openedAt);
+    expect(shown(opened)).toContain('Working on it');
 
     h.mintlify.setJob('job-1', { status: 'completed', prLink: PR });
     const refreshed = await h.slack.waitForCall('views.publish', (call) => shown(call).includes(PR));

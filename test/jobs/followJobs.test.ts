@@ -162,6 +162,7 @@ describe('a follow-up the agent takes up in the background', () => {
       const job = await startFollowedJob(h, 'Document rate limits');
       await finishThenReply(h, job);
       expect(await record(h, job.jobId)).toMatchObject({ status: 'active', round: 1 });
+      expect((await record(h, job.jobId))?.followUp).toBeDefined();
       await waitForCardEdit(h, job, 'Working on it');
 
       // Mintlify still answers with the first round's end: the job is read, nothing is announced.

@@ -43,6 +43,7 @@ describe('a direct message to the bot', () => {
     const reply = await sendDm(h, 'Also the CSV one', { thread_ts: asked });
     const delivered = await h.slack.waitForCall('reactions.add');
     expect(delivered.args).toMatchObject({ channel: DM, timestamp: reply });
+    expect(delivered.response.ok).toBe(true);
     await h.bot.drained();
     expect(h.mintlify.requestsFor('sendMessage').map((r) => r.body)).toEqual([
       { prompt: 'Also the CSV one' },

@@ -81,6 +81,7 @@ describe('/docs-agent <instruction>', () => {
       text: expect.stringContaining('/docs-agent'),
     });
     expect(String((res.json as { text: string }).text)).toContain('Tell me what to change');
+    await h.bot.drained();
     expect(h.mintlify.requests).toHaveLength(0);
     expect(h.slack.callsTo('chat.postMessage')).toHaveLength(0);
   });
@@ -94,6 +95,7 @@ describe('/docs-agent <instruction>', () => {
     });
     // Every < in the text opens a Slack token (@user, #channel, !special, a link): none is a stray bracket.
     expect(String((help.json as { text: string }).text)).not.toMatch(/<(?![@#!]|https?:)/);
+    await h.bot.drained();
     expect(h.mintlify.requests).toHaveLength(0);
 
     await h.command('help me document the export flag');
@@ -136,10 +138,12 @@ describe('/docs-agent <instruction>', () => {
     expect(stranger.json).toMatchObject({ text: expect.stringContaining('only available to some people') });
     const elsewhere = await h.command('Document X', { user_id: 'U0ADA', channel_id: 'C0RANDOM' });
     expect(elsewhere.json).toMatchObject({ text: expect.stringContaining('isn’t enabled in this channel') });
+    await h.bot.drained();
     expect(h.mintlify.requests).toHaveLength(0);
 
     await h.command('Document X', { user_id: 'U0ADA', channel_id: 'C0DOCS' });
     await h.slack.waitForCall('chat.postMessage');
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
   });
 
   it('says how many agent uses are left when few remain', async () => {

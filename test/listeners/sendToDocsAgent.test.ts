@@ -84,6 +84,7 @@ describe('the “Send to docs agent” message shortcut', () => {
     // Quoted and escaped; the person mentioned is a Slack mention (a form shows the name, and notifies nobody).
     expect(form).toContain('&lt;ask <@U0ADA>&gt;');
     expect(form).not.toContain('\uE000');
+    await h.bot.drained();
     expect(h.mintlify.requests).toHaveLength(0); // nothing but the form before the person submits
 
     const submitted = await submit(h, opened, 'Document the CSV default and the --json flag', true);
@@ -152,6 +153,7 @@ describe('the “Send to docs agent” message shortcut', () => {
       response_action: 'errors',
       errors: { instruction: expect.stringContaining('what to change') },
     });
+    await h.bot.drained();
     expect(h.mintlify.requests).toHaveLength(0);
   });
 

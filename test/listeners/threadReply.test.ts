@@ -54,6 +54,10 @@ describe('replies in a job’s thread', () => {
     await h.event(event);
 
     const delivered = await h.slack.waitForCall('reactions.add');
+    expect(delivered.response.ok).toBe(true);
+    expect(h.slack.message('C0DOCS', String(event.ts))?.reactions?.map((reaction) => reaction.name)).toEqual([
+      'white_check_mark',
+    ]);
     expect(delivered.args).toMatchObject({
       channel: 'C0DOCS',
       timestamp: event.ts,

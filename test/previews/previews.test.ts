@@ -47,6 +47,15 @@ async function finish(h: BotHarness, job: StartedJob): Promise<void> {
   await expect.poll(async () => (await record(h, job.jobId))?.status).toBe('completed');
 }
 
+/**
+ * Nothing left to run: no Slack request queued, and no job, preview or deployment followed (a
+ * second note or request would come from those queues).
+ */
+async function settled(h: BotHarness): Promise<void> {
+  await h.bot.drained();
+  await expect.poll(() => h.bot.following()).toBe(0);
+}
+
 const deploymentOf = async (h: BotHarness, count = 1) => {
   await expect.poll(() => h.mintlify.deployments.size).toBe(count);
   return [...h.mintlify.deployments.values()].at(-1)!;
@@ -80,7 +89,7 @@ describe('preview deployments of a job’s pull request', () => {
       (call) => call.args.thread_ts === job.cardTs && textOf(call).includes(deployment.previewUrl),
     );
     expect(textOf(note)).not.toMatch(/<@U/);
-    await h.bot.drained();
+    await settled(h);
     expect(threadReplies(h, job).filter((call) => textOf(call).includes(deployment.previewUrl))).toHaveLength(
       1,
     );
@@ -128,7 +137,7 @@ describe('preview deployments of a job’s pull request', () => {
     await expect
       .poll(() => threadReplies(h, job).filter((call) => textOf(call).includes(deployment.previewUrl)).length)
       .toBe(1);
-    await h.bot.drained();
+    await settled(h);
     expect(threadReplies(h, job).filter((call) => textOf(call).includes(deployment.previewUrl))).toHaveLength(
       1,
     );
@@ -162,7 +171,7 @@ describe('preview deployments of a job’s pull request', () => {
     await expect.poll(() => lastCardText(h, job)).toContain('is deployed; Mintlify gave no link to it');
     expect(cardButtons(h, job)).toEqual([{ text: 'Open pull request', url: PR }]);
     await expect.poll(async () => (await record(h, job.jobId))?.preview?.shown).toBe(true);
-    await h.bot.drained();
+    await settled(h);
     expect(threadReplies(h, job).filter((call) => textOf(call).includes('preview'))).toEqual([]);
   });
 
@@ -194,7 +203,7 @@ describe('preview deployments of a job’s pull request', () => {
     await expect
       .poll(() => cardButtons(h, job).map((button) => button.text))
       .toEqual(['Open pull request', 'Preview']);
-    await h.bot.drained();
+    await settled(h);
     expect(h.mintlify.requestsFor('deployPreview')).toHaveLength(2);
   });
 
@@ -212,8 +221,7 @@ describe('preview deployments of a job’s pull request', () => {
       .poll(() => h.logs.filter((line) => line.includes('refused a preview deployment')).length)
       .toBe(1);
     await finish(h, jobs[1]!);
-    await h.bot.drained();
-    await expect.poll(async () => h.bot.following()).toBe(0);
+    await settled(h);
     expect(h.mintlify.requestsFor('deployPreview')).toHaveLength(1);
     expect(h.logs.filter((line) => line.includes('refused a preview deployment'))).toHaveLength(1);
     for (const job of jobs) {
@@ -227,14 +235,15 @@ describe('preview deployments of a job’s pull request', () => {
     h.mintlify.injectFault('deployPreview', { status: 429, retryAfter: '1' });
     const limited = await startFollowedJob(h, 'Document the rate limit', 'C0ONE');
     await finish(h, limited);
-    await deploymentOf(h, 1);
+    const deployed = await deploymentOf(h, 1);
     expect(h.mintlify.requestsFor('deployPreview')).toHaveLength(2);
+    h.mintlify.setDeployment(deployed.statusId, { status: 'success' });
 
     h.mintlify.injectFault('deployPreview', { status: 503 });
     const broken = await startFollowedJob(h, 'Document the outage', 'C0TWO');
     await finish(h, broken);
     await expect.poll(() => lastCardText(h, broken)).toContain('did not take the request');
-    await h.bot.drained();
+    await settled(h);
     expect(h.mintlify.requestsFor('deployPreview')).toHaveLength(3);
   });
 
@@ -277,7 +286,7 @@ describe('preview deployments of a job’s pull request', () => {
     await expect
       .poll(() => cardEditsWith(second, job, deployment.previewUrl).length, { timeout: 10_000 })
       .toBe(1);
-    await second.bot.drained();
+    await settled(second);
     const previewNotes = () =>
       threadReplies(second, job).filter((call) => textOf(call).includes(deployment.previewUrl));
     // The thread's note follows the card's edit: once there, it is the only one.
@@ -292,8 +301,7 @@ describe('preview deployments of a job’s pull request', () => {
     const h = await bot({ env: { PREVIEWS: 'off' } });
     const job = await startFollowedJob(h, 'Document without previews');
     await finish(h, job);
-    await expect.poll(async () => h.bot.following()).toBe(0);
-    await h.bot.drained();
+    await settled(h);
     expect(h.mintlify.requestsFor('deployPreview')).toHaveLength(0);
     expect(lastCardText(h, job)).not.toContain('Deploying a preview');
     expect(cardButtons(h, job).map((button) => button.text)).toEqual(['Open pull request']);

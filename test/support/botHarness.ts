@@ -118,7 +118,10 @@ export async function startBot(options: HarnessOptions = {}): Promise<BotHarness
         { text, response_url: slack.responseUrl(), ...fields },
         signing,
       ),
-    event: (event, eventOptions) => sendEvent(url, SECRETS.signingSecret, event, eventOptions),
+    event: (event, eventOptions) => {
+      inHistory(slack, event);
+      return sendEvent(url, SECRETS.signingSecret, event, eventOptions);
+    },
     stopBot,
     close: async () => {
       await stopBot();
@@ -130,4 +133,23 @@ export async function startBot(options: HarnessOptions = {}): Promise<BotHarness
       }
     },
   };
+}
+
+/**
+ * Slack sends a message event for a message it holds: a person's message (or mention) the test
+ * sends is put in the channel's history first, unless it is there already, so reading it back or
+ * reacting to it works as it would in Slack.
+ */
+function inHistory(slack: SlackFake, event: Record<string, unknown>): void {
+  const { type, subtype, channel, ts, user, text, thread_ts, bot_id } = event;
+  if (type !== 'message' && type !== 'app_mention') return;
+  if (subtype !== undefined && subtype !== 'thread_broadcast' && subtype !== 'file_share') return;
+  if (typeof channel !== 'string' || typeof ts !== 'string' || typeof user !== 'string') return;
+  if (bot_id !== undefined || slack.message(channel, ts)) return;
+  slack.seedMessage(channel, {
+    ts,
+    user,
+    text: typeof text === 'string' ? text : '',
+    ...(typeof thread_ts === 'string' ? { thread_ts } : {}),
+  });
 }
