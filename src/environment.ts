@@ -2,11 +2,20 @@ import { existsSync } from 'node:fs';
 import { type Config, ConfigError, loadConfig } from './config.js';
 
 /**
- * The entry points' one way to read their configuration: `.env` in the working directory when
- * present, then the environment. A problem is printed, every variable at once, and undefined returned.
+ * The entry points' one way to read their configuration: the file ENV_FILE names (`.env` in the
+ * working directory by default, when present; `none` for no file), then the environment, which
+ * wins. A problem is printed, every variable at once, and undefined returned.
  */
 export function readConfiguration(whoCannotStart = 'docs-agent cannot start'): Config | undefined {
-  if (existsSync('.env')) process.loadEnvFile('.env');
+  const named = process.env.ENV_FILE?.trim();
+  if (named && named !== 'none' && !existsSync(named)) {
+    process.stderr.write(
+      `${whoCannotStart}: ENV_FILE names ${named}, which does not exist (none: read no file)\n`,
+    );
+    return undefined;
+  }
+  const file = named || '.env';
+  if (file !== 'none' && existsSync(file)) process.loadEnvFile(file);
   try {
     return loadConfig(process.env);
   } catch (error) {

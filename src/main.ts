@@ -10,7 +10,8 @@ async function main(): Promise<void> {
 
   const logger = createLogger({ level: config.logLevel, secrets: secretsOf(config) });
   const cannotStart = (error: unknown) => {
-    logger.error(`docs-agent cannot start: ${error instanceof Error ? error.message : String(error)}`);
+    // The logger prints its name, docs-agent, before each line.
+    logger.error(`cannot start: ${startProblem(error, config.port)}`);
     process.exit(1);
   };
   const bot = await createDocsAgent(config, { logger }).catch(cannotStart);
@@ -34,6 +35,18 @@ async function main(): Promise<void> {
   await bot.start().catch((error: unknown) => {
     if (!stopping) cannotStart(error);
   });
+}
+
+/** A start failure in plain words: the port the receiver could not listen on is named. */
+function startProblem(error: unknown, port: number): string {
+  const code = (error as { code?: unknown }).code;
+  if (code === 'EADDRINUSE') {
+    return `port ${port} is already in use by another process: stop that process, or set PORT to a free port`;
+  }
+  if (code === 'EACCES') {
+    return `this process may not listen on port ${port} (ports below 1024 need privileges): set PORT to 1024 or above`;
+  }
+  return error instanceof Error ? error.message : String(error);
 }
 
 await main();

@@ -1,4 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type MintlifyFake, startMintlifyFake } from './fakes/mintlifyFake.js';
 import { type SlackFake, startSlackFake } from './fakes/slackFake.js';
@@ -19,6 +21,15 @@ async function startFakes() {
   const mintlify = await startMintlifyFake({ apiKey: SECRETS.mintlifyKey, projectId: PROJECT_ID });
   fakes.push(slack, mintlify);
   return { slack, mintlify };
+}
+
+/** A loopback port nothing listens on (found free, then closed). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 describe('npm start', () => {
@@ -45,6 +56,39 @@ describe('npm start', () => {
     expect(bot.output()).toContain('Bot User OAuth Token');
     expect(bot.output()).not.toContain(wrong);
     expect(slack.callsTo('chat.postMessage')).toHaveLength(0);
+  });
+
+  it('names an uninstalled app, a Slack it cannot reach, and a port in use', async () => {
+    const { slack, mintlify } = await startFakes();
+    slack.failNext('auth.test', { error: 'account_inactive' }, 1);
+    const inactive = runBot(botEnv(slack, mintlify));
+    children.push(inactive.child);
+    expect(await inactive.exited).toBe(1);
+    expect(inactive.output()).toContain(
+      'Slack refused SLACK_BOT_TOKEN (account_inactive): the app was uninstalled',
+    );
+
+    const closed = await closedPort();
+    const unreachable = runBot(botEnv(slack, mintlify, { SLACK_API_URL: `http://127.0.0.1:${closed}/api/` }));
+    children.push(unreachable.child);
+    expect(await unreachable.exited).toBe(1);
+    expect(unreachable.output()).toContain(
+      `could not reach Slack at http://127.0.0.1:${closed}/api/ to check SLACK_BOT_TOKEN (ECONNREFUSED)`,
+    );
+
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const inUse = runBot(botEnv(slack, mintlify, { PORT: String(port) }));
+      children.push(inUse.child);
+      expect(await inUse.exited).toBe(1);
+      expect(inUse.output()).toContain(
+        `docs-agent cannot start: port ${port} is already in use by another process`,
+      );
+    } finally {
+      taken.close();
+    }
   });
 
   it('listens while Slack checks its token: a command waits for the answer a moment, then is refused, never queued', async () => {

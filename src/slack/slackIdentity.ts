@@ -13,15 +13,32 @@ export async function verifySlackToken(client: webApi.WebClient, logger: Logger)
     auth = await client.auth.test();
     logger.info(`connected to Slack workspace ${auth.team ?? auth.team_id} as @${auth.user}`);
   } catch (error) {
-    const code = (error as { data?: { error?: string } }).data?.error;
-    throw new Error(
-      code === 'invalid_auth' || code === 'not_authed' || code === 'token_revoked'
-        ? `Slack refused SLACK_BOT_TOKEN (${code}): copy the Bot User OAuth Token (xoxb-...) from "OAuth & Permissions" after installing the app`
-        : `could not reach Slack to check SLACK_BOT_TOKEN: ${code ?? String(error)}`,
-    );
+    throw new Error(tokenCheckFailure(error, client.slackApiUrl));
   }
   if (!auth.user_id || !auth.bot_id) {
     throw new Error('SLACK_BOT_TOKEN is not a bot token: use the Bot User OAuth Token (xoxb-...)');
   }
   return { botUserId: auth.user_id, botId: auth.bot_id };
+}
+
+/** Why `auth.test` failed, in plain words: Slack's refusal (and what to do), or why Slack could not be reached. */
+function tokenCheckFailure(error: unknown, apiUrl: string): string {
+  const { data, statusCode, original } = error as {
+    data?: { error?: string };
+    statusCode?: number;
+    original?: { message?: string; cause?: { code?: string; message?: string } };
+  };
+  const code = data?.error;
+  if (code === 'invalid_auth' || code === 'not_authed' || code === 'token_revoked') {
+    return `Slack refused SLACK_BOT_TOKEN (${code}): copy the Bot User OAuth Token (xoxb-...) from "OAuth & Permissions" after installing the app`;
+  }
+  if (code === 'account_inactive') {
+    return 'Slack refused SLACK_BOT_TOKEN (account_inactive): the app was uninstalled or its workspace deactivated; install the app again and copy its new Bot User OAuth Token';
+  }
+  if (code) return `Slack refused SLACK_BOT_TOKEN (${code})`;
+  const why =
+    statusCode !== undefined
+      ? `it answered HTTP ${statusCode}`
+      : (original?.cause?.code ?? original?.cause?.message ?? original?.message ?? String(error));
+  return `could not reach Slack at ${apiUrl} to check SLACK_BOT_TOKEN (${why}): check the network, a proxy, or SLACK_API_URL`;
 }

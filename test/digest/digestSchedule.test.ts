@@ -1,4 +1,7 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DigestRecords } from '../../src/digest/digestRecords.js';
@@ -281,6 +284,7 @@ describe('npm run digest', () => {
     const { slack, mintlify, namespace } = await fakes();
     const env = {
       ...process.env,
+      ENV_FILE: 'none',
       SLACK_BOT_TOKEN: SECRETS.botToken,
       SLACK_SIGNING_SECRET: SECRETS.signingSecret,
       SLACK_API_URL: slack.apiUrl,
@@ -314,6 +318,7 @@ describe('npm run digest', () => {
   it('exits with 1 and a clear line when DIGEST_CHANNEL is not set', async () => {
     const env = {
       ...process.env,
+      ENV_FILE: 'none',
       SLACK_BOT_TOKEN: SECRETS.botToken,
       SLACK_SIGNING_SECRET: SECRETS.signingSecret,
       MINTLIFY_API_KEY: SECRETS.mintlifyKey,
@@ -326,5 +331,35 @@ describe('npm run digest', () => {
     );
     expect(failure?.code).toBe(1);
     expect(failure?.stderr).toContain('DIGEST_CHANNEL is not set');
+  });
+
+  it('reads the file ENV_FILE names before the environment, and names a file that is not there', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'docs-agent-env-'));
+    const file = join(dir, 'staging.env');
+    writeFileSync(file, 'DIGEST_CHANNEL=docs\n');
+    const env = {
+      ...process.env,
+      SLACK_BOT_TOKEN: SECRETS.botToken,
+      SLACK_SIGNING_SECRET: SECRETS.signingSecret,
+      MINTLIFY_API_KEY: SECRETS.mintlifyKey,
+      MINTLIFY_PROJECT_ID: PROJECT_ID,
+      DIGEST_CHANNEL: undefined,
+    };
+    const failureWith = (envFile: string) =>
+      run(process.execPath, ['--import', 'tsx', 'src/digestOnce.ts'], {
+        env: { ...env, ENV_FILE: envFile },
+      }).then(
+        () => undefined,
+        (error: { code?: number; stderr?: string }) => error,
+      );
+    try {
+      const fromFile = await failureWith(file);
+      expect(fromFile?.code).toBe(1);
+      expect(fromFile?.stderr).toContain('DIGEST_CHANNEL must be a channel ID');
+      const missing = await failureWith(join(dir, 'nowhere.env'));
+      expect(missing?.stderr).toContain(`ENV_FILE names ${join(dir, 'nowhere.env')}, which does not exist`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

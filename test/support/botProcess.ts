@@ -21,7 +21,8 @@ export interface BotProcess {
 
 export function runBot(env: Record<string, string>): BotProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { PATH: process.env.PATH ?? '', ...env },
+    // A developer's .env (for npm run dev) must not configure the bots the tests start.
+    env: { PATH: process.env.PATH ?? '', ENV_FILE: 'none', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
