@@ -40,13 +40,13 @@ const UNACCEPTABLE_CERTIFICATE = new Set([
 
 export class StoreUnavailableError extends Error {
   constructor(url: string, cause: unknown) {
-    super(`Redis at ${withoutCredentials(url)} ${problemOf(cause)}`, { cause });
+    super(`Redis at ${withoutCredentials(url)} ${problemOf(cause, url)}`, { cause });
     this.name = 'StoreUnavailableError';
   }
 }
 
 /** Why the bot could not use Redis, in plain words, and what to do about it. */
-function problemOf(cause: unknown): string {
+function problemOf(cause: unknown, url: string): string {
   const code = errorCode(cause);
   const reason = cause instanceof Error ? cause.message : String(cause);
   if (typeof code === 'string' && UNTRUSTED_CERTIFICATE.has(code)) {
@@ -64,10 +64,37 @@ function problemOf(cause: unknown): string {
   }
   const refusal = redisRefusal(reason);
   if (refusal) return `${refusal} (${reason})`;
+  // Its reply quotes the password: not repeated.
+  if (/^ERR AUTH\b.*without any password configured/.test(reason)) {
+    return 'has no password set, but REDIS_URL gives one: remove the password from REDIS_URL (or set one on Redis)';
+  }
+  if (/^ERR DB index is out of range/.test(reason)) {
+    return (
+      `has no database ${databaseOf(url)} (${reason}): the number after the / in REDIS_URL must be below ` +
+      'its "databases" setting (hosted plans often have only 0)'
+    );
+  }
+  // An error reply (ERR ..., WRONGTYPE ...): Redis answered, and refused.
+  if (/^[A-Z][A-Z_]+ /.test(reason))
+    return `answered with an error (${reason}): check REDIS_URL and its settings`;
+  const tls = url.startsWith('rediss:')
+    ? ' With rediss://, a Redis without TLS never answers the handshake: use redis:// if it has no TLS.'
+    : /socket closed unexpectedly/i.test(reason)
+      ? ' A Redis that requires TLS (most hosted plans) closes a plain connection: use a rediss:// URL (two s).'
+      : '';
   return (
-    `did not answer (${reason}). Check REDIS_URL and that Redis is running; the bot does not fall back to ` +
+    `did not answer (${reason}). Check REDIS_URL and that Redis is running;${tls} The bot does not fall back to ` +
     'memory when REDIS_URL is set (leave it unset only to try the bot, which then forgets every job on restart)'
   );
+}
+
+/** The database number of a Redis URL (its path), 0 when it has none. */
+function databaseOf(url: string): string {
+  try {
+    return new URL(url).pathname.replace(/^\//, '') || '0';
+  } catch {
+    return '?';
+  }
 }
 
 /** What Redis's own error reply at start means for the operator; undefined for any other failure. */

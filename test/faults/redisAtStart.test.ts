@@ -57,18 +57,35 @@ describe('Redis at start', () => {
       'limited:limited-password-42@',
       "refused a command to REDIS_URL's user. The bot and BullMQ need its data, scripting and INFO commands",
     ],
+    [
+      'a password it has none of',
+      'CONFIG SET maxmemory 0',
+      ':unset-password-42@',
+      'has no password set, but REDIS_URL gives one',
+    ],
+    [
+      'a database it does not have',
+      'CONFIG SET maxmemory 0',
+      '',
+      'has no database 99 (ERR DB index is out of range)',
+      '/99',
+    ],
   ])(
     'when Redis refuses %s, the bot says which in plain words and exits',
-    async (_name, setup, auth, said) => {
+    async (_name, setup, auth, said, path = '') => {
       const { slack, mintlify } = await startFakes();
       const redis = await startPrivateRedis();
       try {
         expect(await redis.command(setup)).toContain('+OK');
-        const bot = runBot(botEnv(slack, mintlify, { REDIS_URL: `redis://${auth}127.0.0.1:${redis.port}` }));
+        const bot = runBot(
+          botEnv(slack, mintlify, { REDIS_URL: `redis://${auth}127.0.0.1:${redis.port}${path}` }),
+        );
         bots.push(bot);
         expect(await bot.exited).toBe(1);
         const output = bot.output();
-        expect(output).toContain(`docs-agent cannot start: Redis at redis://127.0.0.1:${redis.port} ${said}`);
+        expect(output).toContain(
+          `docs-agent cannot start: Redis at redis://127.0.0.1:${redis.port}${path} ${said}`,
+        );
         expect(output).not.toContain('-password-42');
         expect(output).not.toContain('listening on port');
       } finally {

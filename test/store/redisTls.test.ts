@@ -59,6 +59,14 @@ describe('Redis over TLS with a certificate nothing vouches for', () => {
     expect(message).not.toContain(password);
   });
 
+  it('says to use rediss:// when REDIS_URL asks a TLS-only Redis for a plain connection', async () => {
+    const plain = redis.url.replace('rediss://', 'redis://');
+    const error: unknown = await open({ REDIS_URL: plain }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as Error).message).toContain(`Redis at ${plain} did not answer`);
+    expect((error as Error).message).toContain('use a rediss:// URL (two s)');
+  });
+
   it('works with REDIS_TLS_REJECT_UNAUTHORIZED=false, and warns once that the certificate is not checked', async () => {
     const { store, lines } = await open({ REDIS_URL: redis.url, REDIS_TLS_REJECT_UNAUTHORIZED: 'false' });
     expect(await roundTrip(store)).toBe('job-1');
