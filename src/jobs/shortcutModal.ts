@@ -17,6 +17,9 @@ const THREAD_ACTION = 'include_thread';
 /** Slack's limit on a view's private_metadata. */
 const METADATA_MAX = 3_000;
 const PREVIEW_MAX = 2_500;
+/** The files of a message the form names, and how long each name may be. */
+const FILES_MAX = 20;
+const FILE_NAME_MAX = 100;
 /** Slack's limit on a section's text. */
 const SECTION_TEXT_MAX = 3_000;
 
@@ -50,7 +53,11 @@ export function chosenMessage(
     ...(message.thread_ts ? { threadTs: message.thread_ts } : {}),
     ...(message.user ? { author: message.user } : {}),
     text: message.text ?? '',
-    files: files.map((file) => file.name || file.title || '').filter(Boolean),
+    // Named to the agent, never fetched: a few names, not too long, keep the form's metadata small.
+    files: files
+      .map((file) => truncate(file.name || file.title || '', FILE_NAME_MAX))
+      .filter(Boolean)
+      .slice(0, FILES_MAX),
   };
 }
 
@@ -80,12 +87,16 @@ export async function sendToAgentModal(
     if (files) shown.push(escapeSlackText(files));
     return `*The message*${message.author ? ` from <@${message.author}>` : ''}\n${shown.join('\n')}`;
   };
-  // Escaping and quoting make the text longer (a line of code, `<` by `<`): cut it until it fits.
-  let previewMax = PREVIEW_MAX;
-  let text = sectionText(previewMax);
-  while (text.length > SECTION_TEXT_MAX && previewMax > 0) {
-    previewMax = Math.max(0, previewMax - (text.length - SECTION_TEXT_MAX));
-    text = sectionText(previewMax);
+  // Escaping and quoting make the text longer (a line of code, `<` by `<`): the longest preview that fits.
+  let text = sectionText(PREVIEW_MAX);
+  if (text.length > SECTION_TEXT_MAX) {
+    let [fits, tooLong] = [0, PREVIEW_MAX];
+    while (tooLong - fits > 1) {
+      const middle = Math.floor((fits + tooLong) / 2);
+      if (sectionText(middle).length <= SECTION_TEXT_MAX) fits = middle;
+      else tooLong = middle;
+    }
+    text = truncate(sectionText(fits), SECTION_TEXT_MAX); // the files line alone could still be too long
   }
   const blocks: types.KnownBlock[] = [{ type: 'section', text: { type: 'mrkdwn', text } }];
   if (message.threadTs) {

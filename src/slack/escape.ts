@@ -9,6 +9,7 @@ export function escapeSlackText(text: string): string {
 /** Shortens text to `max` characters on a word boundary when it can, with an ellipsis. */
 export function truncate(text: string, max: number): string {
   if (text.length <= max) return text;
+  if (max <= 1) return max === 1 ? '…' : '';
   const cut = text.slice(0, max - 1);
   const space = cut.lastIndexOf(' ');
   return `${space > max * 0.6 ? cut.slice(0, space) : cut}…`;
