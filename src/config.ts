@@ -39,6 +39,21 @@ const httpUrl = z.preprocess(
     .optional(),
 );
 
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** An API's URL, which carries a token or key: https, or http to this machine only (a local proxy, tests). */
+const apiUrl = z.preprocess(
+  blankToUndefined,
+  z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+    .refine((value) => {
+      const { protocol, hostname } = new URL(value);
+      return protocol === 'https:' || LOOPBACK.has(hostname) || hostname.startsWith('127.');
+    }, 'must be an https URL: it carries a secret, which plain http would send in the clear (http is taken for localhost only)')
+    .transform((value) => value.replace(/\/+$/, ''))
+    .optional(),
+);
+
 const idList = z.preprocess(
   blankToUndefined,
   z
@@ -84,10 +99,10 @@ const envSchema = z.object({
     (token) => token === undefined || token.startsWith('xapp-'),
     'must be an app-level token starting with xapp- ("Basic Information" > App-Level Tokens)',
   ),
-  SLACK_API_URL: httpUrl,
+  SLACK_API_URL: apiUrl,
   MINTLIFY_API_KEY: mintlifyKey,
   MINTLIFY_PROJECT_ID: requiredText(`the project ID shown at ${MINTLIFY_KEYS_PAGE}`),
-  MINTLIFY_API_URL: httpUrl,
+  MINTLIFY_API_URL: apiUrl,
   REDIS_URL: z.preprocess(
     blankToUndefined,
     z

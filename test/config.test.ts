@@ -108,6 +108,26 @@ describe('configuration', () => {
     ).toBe('redis://:s3cr3t%23pw@redis.example.com:6379');
   });
 
+  it('takes the APIs’ URLs over https only, but for this machine: they carry the token and the key', () => {
+    expect(
+      problemsOf({
+        ...valid,
+        SLACK_API_URL: 'http://slack-proxy.internal/api',
+        MINTLIFY_API_URL: 'http://10.0.0.5',
+      }).problems,
+    ).toEqual([
+      { variable: 'SLACK_API_URL', problem: expect.stringContaining('must be an https URL') },
+      { variable: 'MINTLIFY_API_URL', problem: expect.stringContaining('must be an https URL') },
+    ]);
+    const local = loadConfig({
+      ...valid,
+      SLACK_API_URL: 'http://localhost:3001/api/',
+      MINTLIFY_API_URL: 'http://127.0.0.1:4010',
+    });
+    expect(local.slack.apiUrl).toBe('http://localhost:3001/api/');
+    expect(local.mintlify.apiUrl).toBe('http://127.0.0.1:4010');
+  });
+
   it('turns the digest schedule off with DIGEST_CRON=off, and names a cron it cannot read', () => {
     expect(loadConfig({ ...valid, DIGEST_CRON: ' OFF ' }).digest.cron).toBeUndefined();
     expect(problemsOf({ ...valid, DIGEST_CRON: 'never' }).problems).toEqual([

@@ -2,6 +2,7 @@ import type { types } from '@slack/bolt';
 
 type KnownBlock = types.KnownBlock;
 
+import { isLinkable } from '../slack/links.js';
 import { escapeSlackText, quote, slackDate, truncate } from '../slack/escape.js';
 import type { JobPreview, JobRecord, JobState } from './jobRecord.js';
 
@@ -66,6 +67,10 @@ export function jobCard(record: JobRecord, now: Date): { text: string; blocks: K
     details.push(record.ref ? `\`${repo}\` on \`${escapeSlackText(record.ref)}\`` : `\`${repo}\``);
   }
   if (record.model) details.push(`model \`${escapeSlackText(record.model)}\``);
+  // A pull request link Slack's button could not carry (not http(s), too long): shown as text.
+  const prButton = isLinkable(record.prLink);
+  if (record.prLink && !prButton)
+    details.push(`pull request ${escapeSlackText(truncate(record.prLink, 300))}`);
 
   const blocks: KnownBlock[] = [
     {
@@ -78,7 +83,7 @@ export function jobCard(record: JobRecord, now: Date): { text: string; blocks: K
     { type: 'context', elements: [{ type: 'mrkdwn', text: truncate(details.join('  ·  '), 3000) }] },
   ];
   const preview = record.preview?.round === record.round ? record.preview : undefined;
-  if (record.prLink) {
+  if (record.prLink && prButton) {
     const elements: types.Button[] = [
       {
         type: 'button',

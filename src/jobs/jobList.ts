@@ -1,5 +1,6 @@
 import type { types } from '@slack/bolt';
 import { escapeSlackText, slackDate, truncate } from '../slack/escape.js';
+import { linkTarget } from '../slack/links.js';
 import { statusLabel } from './jobCard.js';
 import { pullRequestLink } from './jobNews.js';
 import type { JobRecord } from './jobRecord.js';
@@ -17,14 +18,12 @@ function previewUrlOf(record: JobRecord): string | undefined {
   return preview?.round === record.round && preview.state === 'success' ? preview.url : undefined;
 }
 
-const safeUrl = (url: string) => url.replace(/[<>|\s]/g, (character) => encodeURIComponent(character));
-
 /** Links to a job's thread, pull request and preview, those it has. */
 export function jobLinks(record: JobRecord): string[] {
   return [
     record.threadTs ? `<${threadLink(record.channel, record.threadTs)}|thread>` : undefined,
     record.prLink ? pullRequestLink(record.prLink) : undefined,
-    previewUrlOf(record) ? `<${safeUrl(previewUrlOf(record) as string)}|preview>` : undefined,
+    previewUrlOf(record) ? `<${linkTarget(previewUrlOf(record) as string)}|preview>` : undefined,
   ].filter((link): link is string => link !== undefined);
 }
 

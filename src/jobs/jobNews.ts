@@ -1,4 +1,5 @@
 import { escapeSlackText, truncate } from '../slack/escape.js';
+import { linkTarget } from '../slack/links.js';
 import { elapsed } from './jobCard.js';
 import type { JobRecord } from './jobRecord.js';
 
@@ -53,7 +54,7 @@ export function strayJobNewsText(record: JobRecord, news: string): string {
  * labelled `owner/repo#42` for a GitHub pull request and shown as it is otherwise.
  */
 export function pullRequestLink(url: string): string {
-  const safe = url.replace(/[<>|\s]/g, (character) => encodeURIComponent(character));
+  const safe = linkTarget(url);
   const github = /^https:\/\/github\.com\/([\w.-]+\/[\w.-]+)\/pull\/(\d+)/.exec(url);
   return github ? `<${safe}|${github[1]}#${github[2]}>` : `<${safe}>`;
 }

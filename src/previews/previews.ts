@@ -3,6 +3,7 @@ import type { Processor, WorkQueue } from '../queue/queue.js';
 import { editJobCard, noticeKey, announceOnce } from '../jobs/jobNotifications.js';
 import type { JobPreview, JobRecord } from '../jobs/jobRecord.js';
 import type { JobsContext } from '../jobs/jobsContext.js';
+import { isLinkable, linkTarget } from '../slack/links.js';
 
 /**
  * Preview deployments: once a job's pull request is ready, Mintlify deploys its branch, and the
@@ -212,11 +213,10 @@ async function tellPreview(ctx: PreviewsContext, record: JobRecord, statusId: st
   if ((await editJobCard(ctx, record)) === 'retry') return false;
   ctx.onJobChanged?.(record);
   if (preview.state === 'success' && preview.url) {
-    const safe = preview.url.replace(/[<>|\s]/g, (character) => encodeURIComponent(character));
     const told = await announceOnce(ctx, record.jobId, {
       key: noticeKey(record.round, 'preview'),
       round: record.round,
-      text: `:eyes: The preview of this change is deployed: <${safe}|open the preview>`,
+      text: `:eyes: The preview of this change is deployed: <${linkTarget(preview.url)}|open the preview>`,
     });
     if (told === 'retry' || told === 'busy') return false;
   }
@@ -284,17 +284,6 @@ async function learnRefused(ctx: PreviewsContext, projectId: string, error: Forb
         'or the API key lacks the write scope); no previews are asked for this hour, and cards show none. ' +
         'Set PREVIEWS=off to stop asking.',
     );
-  }
-}
-
-/** A URL a Slack button can carry: http(s), at most 3,000 characters. */
-function isLinkable(url: string | undefined): url is string {
-  if (!url || url.length > 3_000) return false;
-  try {
-    const parsed = new URL(url);
-    return parsed.protocol === 'https:' || parsed.protocol === 'http:';
-  } catch {
-    return false;
   }
 }
 

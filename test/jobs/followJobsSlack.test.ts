@@ -24,6 +24,18 @@ describe('following a job when Slack refuses a message', () => {
   });
   afterAll(() => h.close());
 
+  it('shows a pull request link too long for a button as text, and the card still takes', async () => {
+    const job = await startFollowedJob(h, 'Document the long branch');
+    const long = `https://github.com/acme/docs/pull/99?${'x'.repeat(3_000)}`;
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: long });
+    await waitForReply(h, job, 'github.com/acme/docs/pull/99');
+    const edit = cardEdits(h, job).find((call) =>
+      JSON.stringify(call.args.blocks).includes('pull request https'),
+    );
+    expect(edit?.response.ok).toBe(true);
+    expect(JSON.stringify(edit?.args.blocks)).not.toContain('Open pull request');
+  });
+
   it('posts the news in the thread when the card was deleted', async () => {
     const job = await startFollowedJob(h, 'Document the audit log');
     h.slack.failNext('chat.update', { error: 'message_not_found' });

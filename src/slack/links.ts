@@ -1,0 +1,17 @@
+/** URLs from elsewhere (Mintlify's pull request and preview links) as Slack can carry them. */
+
+/** A URL a Slack button (or a `<url|label>` link) can carry: http(s), at most 3,000 characters. */
+export function isLinkable(url: string | undefined | null): url is string {
+  if (!url || url.length > 3_000) return false;
+  try {
+    const { protocol } = new URL(url);
+    return protocol === 'https:' || protocol === 'http:';
+  } catch {
+    return false;
+  }
+}
+
+/** The URL with the characters that end a `<url|label>` link percent-encoded, so Slack cannot misread it. */
+export function linkTarget(url: string): string {
+  return url.replace(/[<>|\s]/g, (character) => encodeURIComponent(character));
+}
