@@ -107,7 +107,7 @@ const envSchema = z.object({
     blankToUndefined,
     z
       .string()
-      .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+      .regex(/^rediss?:\/\//, { error: 'must be a redis:// or rediss:// URL', abort: true })
       .refine(
         (value) => URL.canParse(value) && new URL(value).hostname !== '',
         'is not a URL that names a host (redis://:password@host:6379): percent-encode characters such as # / @ : in the password (# is %23)',
@@ -185,7 +185,6 @@ const envSchema = z.object({
   ),
 });
 
-/** Checks that span several variables; they run even when other variables are wrong. */
 /** The example values of .env.example: copied unchanged, they would fail only at the first request. */
 const EXAMPLE_VALUES: Record<string, string> = {
   SLACK_BOT_TOKEN: 'xoxb-your-bot-token',
@@ -195,7 +194,11 @@ const EXAMPLE_VALUES: Record<string, string> = {
   MINTLIFY_PROJECT_ID: 'your-project-id',
 };
 
-function crossChecks(env: Record<string, string | undefined>): Array<{ variable: string; problem: string }> {
+/** Checks that span several variables; they run even when other variables are wrong. */
+function crossChecks(
+  env: Record<string, string | undefined>,
+  receivesRequests: boolean,
+): Array<{ variable: string; problem: string }> {
   const problems: Array<{ variable: string; problem: string }> = [];
   const present = (name: string) => (env[name] ?? '').trim() !== '';
   for (const [variable, example] of Object.entries(EXAMPLE_VALUES)) {
@@ -203,7 +206,7 @@ function crossChecks(env: Record<string, string | undefined>): Array<{ variable:
       problems.push({ variable, problem: "is still .env.example's example value: set your app's own" });
     }
   }
-  if (!present('SLACK_APP_TOKEN') && !present('SLACK_SIGNING_SECRET')) {
+  if (receivesRequests && !present('SLACK_APP_TOKEN') && !present('SLACK_SIGNING_SECRET')) {
     problems.push({
       variable: 'SLACK_SIGNING_SECRET',
       problem:
@@ -366,8 +369,14 @@ export class ConfigError extends Error {
   }
 }
 
-/** Reads the environment into a Config, or throws a ConfigError naming every problem at once. */
-export function loadConfig(env: Record<string, string | undefined>): Config {
+/**
+ * Reads the environment into a Config, or throws a ConfigError naming every problem at once.
+ * `receivesRequests: false` (the one-shot digest): no signing secret or app token is needed.
+ */
+export function loadConfig(
+  env: Record<string, string | undefined>,
+  options: { receivesRequests?: boolean } = {},
+): Config {
   const parsed = envSchema.safeParse(env);
   // Every message is ours and none quotes the value, so a secret cannot leak through them.
   const problems = [
@@ -377,19 +386,28 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
           variable: String(issue.path[0] ?? 'environment'),
           problem: issue.message,
         }))),
-    ...crossChecks(env),
+    ...crossChecks(env, options.receivesRequests ?? true),
   ];
-  const roles = parsed.success ? new Set(parsed.data.SERVICES) : undefined;
-  if (roles && roles.size < SERVICE_NAMES.length && !parsed.data?.REDIS_URL) {
+  // Variables that tie together, each read on its own: their problems are told with any other's.
+  const valid = <K extends keyof typeof envSchema.shape>(
+    key: K,
+  ): z.output<(typeof envSchema.shape)[K]> | undefined => {
+    const read = envSchema.shape[key].safeParse(env[key]);
+    return read.success ? (read.data as z.output<(typeof envSchema.shape)[K]>) : undefined;
+  };
+  const services = valid('SERVICES');
+  const roles = services ? new Set(services) : undefined;
+  if (roles && roles.size < SERVICE_NAMES.length && !env.REDIS_URL?.trim()) {
     problems.push({
       variable: 'SERVICES',
       problem:
         'needs REDIS_URL to run web and worker apart: without Redis the queue lives in one process, which runs both (leave SERVICES unset, or name both)',
     });
   }
-  const ca = parsed.success ? readCertificates(parsed.data.REDIS_TLS_CA) : undefined;
+  const ca = readCertificates(valid('REDIS_TLS_CA'));
   if (ca && 'problem' in ca) problems.push({ variable: 'REDIS_TLS_CA', problem: ca.problem });
-  if (parsed.success && parsed.data.POLL_MAX_INTERVAL_MS < parsed.data.POLL_INTERVAL_MS) {
+  const [interval, maxInterval] = [valid('POLL_INTERVAL_MS'), valid('POLL_MAX_INTERVAL_MS')];
+  if (interval !== undefined && maxInterval !== undefined && maxInterval < interval) {
     problems.push({ variable: 'POLL_MAX_INTERVAL_MS', problem: 'must be at least POLL_INTERVAL_MS' });
   }
   if (!parsed.success || problems.length > 0) {

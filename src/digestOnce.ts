@@ -17,7 +17,8 @@ import { USER_AGENT } from './version.js';
  * 1 when it could not be posted.
  */
 async function digestOnce(): Promise<number> {
-  const config = readConfiguration('npm run digest cannot run');
+  // It posts and reads, and takes no request from Slack: no signing secret or app token needed.
+  const config = readConfiguration('npm run digest cannot run', { receivesRequests: false });
   if (!config) return 1;
   const logger = createLogger({
     level: config.logLevel,

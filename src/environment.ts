@@ -6,7 +6,10 @@ import { type Config, ConfigError, loadConfig } from './config.js';
  * working directory by default, when present; `none` for no file), then the environment, which
  * wins. A problem is printed, every variable at once, and undefined returned.
  */
-export function readConfiguration(whoCannotStart = 'docs-agent cannot start'): Config | undefined {
+export function readConfiguration(
+  whoCannotStart = 'docs-agent cannot start',
+  options: { receivesRequests?: boolean } = {},
+): Config | undefined {
   const named = process.env.ENV_FILE?.trim();
   if (named && named !== 'none' && !existsSync(named)) {
     process.stderr.write(
@@ -17,7 +20,7 @@ export function readConfiguration(whoCannotStart = 'docs-agent cannot start'): C
   const file = named || '.env';
   if (file !== 'none' && existsSync(file)) process.loadEnvFile(file);
   try {
-    return loadConfig(process.env);
+    return loadConfig(process.env, options);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`${error.message.replace('docs-agent cannot start', whoCannotStart)}\n`);

@@ -81,6 +81,31 @@ describe('configuration', () => {
     expect(error.message).not.toContain('xoxp-user-token-secret');
   });
 
+  it('reports the problems that tie variables together with every other, once each', () => {
+    const error = problemsOf({
+      ...valid,
+      PORT: 'abc',
+      SERVICES: 'web',
+      REDIS_TLS_CA: '/no/such/ca.pem',
+      POLL_INTERVAL_MS: '10000',
+      POLL_MAX_INTERVAL_MS: '5000',
+    });
+    expect(error.problems.map((problem) => problem.variable).sort()).toEqual(
+      ['PORT', 'POLL_MAX_INTERVAL_MS', 'REDIS_TLS_CA', 'SERVICES'].sort(),
+    );
+    expect(problemsOf({ ...valid, REDIS_URL: 'localhost:6379' }).problems).toEqual([
+      { variable: 'REDIS_URL', problem: 'must be a redis:// or rediss:// URL' },
+    ]);
+  });
+
+  it('needs no signing secret or app token for what takes no request from Slack (npm run digest)', () => {
+    const { SLACK_SIGNING_SECRET: _unneeded, ...withoutSecret } = valid;
+    expect(problemsOf(withoutSecret).problems.map((problem) => problem.variable)).toEqual([
+      'SLACK_SIGNING_SECRET',
+    ]);
+    expect(loadConfig(withoutSecret, { receivesRequests: false }).slack.signingSecret).toBeUndefined();
+  });
+
   it.each([
     ['mint_dsc_assistant_key_secret', 'an assistant key (mint_dsc_)'],
     ['mint_us_index_key_secret', 'an index key (mint_us_)'],
