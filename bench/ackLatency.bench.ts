@@ -100,7 +100,13 @@ interface Work {
 
 /** Child: both fakes, answering after a realistic delay, counting the bot's work. */
 async function serveFakes(latencyMs: number): Promise<void> {
-  const mintlify = await startMintlifyFake({ apiKey: API_KEY, projectId: PROJECT_ID, latencyMs });
+  const mintlify = await startMintlifyFake({
+    apiKey: API_KEY,
+    projectId: PROJECT_ID,
+    latencyMs,
+    // The bench measures the bot, well past the service's hourly limits.
+    rateLimits: false,
+  });
   const slack = await startSlackFake({ botToken: BOT_TOKEN, latencyMs });
   const work: Work = { created: 0, answered: 0, lastAt: 0 };
   mintlify.onAnswer((request, answer) => {

@@ -48,7 +48,13 @@ function siteRows(count: number): VisitorsRow[] {
 
 /** The child: the Mintlify fake, serving `count` rows with `latencyMs` before every answer. */
 async function serveFake(count: number, latencyMs: number): Promise<void> {
-  const fake = await startMintlifyFake({ apiKey: API_KEY, projectId: PROJECT_ID, latencyMs });
+  const fake = await startMintlifyFake({
+    apiKey: API_KEY,
+    projectId: PROJECT_ID,
+    latencyMs,
+    // The bench measures the bot, well past the service's hourly limits.
+    rateLimits: false,
+  });
   fake.setVisitors(siteRows(count), { human: 1_000_000, ai: 120_000, total: 1_080_000 });
   process.send?.({ url: fake.url });
   process.on('disconnect', () => void fake.close().then(() => process.exit(0)));

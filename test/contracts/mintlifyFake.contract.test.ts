@@ -383,3 +383,69 @@ describe('the Mintlify fake answers what the published specs allow', () => {
     expect(validateComponent('admin', 'AgentJob', { prLink: 'not a uri' }).valid).toBe(false);
   });
 });
+
+describe('the Mintlify fake keeps the documented limits', () => {
+  let limited: MintlifyFake;
+  let now = Date.parse('2026-11-23T09:00:00Z');
+  beforeAll(async () => {
+    limited = await startMintlifyFake({ apiKey: API_KEY, projectId: PROJECT_ID, now: () => now });
+  });
+  afterAll(() => limited.close());
+
+  const send = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
+    const response = await fetch(`${limited.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: response.status, body: (await response.json()) as unknown };
+  };
+  const statuses = async (count: number, request: () => Promise<{ status: number }>) => {
+    const seen: number[] = [];
+    for (let i = 0; i < count; i += 1) seen.push((await request()).status);
+    return seen;
+  };
+
+  it('100 agent uses per project an hour, creates and follow-ups together; reads are not uses', async () => {
+    const created = await send('POST', `/v2/agent/${PROJECT_ID}/job`, { prompt: 'Document webhooks' });
+    const { id } = created.body as { id: string };
+    const uses = [
+      created.status,
+      ...(await statuses(49, () => send('POST', `/v2/agent/${PROJECT_ID}/job`, { prompt: 'x' }))),
+      ...(await statuses(50, () => send('POST', `${jobPath(id)}/message`, { prompt: 'y' }))),
+    ];
+    expect(uses.filter((status) => status !== 201 && status !== 200)).toEqual([]);
+    expect((await send('GET', jobPath(id))).status).toBe(200);
+    const over = await send('POST', `/v2/agent/${PROJECT_ID}/job`, { prompt: 'one too many' });
+    const overMessage = await send('POST', `${jobPath(id)}/message`, { prompt: 'one too many' });
+    expect([over.status, overMessage.status]).toEqual([429, 429]);
+    expectDeclared('admin', 'POST', CREATE, over);
+    expectDeclared('admin', 'POST', MESSAGE, overMessage);
+
+    now += 3_600_000; // the first uses are an hour old
+    expect((await send('POST', `/v2/agent/${PROJECT_ID}/job`, { prompt: 'next hour' })).status).toBe(201);
+  });
+
+  it('100 analytics requests an hour across every analytics endpoint', async () => {
+    const endpoints = ['visitors', 'feedback', 'feedback/by-page', 'searches', 'assistant'];
+    const seen = await statuses(100, async () => {
+      const endpoint = endpoints[Math.floor(Math.random() * endpoints.length)] as string;
+      return send('GET', `/v1/analytics/${PROJECT_ID}/${endpoint}?${RANGE}`);
+    });
+    expect(seen.filter((status) => status !== 200)).toEqual([]);
+    // Over the limit on any of them, with the analytics error body (the spec declares no 429).
+    expectRateLimitBody(await send('GET', analyticsPath('feedback', RANGE)));
+    expectRateLimitBody(await send('GET', visitorsPath(RANGE)));
+    now += 3_600_000;
+    expect((await send('GET', visitorsPath(RANGE))).status).toBe(200);
+  });
+
+  it('5 preview deployments a minute', async () => {
+    const ask = () => send('POST', `/v1/project/preview/${PROJECT_ID}`, { branch: 'mintlify/job-1' });
+    expect(await statuses(5, ask)).toEqual([202, 202, 202, 202, 202]);
+    const over = await ask();
+    expect(over).toMatchObject({ status: 429, body: { error: expect.stringContaining('5 preview') } });
+    now += 60_000;
+    expect((await ask()).status).toBe(202);
+  });
+});

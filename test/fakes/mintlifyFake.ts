@@ -64,6 +64,28 @@ export type Fault =
   /** Act on the request, then cut the connection instead of answering. */
   | { destroySocket: true };
 
+type RateLimit = 'agent' | 'analytics' | 'previews';
+const HOUR_MS = 3_600_000;
+const RATE_LIMITS: Record<RateLimit, { max: number; windowMs: number; error: string }> = {
+  agent: { max: 100, windowMs: HOUR_MS, error: 'Rate limit exceeded: 100 agent uses per project per hour' },
+  analytics: {
+    max: 100,
+    windowMs: HOUR_MS,
+    error: 'Rate limit exceeded: 100 analytics requests per organization per hour',
+  },
+  previews: { max: 5, windowMs: 60_000, error: 'Rate limit exceeded: 5 preview deployments per minute' },
+};
+const RATE_LIMIT_OF: Partial<Record<FakeOperation, RateLimit>> = {
+  createJob: 'agent',
+  sendMessage: 'agent',
+  visitors: 'analytics',
+  feedback: 'analytics',
+  feedbackByPage: 'analytics',
+  searches: 'analytics',
+  assistant: 'analytics',
+  deployPreview: 'previews',
+};
+
 export type FaultMatch = FakeOperation | ((request: RecordedRequest) => boolean);
 
 export interface MintlifyFakeOptions {
@@ -77,6 +99,14 @@ export interface MintlifyFakeOptions {
   previewDeployMs?: number;
   repository?: string;
   model?: string;
+  /**
+   * The service's documented limits: 100 agent uses (creates and follow-ups) per project an hour,
+   * 100 analytics requests per organization an hour, 5 preview deployments a minute; beyond them,
+   * 429 `{error}` (no Retry-After is documented). On by default; the benchmarks turn them off.
+   */
+  rateLimits?: boolean;
+  /** The clock the limits' windows count by (ms since the epoch); tests move it. */
+  now?: () => number;
 }
 
 export type VisitorsTotals = VisitorsPage['totals'];
@@ -474,12 +504,31 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
     commit: { ref: deployment.branch },
   });
 
+  // Each limit's requests in its window: a sliding window, oldest first.
+  const used = new Map<RateLimit, number[]>();
+  const clock = options.now ?? Date.now;
+  const overLimit = (operation: FakeOperation): Answer | undefined => {
+    const limit = RATE_LIMIT_OF[operation];
+    if (options.rateLimits === false || limit === undefined) return undefined;
+    const { max, windowMs, error } = RATE_LIMITS[limit];
+    const now = clock();
+    const recent = (used.get(limit) ?? []).filter((at) => at > now - windowMs);
+    if (recent.length >= max) {
+      used.set(limit, recent);
+      return json(429, { error });
+    }
+    used.set(limit, [...recent, now]);
+    return undefined;
+  };
+
   /** What the real service would answer, with its side effects on the stored jobs. */
   const answerNormally = (request: RecordedRequest, segments: string[]): Answer => {
     if (request.operation === undefined) return json(404, { error: 'Not found' });
     if (request.headers.authorization !== `Bearer ${options.apiKey}`) {
       return json(401, { error: DEFAULT_MESSAGES[401] });
     }
+    const limited = overLimit(request.operation);
+    if (limited) return limited;
     if (request.operation === 'deployPreview') return previewAnswer(segments[4] ?? '', request.body);
     if (request.operation === 'deploymentStatus') {
       const deployment = deployments.get(segments[4] ?? '');
@@ -650,6 +699,7 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
       fixedTotalSearches = undefined;
       conversations = [];
       faults = [];
+      used.clear();
       deployments.clear();
       previewsAvailable = true;
       previewUrlsGiven = true;
