@@ -234,15 +234,24 @@ describe('the weekly digest schedule', () => {
 
   it('queues a catch-up that failed for good again at the next check, and posts it once Slack takes it', async () => {
     const { slack, mintlify, namespace } = await fakes();
-    // The bot is not in the channel yet: both tries of the catch-up are refused.
-    slack.failNext('chat.postMessage', { error: 'not_in_channel' }, 2);
+    // The bot is not in the channel yet: both tries of the catch-up are refused, at the read for
+    // an earlier post, before any post.
+    slack.setBotMember(CHANNEL, false);
     const tries = { attempts: 2, backoffMs: 50, againAfterMs: 0 }; // the hour's wait, cut short
     const first = await bot({ env: WEEKLY, slack, mintlify, namespace, digestTries: tries });
     await logged(first, /job catch-up-C0DIGEST-.* failed for good/);
-    expect(slack.callsTo('chat.postMessage').map((call) => call.response.ok)).toEqual([false, false]);
+    expect(slack.callsTo('conversations.history').map((call) => call.response.error)).toEqual([
+      'not_in_channel',
+      'not_in_channel',
+    ]);
+    expect(slack.callsTo('chat.postMessage')).toEqual([]);
+    expect(
+      first.logs.filter((line) => line.includes('not_in_channel: invite the bot to the channel')),
+    ).toHaveLength(2);
     await first.stopBot();
 
     // Invited since: the next check (here, the restarted bot's first) queues the catch-up again.
+    slack.setBotMember(CHANNEL, true);
     const restarted = await bot({ env: WEEKLY, slack, mintlify, namespace, digestTries: tries });
     await logged(restarted, /posted the catch-up digest/);
     const posted = slack.callsTo('chat.postMessage').filter((call) => call.response.ok);
@@ -252,7 +261,7 @@ describe('the weekly digest schedule', () => {
 
   it('queues no catch-up for an hour after a failed try: a failure that lasts is not tried at every check', async () => {
     const { slack, mintlify, namespace } = await fakes();
-    slack.failNext('chat.postMessage', { error: 'not_in_channel' }, 2);
+    slack.setBotMember(CHANNEL, false);
     const tries = { attempts: 2, backoffMs: 50 }; // then the default hour
     const first = await bot({ env: WEEKLY, slack, mintlify, namespace, digestTries: tries });
     await logged(first, /job catch-up-C0DIGEST-.* failed for good/);
@@ -262,7 +271,7 @@ describe('the weekly digest schedule', () => {
     await logged(restarted, /weekly digest scheduled/); // logged once the catch-up was queued, or not
     expect(await new DigestRecords(restarted.bot.store).failedRecently(missedPeriod(), CHANNEL)).toBe(true);
     expect(await catchUpsQueued(restarted, namespace)).toEqual([]);
-    expect(slack.callsTo('chat.postMessage')).toHaveLength(2);
+    expect(slack.callsTo('conversations.history')).toHaveLength(2);
   });
 
   it('logs a failed scheduled digest once, clearly, and posts nothing', async () => {

@@ -71,6 +71,11 @@ export interface SlackFake {
   ): Promise<SlackCall[]>;
   /** Makes the next `times` calls to `method` (or "response_url") meet `fault`; faults queue up in order. */
   failNext(method: string, fault: SlackFault, times?: number): void;
+  /**
+   * The bot leaves (false) or joins (true) a channel: outside it, Slack refuses the bot's posts,
+   * reads and reactions there with not_in_channel. It is a member of every channel until it leaves.
+   */
+  setBotMember(channel: string, member: boolean): void;
   /** Puts a message a person wrote into a channel's history (a thread reply when thread_ts is set). */
   seedMessage(channel: string, message: SeededMessage): StoredMessage;
   seedUser(user: SlackUser): void;
@@ -232,6 +237,7 @@ export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFa
     },
     seedMessage: (channel, message) => structuredClone(workspace.seedMessage(channel, message)),
     seedUser: (user) => workspace.seedUser(user),
+    setBotMember: (channel, member) => workspace.setMember(channel, member),
     dmWith: (user) => workspace.openDm(user).id,
     history: (channel) => structuredClone(workspace.history(channel)),
     message: (channel, ts) => structuredClone(workspace.find(channel, ts)),

@@ -196,7 +196,7 @@ describe('/docs-agent when something goes wrong', () => {
 
   it('moves a job started in a channel the bot is not in to the person’s DM, and follows it there', async () => {
     h = await startBot({ env: { ...FAST_POLL } });
-    h.slack.failNext('chat.postMessage', { error: 'not_in_channel' });
+    h.slack.setBotMember('C0NOTIN', false);
     await h.command('Document X', { channel_id: 'C0NOTIN' });
     const answer = await ephemeral(h);
     expect(String(answer.text)).toContain('it is in our DM');

@@ -23,6 +23,7 @@ const postMessage: SlackMethod = {
     if (problem) return problem;
     // Posting to a user id lands in the DM with that user, as it does in Slack.
     const target = /^[UW]/.test(channel) ? ws.openDm(channel).id : channel;
+    if (!ws.isMember(target)) return fail('not_in_channel');
     const threadTs = stringArg(args, 'thread_ts');
     const message = ws.postAsBot(target, {
       ...messageContent(args),
@@ -53,7 +54,9 @@ const update: SlackMethod = {
 const postEphemeral: SlackMethod = {
   scopes: () => ['chat:write'],
   answer(args, ws) {
-    if (!stringArg(args, 'channel')) return fail('channel_not_found');
+    const channel = stringArg(args, 'channel');
+    if (!channel) return fail('channel_not_found');
+    if (!ws.isMember(channel)) return fail('not_in_channel');
     if (!stringArg(args, 'user')) return missingArgument('user');
     return contentProblem(args) ?? { ok: true, message_ts: ws.nextTs() };
   },
@@ -80,6 +83,7 @@ const addReaction: SlackMethod = {
     const ts = stringArg(args, 'timestamp');
     const name = stringArg(args, 'name');
     if (!channel || !ts) return fail('no_item_specified');
+    if (!ws.isMember(channel)) return fail('not_in_channel');
     // Slack wants the bare name: "white_check_mark", not ":white_check_mark:".
     if (!name || /[:\s]/.test(name)) return fail('invalid_name');
     const message = ws.find(channel, ts);
@@ -108,6 +112,7 @@ const replies: SlackMethod = {
     const ts = stringArg(args, 'ts');
     if (!channel) return fail('channel_not_found');
     if (!ts) return missingArgument('ts');
+    if (!ws.isMember(channel)) return fail('not_in_channel');
     const thread = ws.thread(channel, ts);
     if (!thread) return fail('thread_not_found');
     return page(inWindow(thread, args), args);
@@ -120,6 +125,7 @@ const history: SlackMethod = {
   answer(args, ws) {
     const channel = stringArg(args, 'channel');
     if (!channel) return fail('channel_not_found');
+    if (!ws.isMember(channel)) return fail('not_in_channel');
     // The channel's own timeline, newest first: thread replies stay in their threads.
     const timeline = ws
       .history(channel)

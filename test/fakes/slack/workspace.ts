@@ -55,6 +55,8 @@ export class Workspace {
   private readonly dms = new Map<string, string>();
   private lastTsMicros = firstTsMicros;
   private viewCount = 0;
+  /** Channels the bot is not a member of (it is a member of every other, as tests assume). */
+  private readonly outside = new Set<string>();
 
   constructor(readonly identity: WorkspaceIdentity) {
     this.seedUser({ id: identity.botUserId, name: 'docs-agent', real_name: 'Docs Agent', is_bot: true });
@@ -63,6 +65,16 @@ export class Workspace {
   nextTs(): string {
     this.lastTsMicros = Math.max(this.lastTsMicros + 100, Date.now() * 1_000);
     return formatTs(this.lastTsMicros);
+  }
+
+  /** The bot leaves (false) or joins (true) a channel; its DMs are always its own. */
+  setMember(channel: string, member: boolean): void {
+    if (member) this.outside.delete(channel);
+    else this.outside.add(channel);
+  }
+
+  isMember(channel: string): boolean {
+    return !this.outside.has(channel);
   }
 
   nextViewId(): string {
