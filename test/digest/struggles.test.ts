@@ -317,6 +317,23 @@ describe('the digest’s “Where readers struggled”', () => {
     expect(h.mintlify.requestsFor('createJob')).toHaveLength(0);
   });
 
+  it('says so when the form could not be opened: in time, or at all', async () => {
+    await bot({ env: { DIGEST_STRUGGLES: '1' } });
+    const digest = await digestNow();
+    h.slack.failNext('views.open', { error: 'expired_trigger_id' });
+    await click(digest, 0);
+    const late = await h.slack.waitForCall('response_url', (call) => call.responseId === 'button-U0USER');
+    expect(late.args).toMatchObject({ response_type: 'ephemeral', replace_original: false });
+    expect(String(late.args.text)).toContain('Slack did not let me in time). Please click the button again.');
+
+    h.slack.failNext('views.open', { error: 'invalid_arguments' });
+    await click(digest, 0, 'U0ADA');
+    const refused = await h.slack.waitForCall('response_url', (call) => call.responseId === 'button-U0ADA');
+    expect(String(refused.args.text)).toContain('Slack refused it: invalid_arguments');
+    expect(String(refused.args.text)).toContain('/docs-agent &lt;instruction&gt;');
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(0);
+  });
+
   it('leaves out a kind Mintlify refused (429), with one line saying so, and posts the rest', async () => {
     await bot({
       env: { DIGEST_STRUGGLES: '1' },

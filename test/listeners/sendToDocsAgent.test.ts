@@ -184,6 +184,20 @@ describe('the “Send to docs agent” message shortcut', () => {
     );
   });
 
+  it('tells the person when Slack would not open the form', async () => {
+    h = await startBot();
+    const chosen = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text: 'Typo on the pricing page' });
+    h.slack.failNext('views.open', { error: 'expired_trigger_id' });
+    await chooseShortcut(h, { ts: chosen.ts, user: 'U0BEA', text: chosen.text });
+    const answer = await h.slack.waitForCall('response_url', (call) => call.responseId === 'shortcut');
+    expect(answer.args).toMatchObject({ response_type: 'ephemeral' });
+    expect(String(answer.args.text)).toContain(
+      'Slack did not let me in time). Please try the shortcut again.',
+    );
+    await h.bot.drained();
+    expect(h.mintlify.requests).toHaveLength(0);
+  });
+
   it('answers an empty instruction inside the form, and starts nothing', async () => {
     h = await startBot();
     const lone = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'Typo on the pricing page' });

@@ -8,9 +8,8 @@ import {
 import { accessRefusal } from '../../jobs/access.js';
 import { sendToAgentModal } from '../../jobs/shortcutModal.js';
 import type { ListenerContext } from '../context.js';
+import { formNotOpenedText } from '../formNotOpened.js';
 
-const NO_FORM =
-  'Sorry, I couldn’t open the form (Slack did not let me in time). Please click the button again.';
 const NOT_OURS =
   'This button is out of date. Use the latest digest, or start a job with `/docs-agent &lt;instruction&gt;`.';
 
@@ -44,7 +43,7 @@ export function fixWithAgent(ctx: ListenerContext) {
         await client.views.open({ trigger_id: body.trigger_id, view });
       } catch (error) {
         logger.error(`could not open the form of the digest's button: ${String(error)}`);
-        await tell(NO_FORM);
+        await tell(formNotOpenedText(error, 'Please click the button again.'));
       }
     };
     ctx.track(open());

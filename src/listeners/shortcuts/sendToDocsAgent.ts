@@ -2,9 +2,7 @@ import type { AllMiddlewareArgs, App, MessageShortcut, SlackShortcutMiddlewareAr
 import { accessRefusal } from '../../jobs/access.js';
 import { chosenMessage, SEND_TO_AGENT_SHORTCUT, sendToAgentModal } from '../../jobs/shortcutModal.js';
 import type { ListenerContext } from '../context.js';
-
-const NO_FORM =
-  'Sorry, I couldn’t open the form (Slack did not let me in time). Please try the shortcut again.';
+import { formNotOpenedText } from '../formNotOpened.js';
 
 type ShortcutArgs = SlackShortcutMiddlewareArgs<MessageShortcut> & AllMiddlewareArgs;
 
@@ -29,7 +27,7 @@ export function sendToDocsAgent(ctx: ListenerContext) {
         await client.views.open({ trigger_id: shortcut.trigger_id, view });
       } catch (error) {
         logger.error(`could not open the "Send to docs agent" form: ${String(error)}`);
-        await tell(NO_FORM);
+        await tell(formNotOpenedText(error, 'Please try the shortcut again.'));
       }
     };
     ctx.track(open());
