@@ -12,7 +12,13 @@ const prompts = (h: BotHarness) =>
 const followUps = (h: BotHarness) => h.mintlify.requestsFor('sendMessage').map((r) => r.body);
 
 /** A mention as Slack sends it (`app_mention`), and the same message as a `message` event. */
-const mention = (fields: { ts: string; text: string; thread_ts?: string; user?: string }) => ({
+const mention = (fields: {
+  ts: string;
+  text: string;
+  thread_ts?: string;
+  user?: string;
+  channel?: string;
+}) => ({
   type: 'app_mention',
   channel: 'C0DOCS',
   user: 'U0ADA',
@@ -344,6 +350,31 @@ describe('@docs-agent <instruction>', () => {
     const refusal = await h.slack.waitForCall('chat.postEphemeral');
     expect(refusal.args).toMatchObject({ channel: 'C0DOCS', user: 'U0EVE', thread_ts: said.ts });
     expect(String(refusal.args.text)).toContain('only available to some people');
+    await h.bot.drained();
     expect(h.mintlify.requests).toHaveLength(0);
+  });
+
+  it('in a channel outside ALLOWED_CHANNEL_IDS gets a polite refusal; a DM is not restricted by it', async () => {
+    h = await startBot({ env: { ALLOWED_CHANNEL_IDS: 'C0DOCS' } });
+    const said = h.slack.seedMessage('C0RANDOM', { user: 'U0ADA', text: `<@${BOT}> Document X` });
+    await h.event(mention({ ts: said.ts, text: said.text, channel: 'C0RANDOM' }));
+    const refusal = await h.slack.waitForCall('chat.postEphemeral');
+    expect(refusal.args).toMatchObject({ channel: 'C0RANDOM', user: 'U0ADA' });
+    expect(String(refusal.args.text)).toContain('isn’t enabled in this channel');
+    await h.bot.drained();
+    expect(h.mintlify.requests).toHaveLength(0);
+
+    // The DM is not a channel the list restricts.
+    const dm = h.slack.dmWith('U0ADA');
+    const asked = h.slack.seedMessage(dm, { user: 'U0ADA', text: 'Document Y' });
+    await h.event({
+      type: 'message',
+      channel: dm,
+      channel_type: 'im',
+      user: 'U0ADA',
+      text: asked.text,
+      ts: asked.ts,
+    });
+    await expect.poll(() => prompts(h)).toEqual(['Document Y']);
   });
 });
