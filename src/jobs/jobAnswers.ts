@@ -88,6 +88,21 @@ function describe(
   }
 }
 
+/** For the log: which setting a refusal of Mintlify's points at ('' when none). */
+export function operatorHint(error: unknown): string {
+  if (!isMintlifyError(error)) return '';
+  switch (error.kind) {
+    case 'unauthorized':
+      return ' (check MINTLIFY_API_KEY: an admin key, mint_…, not expired)';
+    case 'forbidden':
+      return " (check MINTLIFY_API_KEY's scopes, read and write, and its IP allowlist)";
+    case 'not_found':
+      return ' (check MINTLIFY_PROJECT_ID: the project ID of the key’s organization)';
+    default:
+      return '';
+  }
+}
+
 export const startFailureText = (error: unknown, budget: AgentBudget | undefined, now: Date) =>
   describe(error, 'start', budget, now);
 

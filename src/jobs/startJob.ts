@@ -9,6 +9,7 @@ import {
   cardLaterText,
   interruptedStartText,
   notInChannelText,
+  operatorHint,
   startFailureText,
 } from './jobAnswers.js';
 import { applyAgentJob, DISPLAY_PROMPT_MAX, FINISHED, type JobDoor, type JobRecord } from './jobRecord.js';
@@ -219,7 +220,9 @@ async function createAndPost(
   try {
     job = await ctx.mintlify.createJob(projectId, input.prompt);
   } catch (error) {
-    logger.warn(`could not start a job for ${input.requestedBy} in ${input.channel}: ${String(error)}`);
+    logger.warn(
+      `could not start a job for ${input.requestedBy} in ${input.channel}: ${String(error)}${operatorHint(error)}`,
+    );
     // Answered in the door; a run of the same queue job again answers the same.
     return { kind: 'failed', text: await refused(startFailureText(error, before, ctx.now())), error };
   }

@@ -72,6 +72,26 @@ describe('creating a job', () => {
       ).toHaveLength(0);
     },
   );
+
+  it.each([
+    ['401', 'refused the bot’s API key', 'check MINTLIFY_API_KEY: an admin key'],
+    ['403', 'did not allow the bot’s request', "check MINTLIFY_API_KEY's scopes"],
+    ['404', 'could not find the docs project', 'check MINTLIFY_PROJECT_ID'],
+  ] as const)(
+    'refused with a %s: the person is told, and the log names the setting to check',
+    async (status, told, hint) => {
+      const channel = channelFor('refused', status);
+      h.mintlify.injectFault('createJob', { status: Number(status) });
+      await h.command('Document the export flag', {
+        channel_id: channel,
+        response_url: h.slack.responseUrl(channel),
+      });
+      expect(String((await answerTo(channel)).text)).toContain(told);
+      await expect
+        .poll(() => h.logs.filter((line) => line.includes(`in ${channel}:`) && line.includes(hint)))
+        .toHaveLength(1);
+    },
+  );
 });
 
 describe('reading a job while following it', () => {
