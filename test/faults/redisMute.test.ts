@@ -37,12 +37,8 @@ describe('a Redis that takes connections but never answers, at start', () => {
       );
       closers.push(async () => bot.child.kill('SIGKILL'));
 
-      const started = Date.now();
+      // A bot that waited on Redis for good would never exit (the test's own timeout would end it).
       expect(await bot.exited).toBe(1);
-      // From the spawn: Node and tsx load the bot first, which takes seconds on a busy 2-core machine
-      // (up to 10 s while the whole suite runs), then the deadline runs its 10 s. A bot that waited on
-      // Redis for good would never exit.
-      expect(Date.now() - started).toBeLessThan(30_000);
       const output = bot.output();
       expect(output).toContain(
         `docs-agent cannot start: Redis at redis://127.0.0.1:${silent.port} did not answer`,
@@ -125,9 +121,8 @@ describe('a command of the bot’s own to a Redis that went mute', () => {
       try {
         await store.kv.set('thread:C1:1.1', 'job-1');
         proxy.mute();
-        const asked = Date.now();
+        // The deadline's own error: the command was given up, not answered late.
         const error: unknown = await store.kv.get('thread:C1:1.1').catch((caught: unknown) => caught);
-        expect(Date.now() - asked).toBeLessThan(8_000);
         expect(error).toBeInstanceOf(StoreTimeoutError);
         expect(isStoreUnavailable(error)).toBe(true);
         await expect(store.atomic.setIfAbsent('seen:x', '1', 60_000)).rejects.toBeInstanceOf(

@@ -73,10 +73,9 @@ describe('SIGTERM while jobs are followed and a digest is being gathered', () =>
     await checking;
     expect(await leaseKeys(namespace)).not.toEqual([]);
 
-    const stoppedAt = Date.now();
     bot.child.kill('SIGTERM');
+    // 0: stopped cleanly, before main.ts's hard exit at 9.5 s (which exits 1).
     expect(await bot.exited).toBe(0);
-    expect(Date.now() - stoppedAt).toBeLessThan(10_000);
 
     expect(await leaseKeys(namespace)).toEqual([]);
     expect(bot.output()).toContain('SIGTERM received');
@@ -111,12 +110,9 @@ describe('stopping while a job check waits between Mintlify retries', () => {
         .poll(() => h.mintlify.requestsFor('getJob').length, { timeout: 5_000 })
         .toBeGreaterThan(reads);
 
-      const asked = Date.now();
       await h.stopBot();
-      const took = Date.now() - asked;
       // The check gave its job back at the 7-s grace: the queues did not have to close without it.
       expect(h.logs.some((line) => line.includes('Queues closed before their workers did'))).toBe(false);
-      expect(took).toBeLessThan(9_500); // main.ts exits at 9.5 s whatever happens
     },
   );
 });
