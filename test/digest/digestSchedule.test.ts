@@ -181,56 +181,36 @@ describe('the weekly digest schedule', () => {
     });
   });
 
-  it('posts nothing when DIGEST_CHANNEL is not set, and removes the schedule an earlier start made', async () => {
-    const { slack, mintlify, namespace } = await fakes();
-    const scheduled = await bot({
-      env: { ...WEEKLY, DIGEST_CRON: '* * * * * *' },
-      slack,
-      mintlify,
-      namespace,
-    });
-    await logged(scheduled, /scheduled digest for .*: already posted/);
-    await scheduled.stopBot();
-    const posted = slack.callsTo('chat.postMessage').length;
-    const visitorReads = mintlify.requestsFor('visitors').length;
-    expect(await schedulers(namespace)).not.toEqual([]);
-
-    const unset = await bot({ env: { DIGEST_CRON: '* * * * * *' }, slack, mintlify, namespace });
-    await expect.poll(() => schedulers(namespace)).toEqual([]);
-    await unset.bot.drained();
-    expect(await catchUpsQueued(unset, namespace)).toEqual([]);
-    expect(slack.callsTo('chat.postMessage')).toHaveLength(posted);
-    expect(mintlify.requestsFor('visitors')).toHaveLength(visitorReads);
-  });
-
-  it('posts nothing on a schedule with DIGEST_CRON=off, and removes the schedule an earlier start made', async () => {
-    const { slack, mintlify, namespace } = await fakes();
-    const scheduled = await bot({
-      env: { ...WEEKLY, DIGEST_CRON: '* * * * * *' },
-      slack,
-      mintlify,
-      namespace,
-    });
-    await logged(scheduled, /scheduled digest for .*: already posted/);
-    await scheduled.stopBot();
-    expect(await schedulers(namespace)).not.toEqual([]);
-    const posted = slack.callsTo('chat.postMessage').length;
-    const visitorReads = mintlify.requestsFor('visitors').length;
-
+  it.each([
+    ['DIGEST_CHANNEL is not set', { DIGEST_CRON: '* * * * * *' }],
     // Another channel: without DIGEST_CRON=off, its week's catch-up would be posted at once.
-    const off = await bot({
-      env: { ...WEEKLY, DIGEST_CHANNEL: 'C0OTHER', DIGEST_CRON: 'off' },
-      slack,
-      mintlify,
-      namespace,
-    });
-    await logged(off, /no weekly digest scheduled \(DIGEST_CRON=off\)/);
-    expect(await schedulers(namespace)).toEqual([]);
-    await off.bot.drained();
-    expect(await catchUpsQueued(off, namespace)).toEqual([]);
-    expect(slack.callsTo('chat.postMessage')).toHaveLength(posted);
-    expect(mintlify.requestsFor('visitors')).toHaveLength(visitorReads);
-  });
+    ['DIGEST_CRON=off', { ...WEEKLY, DIGEST_CHANNEL: 'C0OTHER', DIGEST_CRON: 'off' }],
+  ])(
+    'posts nothing on a schedule when %s, and removes the schedule an earlier start made',
+    async (_why, env) => {
+      const { slack, mintlify, namespace } = await fakes();
+      const scheduled = await bot({
+        env: { ...WEEKLY, DIGEST_CRON: '* * * * * *' },
+        slack,
+        mintlify,
+        namespace,
+      });
+      await logged(scheduled, /scheduled digest for .*: already posted/);
+      await scheduled.stopBot();
+      expect(await schedulers(namespace)).not.toEqual([]);
+      const posted = slack.callsTo('chat.postMessage').length;
+      const visitorReads = mintlify.requestsFor('visitors').length;
+
+      const unscheduled = await bot({ env, slack, mintlify, namespace });
+      await expect.poll(() => schedulers(namespace)).toEqual([]);
+      await unscheduled.bot.drained();
+      expect(await catchUpsQueued(unscheduled, namespace)).toEqual([]);
+      expect(slack.callsTo('chat.postMessage')).toHaveLength(posted);
+      expect(mintlify.requestsFor('visitors')).toHaveLength(visitorReads);
+      if (env.DIGEST_CRON === 'off')
+        await logged(unscheduled, /no weekly digest scheduled \(DIGEST_CRON=off\)/);
+    },
+  );
 
   it('queues a catch-up that failed for good again at the next check, and posts it once Slack takes it', async () => {
     const { slack, mintlify, namespace } = await fakes();
