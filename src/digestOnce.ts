@@ -5,6 +5,7 @@ import { periodKey, periodOfRun } from './digest/period.js';
 import { postScheduledDigest } from './digest/postDigest.js';
 import { readConfiguration } from './environment.js';
 import { createLogger } from './log.js';
+import { verifySlackToken } from './slack/slackIdentity.js';
 import { MintlifyClient } from './mintlify/index.js';
 import { openStore, type Store } from './store/store.js';
 import { USER_AGENT } from './version.js';
@@ -54,14 +55,18 @@ async function digestOnce(): Promise<number> {
   process.once('SIGINT', stop);
 
   try {
+    const slack = new webApi.WebClient(config.slack.botToken, {
+      logger,
+      ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl } : {}),
+    });
+    // The bot's id tells its own earlier post of the digest from another app's look-alike.
+    const { botId } = await verifySlackToken(slack, logger);
     const ctx = createDigestContext({
       config,
       mintlify,
       store,
-      slack: new webApi.WebClient(config.slack.botToken, {
-        logger,
-        ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl } : {}),
-      }),
+      slack,
+      botId,
       logger,
       shutdown: shutdown.signal,
     });

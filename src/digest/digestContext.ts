@@ -15,6 +15,8 @@ export interface DigestContext {
   store: Store;
   records: DigestRecords;
   slack: Pick<webApi.WebClient, 'chat' | 'conversations'>;
+  /** The bot's own bot id (auth.test): what it posted carries it. */
+  botId: string;
   logger: Logger;
   now: () => Date;
   /** Aborted when the bot stops: a digest waiting out the rate limit stops waiting. */

@@ -287,6 +287,7 @@ async function postedEarlier(
     ctx.slack,
     { channel, threadTs: null, since },
     digestMark(period, channel),
+    ctx.botId,
   ).catch((error: unknown) => {
     throw new UnknownEarlierPostError(error);
   });

@@ -91,7 +91,7 @@ export async function announceOnce(ctx: JobsContext, jobId: string, notice: Noti
         const where = { channel: record.channel, threadTs: record.threadTs, since: new Date(begun) };
         let found: Awaited<ReturnType<typeof findPostedMessage>>;
         try {
-          found = await findPostedMessage(ctx.slack, where, mark);
+          found = await findPostedMessage(ctx.slack, where, mark, ctx.botId);
         } catch (error) {
           const outcome = refusal(ctx, record, `look for notice ${notice.key} of`, error);
           return outcome === 'channel_gone' ? 'channel_gone' : 'retry';

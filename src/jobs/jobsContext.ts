@@ -19,6 +19,8 @@ export interface JobsContext {
   starts: JobStarts;
   ledger: RateLedger;
   slack: webApi.WebClient;
+  /** The bot's own bot id (auth.test): what it posted carries it. */
+  botId: string;
   logger: Logger;
   now: () => Date;
   /**

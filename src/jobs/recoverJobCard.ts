@@ -31,6 +31,7 @@ export async function recoverJobCard(ctx: JobsContext, record: JobRecord): Promi
           ctx.slack,
           { ...where, since: new Date(pending.since) },
           cardMark(current.jobId),
+          ctx.botId,
         );
       } catch (error) {
         if (!isPassingSlackFailure(error)) return cardRefused(ctx, current, error, lost);

@@ -29,6 +29,7 @@ export interface Whereabouts {
 
 interface MessageWithMetadata {
   ts?: string;
+  bot_id?: string;
   thread_ts?: string;
   metadata?: { event_type?: string; event_payload?: Record<string, unknown> };
 }
@@ -39,7 +40,8 @@ const PAGE_SIZE = 200;
 const MAX_PAGES = 5;
 
 /**
- * The message carrying `mark`, or undefined when it is not there. A post meant for a thread is
+ * The message the bot (`botId`) posted carrying `mark`, or undefined when it is not there. Another
+ * app's message with the same metadata is not taken for it. A post meant for a thread is
  * looked for in that thread, then (the thread may be gone, and the news posted on its own) in the
  * channel. Throws what Slack answered when it would not let the bot read.
  */
@@ -47,6 +49,7 @@ export async function findPostedMessage(
   slack: Pick<webApi.WebClient, 'conversations'>,
   where: Whereabouts,
   mark: MessageMark,
+  botId: string,
 ): Promise<PostedMessage | undefined> {
   const oldest = toSlackTs(where.since.getTime() - CLOCK_MARGIN_MS);
   if (where.threadTs !== null) {
@@ -62,6 +65,7 @@ export async function findPostedMessage(
             ...(cursor ? { cursor } : {}),
           }),
         mark,
+        botId,
       );
       if (found) return found;
     } catch (error) {
@@ -78,6 +82,7 @@ export async function findPostedMessage(
         ...(cursor ? { cursor } : {}),
       }),
     mark,
+    botId,
   );
 }
 
@@ -86,12 +91,14 @@ async function search(
     cursor: string | undefined,
   ) => Promise<{ messages?: unknown[]; has_more?: boolean; response_metadata?: { next_cursor?: string } }>,
   mark: MessageMark,
+  botId: string,
 ): Promise<PostedMessage | undefined> {
   let cursor: string | undefined;
   for (let page = 0; page < MAX_PAGES; page += 1) {
     const answer = await read(cursor);
     for (const message of (answer.messages ?? []) as MessageWithMetadata[]) {
-      if (message.ts && carries(message, mark)) return { ts: message.ts, threadTs: message.thread_ts };
+      if (message.ts && message.bot_id === botId && carries(message, mark))
+        return { ts: message.ts, threadTs: message.thread_ts };
     }
     cursor = answer.response_metadata?.next_cursor || undefined;
     if (!answer.has_more || !cursor) return undefined;

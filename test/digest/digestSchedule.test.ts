@@ -113,6 +113,23 @@ describe('the weekly digest schedule', () => {
     expect(slack.callsTo('chat.postMessage')).toHaveLength(1);
   });
 
+  it('takes no other app’s message for its own earlier post, however alike its metadata', async () => {
+    const { slack, mintlify, namespace } = await fakes();
+    slack.seedMessage(CHANNEL, {
+      user: 'U0OTHERAPP',
+      bot_id: 'B0OTHER',
+      text: 'Not the digest',
+      metadata: {
+        event_type: 'docs_agent_digest',
+        event_payload: { period: periodKey(missedPeriod()), channel: CHANNEL },
+      },
+    });
+    const h = await bot({ env: WEEKLY, slack, mintlify, namespace });
+    await logged(h, /posted the catch-up digest/);
+    const posted = slack.callsTo('chat.postMessage').filter((call) => call.response.ok);
+    expect(posted.map((call) => call.args.channel)).toEqual([CHANNEL]);
+  });
+
   it('finds a digest posted just before a crash that lost its record, and does not post it again', async () => {
     const { slack, mintlify, namespace, post, period } = await postedThenRecordLost();
     expect(post.args.metadata).toMatchObject({ event_type: 'docs_agent_digest' });

@@ -34,6 +34,9 @@ export interface SeededMessage {
   text: string;
   thread_ts?: string;
   blocks?: unknown[];
+  /** Posted by another app: its bot id, and the metadata it attached. */
+  bot_id?: string;
+  metadata?: { event_type: string; event_payload: Record<string, unknown> };
 }
 
 export interface SlackUser {
