@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIPv4 } from 'node:net';
 import { Cron } from 'croner';
 import { z } from 'zod';
 
@@ -45,10 +46,10 @@ const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 const apiUrl = z.preprocess(
   blankToUndefined,
   z
-    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL', abort: true })
     .refine((value) => {
       const { protocol, hostname } = new URL(value);
-      return protocol === 'https:' || LOOPBACK.has(hostname) || hostname.startsWith('127.');
+      return protocol === 'https:' || LOOPBACK.has(hostname) || (isIPv4(hostname) && hostname.startsWith('127.'));
     }, 'must be an https URL: it carries a secret, which plain http would send in the clear (http is taken for localhost only)')
     .transform((value) => value.replace(/\/+$/, ''))
     .optional(),

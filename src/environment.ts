@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { type Config, ConfigError, loadConfig } from './config.js';
 
 /**
@@ -11,9 +11,9 @@ export function readConfiguration(
   options: { receivesRequests?: boolean } = {},
 ): Config | undefined {
   const named = process.env.ENV_FILE?.trim();
-  if (named && named !== 'none' && !existsSync(named)) {
+  if (named && named !== 'none' && !(existsSync(named) && statSync(named).isFile())) {
     process.stderr.write(
-      `${whoCannotStart}: ENV_FILE names ${named}, which does not exist (none: read no file)\n`,
+      `${whoCannotStart}: ENV_FILE names ${named}, which is not a file (none: read no file)\n`,
     );
     return undefined;
   }

@@ -54,3 +54,13 @@ export function redact(text: string, secrets: readonly string[]): string {
   for (const secret of secrets) out = out.split(secret).join('[redacted]');
   return out;
 }
+
+/** A URL without the user name and password it may carry, fit for a log line; `name` if it does not parse. */
+export function withoutCredentials(url: string, name: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`;
+  } catch {
+    return name;
+  }
+}

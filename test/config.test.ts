@@ -144,6 +144,13 @@ describe('configuration', () => {
       { variable: 'SLACK_API_URL', problem: expect.stringContaining('must be an https URL') },
       { variable: 'MINTLIFY_API_URL', problem: expect.stringContaining('must be an https URL') },
     ]);
+    // A URL that does not parse is one problem, told as such; a host that only starts like loopback is not.
+    expect(problemsOf({ ...valid, MINTLIFY_API_URL: 'api.mintlify.com' }).problems).toEqual([
+      { variable: 'MINTLIFY_API_URL', problem: 'must be an http(s) URL' },
+    ]);
+    expect(problemsOf({ ...valid, SLACK_API_URL: 'http://127.evil.example/api/' }).problems).toEqual([
+      { variable: 'SLACK_API_URL', problem: expect.stringContaining('must be an https URL') },
+    ]);
     const local = loadConfig({
       ...valid,
       SLACK_API_URL: 'http://localhost:3001/api/',

@@ -1,5 +1,7 @@
 import type { Logger } from '@slack/bolt';
 
+/** How long a publish waits for the person's one before it (a slow one is then not waited for). */
+const PREVIOUS_WAIT_MS = 5_000;
 /** "A few seconds": a burst of job changes gives one refresh now and one at the end of the burst. */
 const MIN_INTERVAL_MS = 3_000;
 
@@ -7,6 +9,8 @@ export interface HomeRefresherOptions {
   publish: (user: string) => Promise<void>;
   logger: Logger;
   minIntervalMs?: number;
+  /** Tests shorten how long a publish waits for the one before it. */
+  previousWaitMs?: number;
   /** Wraps each publish, so shutdown can wait for those already running. */
   track?: <T>(work: () => Promise<T>) => Promise<T>;
 }
@@ -22,10 +26,12 @@ export class HomeRefresher {
   /** Each person's latest publish, running or waiting for the one before it. */
   private readonly publishes = new Map<string, { started: boolean; done: Promise<void> }>();
   private readonly minIntervalMs: number;
+  private readonly previousWaitMs: number;
   private stopped = false;
 
   constructor(private readonly options: HomeRefresherOptions) {
     this.minIntervalMs = options.minIntervalMs ?? MIN_INTERVAL_MS;
+    this.previousWaitMs = options.previousWaitMs ?? PREVIOUS_WAIT_MS;
   }
 
   /** The person opened the Home tab: publish now. */
@@ -62,6 +68,19 @@ export class HomeRefresher {
     void this.run(user);
   }
 
+  private async atMost(done: Promise<void>, ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+      timer.unref();
+    });
+    try {
+      await Promise.race([done, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /**
    * One publish at a time per person, in order: a slow one (Slack's retries) never lands after a
    * newer one. A publish still waiting its turn reads the newest state when it starts, so a third
@@ -72,7 +91,8 @@ export class HomeRefresher {
     if (tail && !tail.started) return tail.done;
     const publish: { started: boolean; done: Promise<void> } = { started: false, done: Promise.resolve() };
     const work = async () => {
-      await tail?.done;
+      // A publish stuck in Slack's retries holds the next one back a few seconds at most.
+      if (tail) await this.atMost(tail.done, this.previousWaitMs);
       publish.started = true;
       try {
         await this.options.publish(user);

@@ -83,27 +83,26 @@ export function jobCard(record: JobRecord, now: Date): { text: string; blocks: K
     { type: 'context', elements: [{ type: 'mrkdwn', text: truncate(details.join('  ·  '), 3000) }] },
   ];
   const preview = record.preview?.round === record.round ? record.preview : undefined;
+  const buttons: types.Button[] = [];
   if (record.prLink && prButton) {
-    const elements: types.Button[] = [
-      {
-        type: 'button',
-        action_id: 'open_pull_request',
-        text: { type: 'plain_text', text: 'Open pull request' },
-        url: record.prLink,
-        style: 'primary',
-      },
-    ];
-    // The preview's URL only once its deployment succeeded: before, it shows nothing (or the old pages).
-    if (preview?.state === 'success' && preview.url) {
-      elements.push({
-        type: 'button',
-        action_id: 'open_preview',
-        text: { type: 'plain_text', text: 'Preview' },
-        url: preview.url,
-      });
-    }
-    blocks.push({ type: 'actions', elements });
+    buttons.push({
+      type: 'button',
+      action_id: 'open_pull_request',
+      text: { type: 'plain_text', text: 'Open pull request' },
+      url: record.prLink,
+      style: 'primary',
+    });
   }
+  // The preview's URL only once its deployment succeeded: before, it shows nothing (or the old pages).
+  if (record.prLink && preview?.state === 'success' && preview.url) {
+    buttons.push({
+      type: 'button',
+      action_id: 'open_preview',
+      text: { type: 'plain_text', text: 'Preview' },
+      url: preview.url,
+    });
+  }
+  if (buttons.length > 0) blocks.push({ type: 'actions', elements: buttons });
   const previewNote = preview && previewLine(preview);
   if (previewNote) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: previewNote }] });
   if (record.status === 'active' || record.status === 'unknown') {

@@ -126,8 +126,8 @@ async function messageSection(
   return contextSection('The Slack message this is about', [
     `From: ${author}`,
     `Link: ${permalink}`,
-    // Indented after its first line, so nothing in it can read as the end of this section.
-    ...(text ? [text.replace(/\n/g, '\n  ')] : []),
+    // Every line indented, so nothing in it can read as the end of this section.
+    ...(text ? [`  ${text.replace(/\n/g, '\n  ')}`] : []),
     ...(files ? [files] : []),
   ]);
 }

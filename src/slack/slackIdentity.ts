@@ -1,4 +1,5 @@
 import type { Logger, webApi } from '@slack/bolt';
+import { withoutCredentials } from '../log.js';
 
 /** The bot's own ids in the workspace, from one `auth.test` at start. */
 export interface SlackIdentity {
@@ -40,5 +41,5 @@ function tokenCheckFailure(error: unknown, apiUrl: string): string {
     statusCode !== undefined
       ? `it answered HTTP ${statusCode}`
       : (original?.cause?.code ?? original?.cause?.message ?? original?.message ?? String(error));
-  return `could not reach Slack at ${apiUrl} to check SLACK_BOT_TOKEN (${why}): check the network, a proxy, or SLACK_API_URL`;
+  return `could not reach Slack at ${withoutCredentials(apiUrl, 'SLACK_API_URL')} to check SLACK_BOT_TOKEN (${why}): check the network, a proxy, or SLACK_API_URL`;
 }

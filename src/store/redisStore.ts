@@ -2,6 +2,7 @@ import KeyvRedis, { createClient, type RedisClientOptions, type RedisClientType 
 import type { Logger } from '@slack/bolt';
 import { Keyv } from 'keyv';
 import type { StoreSettings } from '../config.js';
+import { withoutCredentials } from '../log.js';
 import { withDeadlines } from './deadline.js';
 import { RedisAtomicOps } from './redisAtomic.js';
 import type { Store } from './store.js';
@@ -40,7 +41,7 @@ const UNACCEPTABLE_CERTIFICATE = new Set([
 
 export class StoreUnavailableError extends Error {
   constructor(url: string, cause: unknown) {
-    super(`Redis at ${withoutCredentials(url)} ${problemOf(cause, url)}`, { cause });
+    super(`Redis at ${withoutCredentials(url, 'REDIS_URL')} ${problemOf(cause, url)}`, { cause });
     this.name = 'StoreUnavailableError';
   }
 }
@@ -77,13 +78,16 @@ function problemOf(cause: unknown, url: string): string {
   // An error reply (ERR ..., WRONGTYPE ...): Redis answered, and refused.
   if (/^[A-Z][A-Z_]+ /.test(reason))
     return `answered with an error (${reason}): check REDIS_URL and its settings`;
+  // A hint at the other scheme, for the two ways a TLS mismatch shows.
   const tls = url.startsWith('rediss:')
-    ? ' With rediss://, a Redis without TLS never answers the handshake: use redis:// if it has no TLS.'
+    ? /^no answer within/.test(reason)
+      ? ' With rediss://, a Redis without TLS never answers the handshake: use redis:// if it has no TLS.'
+      : ''
     : /socket closed unexpectedly/i.test(reason)
       ? ' A Redis that requires TLS (most hosted plans) closes a plain connection: use a rediss:// URL (two s).'
       : '';
   return (
-    `did not answer (${reason}). Check REDIS_URL and that Redis is running;${tls} The bot does not fall back to ` +
+    `did not answer (${reason}). Check REDIS_URL and that Redis is running.${tls} The bot does not fall back to ` +
     'memory when REDIS_URL is set (leave it unset only to try the bot, which then forgets every job on restart)'
   );
 }
@@ -146,14 +150,6 @@ const isCertificateProblem = (error: unknown) => {
 };
 
 /** The URL without its user and password, fit for a log line. */
-function withoutCredentials(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.protocol}//${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`;
-  } catch {
-    return 'REDIS_URL';
-  }
-}
 
 /**
  * The client options every Redis connection of the bot shares (the store's, and through it the

@@ -363,7 +363,8 @@ describe('npm run digest', () => {
       expect(fromFile?.code).toBe(1);
       expect(fromFile?.stderr).toContain('DIGEST_CHANNEL must be a channel ID');
       const missing = await failureWith(join(dir, 'nowhere.env'));
-      expect(missing?.stderr).toContain(`ENV_FILE names ${join(dir, 'nowhere.env')}, which does not exist`);
+      expect(missing?.stderr).toContain(`ENV_FILE names ${join(dir, 'nowhere.env')}, which is not a file`);
+      expect((await failureWith(dir))?.stderr).toContain(`ENV_FILE names ${dir}, which is not a file`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { jobCard } from '../../src/jobs/jobCard.js';
 import { jobNewsText, strayJobNewsText } from '../../src/jobs/jobNews.js';
 import type { JobRecord } from '../../src/jobs/jobRecord.js';
 
@@ -46,5 +47,33 @@ describe('the news a job thread gets', () => {
     const text = strayJobNewsText(record(), 'done');
     expect(text).toContain('&lt;!channel&gt; &amp; the flag');
     expect(text).toContain('`job-1`');
+  });
+});
+
+describe('the job card’s buttons', () => {
+  const buttonsOf = (card: ReturnType<typeof jobCard>) =>
+    card.blocks.flatMap((block) =>
+      block.type === 'actions' ? block.elements.map((element) => (element as { url?: string }).url) : [],
+    );
+  const deployed = {
+    round: 0,
+    branch: 'mintlify/job-1',
+    state: 'success' as const,
+    askedAt: '2025-01-01T00:00:00.000Z',
+    statusId: 'status-1',
+    url: 'https://acme-mintlify-job-1.mintlify.app',
+  };
+
+  it('keep the preview’s button when the pull request’s link cannot be one', () => {
+    const long = `https://github.com/acme/docs/pull/42?${'x'.repeat(3_000)}`;
+    const card = jobCard(record({ prLink: long, ref: 'mintlify/job-1', preview: deployed }), when.now);
+    expect(buttonsOf(card)).toEqual([deployed.url]);
+    expect(JSON.stringify(card.blocks)).toContain('pull request https://github.com/acme/docs/pull/42?');
+  });
+
+  it('show both when both links can be buttons', () => {
+    const pr = 'https://github.com/acme/docs/pull/42';
+    const card = jobCard(record({ prLink: pr, ref: 'mintlify/job-1', preview: deployed }), when.now);
+    expect(buttonsOf(card)).toEqual([pr, deployed.url]);
   });
 });
