@@ -49,7 +49,9 @@ const apiUrl = z.preprocess(
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL', abort: true })
     .refine((value) => {
       const { protocol, hostname } = new URL(value);
-      return protocol === 'https:' || LOOPBACK.has(hostname) || (isIPv4(hostname) && hostname.startsWith('127.'));
+      return (
+        protocol === 'https:' || LOOPBACK.has(hostname) || (isIPv4(hostname) && hostname.startsWith('127.'))
+      );
     }, 'must be an https URL: it carries a secret, which plain http would send in the clear (http is taken for localhost only)')
     .transform((value) => value.replace(/\/+$/, ''))
     .optional(),
