@@ -257,8 +257,34 @@ function createReceiver(config: Config, logger: Logger): Receiver {
     customRoutes: [healthz],
     // The ack goes back once the listener has queued the request, not before.
     processBeforeResponse: true,
-    logger,
+    logger: withSignatureHints(logger),
   });
+}
+
+/**
+ * The receiver's logger, whose warning about a request it could not verify also says what to
+ * check: Bolt's own line names neither the variable nor the clock.
+ */
+function withSignatureHints(logger: Logger): Logger {
+  return {
+    ...logger,
+    warn: (...messages: unknown[]) => {
+      const [first, ...rest] = messages;
+      if (typeof first === 'string' && first.includes('signature mismatch')) {
+        return logger.warn(
+          `${first} (check SLACK_SIGNING_SECRET: this app's Signing Secret, from "Basic Information")`,
+          ...rest,
+        );
+      }
+      if (typeof first === 'string' && first.includes('request is stale')) {
+        return logger.warn(
+          `${first} (check this machine's clock: Slack's requests carry the time they were sent)`,
+          ...rest,
+        );
+      }
+      return logger.warn(...messages);
+    },
+  };
 }
 
 async function withTimeout<T>(work: Promise<T>, ms: number, late: string): Promise<T> {

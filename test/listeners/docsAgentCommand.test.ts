@@ -129,6 +129,10 @@ describe('/docs-agent <instruction>', () => {
     h = await startBot();
     expect((await h.command('Document X', {}, { badSignature: true })).status).toBe(401);
     expect((await h.command('Document X', {}, { staleTimestamp: true })).status).toBe(401);
+    // The log says what to check for each.
+    expect(h.logs.filter((line) => line.includes('check SLACK_SIGNING_SECRET'))).toHaveLength(1);
+    expect(h.logs.filter((line) => line.includes("check this machine's clock"))).toHaveLength(1);
+    expect(h.logs.join('\n')).not.toContain(SECRETS.signingSecret);
     expect(h.mintlify.requests).toHaveLength(0);
   });
 
