@@ -15,7 +15,7 @@ import type { Config } from './config.js';
 import { InFlight } from './inFlight.js';
 import * as actions from './listeners/actions/index.js';
 import * as commands from './listeners/commands/index.js';
-import type { ListenerContext } from './listeners/context.js';
+import { type ListenerContext, MayHaveQueuedError } from './listeners/context.js';
 import * as events from './listeners/events/index.js';
 import * as shortcuts from './listeners/shortcuts/index.js';
 import * as views from './listeners/views/index.js';
@@ -45,6 +45,8 @@ const SOCKET_NOT_OPEN =
  */
 const HOLD_EVENT_EVERY_MS = 2_000;
 const HOLD_EVENT_FOR_MS = 10 * 60_000;
+/** How often a withdrawal Redis could not take is sent again (for as long as an event is held). */
+const TAKE_BACK_EVERY_MS = 1_000;
 
 export interface Web {
   /** Starts taking Slack requests; resolves with the HTTP port (HTTP mode) once listening. */
@@ -83,12 +85,20 @@ export function createWeb(
       const jobId = `${request.kind}-${deliveryId ?? randomUUID()}`;
       // One round trip: whether an earlier delivery holds the id matters only to a late add's take-back.
       const submission = requests.submit(request.kind, request, { jobId });
+      let settled = false;
+      submission.queued.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
       try {
         await withTimeout(submission.queued, ENQUEUE_TIMEOUT_MS, 'the queue did not take it');
       } catch (error) {
-        if (enqueueOptions.takeBackIfLate) void takeBack(submission, jobId);
-        else if (config.slack.socketMode) return holdEvent(request, jobId, submission, error);
-        else submission.queued.catch(() => {}); // an event's late add stands; its failure is the error below
+        if (enqueueOptions.takeBackIfLate) {
+          // Too slow: taken back. Sent, and its answer lost with the connection: it may run, and the
+          // person is told so (asking again would start it twice). Refused or never sent: nothing to do.
+          if (!settled) takeBack(submission, jobId);
+          else if (submission.mayHaveLanded) throw new MayHaveQueuedError(error);
+        } else if (config.slack.socketMode) return holdEvent(request, jobId, submission, error);
         throw error;
       }
     },
@@ -139,21 +149,35 @@ export function createWeb(
   };
   /**
    * The person was told nothing was started: the late add is withdrawn at once (the mark reaches
-   * Redis right behind it, so its processor does nothing), and removed once it has landed.
+   * Redis right behind it, so its processor does nothing), and removed once it has landed. A
+   * withdrawal Redis could not take (the connection dropped meanwhile) is sent again until it can.
    */
-  const takeBack = async (submission: Submission, jobId: string) => {
-    try {
-      await requests.withdraw(jobId, submission.stamp);
-      await submission.queued;
-      if (!(await requests.remove(jobId, submission.stamp))) {
-        logger.warn(
-          `a request answered "try again shortly" reached the queue late and could not be removed (${jobId}): ` +
-            'its worker does nothing with it, unless it started before the withdrawal reached Redis',
-        );
-      }
-    } catch (error) {
-      logger.warn(`could not take back a request queued late (${jobId}): ${String(error)}`);
-    }
+  const takeBack = (submission: Submission, jobId: string): void => {
+    let withdrawn = false;
+    retryInBackground(
+      async () => {
+        if (!withdrawn) await requests.withdraw(jobId, submission.stamp);
+        withdrawn = true;
+        await submission.queued;
+        if (!(await requests.remove(jobId, submission.stamp))) {
+          logger.warn(
+            `a request answered "try again shortly" reached the queue late and could not be removed (${jobId}): ` +
+              'its worker does nothing with it, unless it started before the withdrawal reached Redis',
+          );
+        }
+        return true;
+      },
+      {
+        everyMs: TAKE_BACK_EVERY_MS,
+        forMs: HOLD_EVENT_FOR_MS,
+        wanted: () => !stopped,
+        // Once withdrawn, an add that failed for good has nothing left to take back.
+        retryOn: () => !withdrawn,
+        giveUp: (why) => {
+          if (!withdrawn) logger.warn(`could not take back a request queued late (${jobId}): ${why}`);
+        },
+      },
+    );
   };
   const app = new App({
     // The one workspace's token and the bot's ids (Bolt's authorize, rather than its `token`, which

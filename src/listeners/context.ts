@@ -26,3 +26,22 @@ export interface ListenerContext {
 /** The answer to a request the queue could not take: nothing was started, and nothing is lost by trying again. */
 export const TRY_AGAIN_SHORTLY =
   'Sorry, I couldn’t take that right now (my storage may be unavailable). Nothing was started: please try again shortly.';
+
+/**
+ * The queue's connection dropped with the request on its way: it may be queued, and run, although
+ * the add was never confirmed. The person is told so, rather than to try again (which would start it twice).
+ */
+export class MayHaveQueuedError extends Error {
+  constructor(override readonly cause: unknown) {
+    super(`the queue's answer was lost with its connection: the request may be queued (${String(cause)})`);
+    this.name = 'MayHaveQueuedError';
+  }
+}
+
+/** The answer to a request whose add was sent but never confirmed. */
+export const MAY_HAVE_QUEUED =
+  'Sorry, I lost my storage’s answer while taking that, so it may go ahead anyway. Give it a minute (`/docs-agent status` lists what started) before asking again.';
+
+/** What a door answers when its request could not be queued. */
+export const notQueuedText = (error: unknown): string =>
+  error instanceof MayHaveQueuedError ? MAY_HAVE_QUEUED : TRY_AGAIN_SHORTLY;

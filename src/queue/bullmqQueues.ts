@@ -252,7 +252,21 @@ export function openBullmqQueues(options: {
       },
       submit(jobName: string, data: T, addOptions: AddOptions & { jobId: string }): Submission {
         const { stamp, adding } = put(jobName, data, addOptions);
-        return { stamp, queued: adding.then(() => undefined) };
+        let landed = false;
+        const queued = adding.then(
+          () => undefined,
+          (error: unknown) => {
+            landed = mayHaveLanded(error);
+            throw error;
+          },
+        );
+        return {
+          stamp,
+          queued,
+          get mayHaveLanded() {
+            return landed;
+          },
+        };
       },
       async withdraw(jobId: string, stamp: number): Promise<void> {
         // On the queue's connection, behind the add: Redis stores the mark right after the job.
@@ -469,4 +483,22 @@ function knownJobError(error: unknown): 'lock lapsed' | 'job gone' | undefined {
     code === ErrorCode.JobLockMismatch ||
     error.message.startsWith('could not renew lock for job ');
   return lapsed ? 'lock lapsed' : undefined;
+}
+
+/**
+ * node-redis's failures of a command it never sent (offline, closed) and Redis's refusals: the add
+ * is not in the queue. Anything else (the connection lost with the add in flight) may have landed.
+ */
+const NOT_SENT_OR_REFUSED = new Set([
+  'ClientOfflineError',
+  'ClientClosedError',
+  'ErrorReply',
+  'SimpleError',
+  'BlobError',
+]);
+
+function mayHaveLanded(error: unknown): boolean {
+  if (!(error instanceof Error)) return true;
+  if (NOT_SENT_OR_REFUSED.has(error.name) || NOT_SENT_OR_REFUSED.has(error.constructor.name)) return false;
+  return !/^queue .* is closed$/.test(error.message);
 }

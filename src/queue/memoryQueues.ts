@@ -64,9 +64,11 @@ class MemoryQueue<T> implements WorkQueue<T> {
       return {
         stamp: this.put(name, data, options)?.addedAt ?? nextStamp(this.now()),
         queued: Promise.resolve(),
+        mayHaveLanded: false,
       };
     } catch (error) {
-      return { stamp: nextStamp(this.now()), queued: Promise.reject(error) };
+      // In one process, a refused add left nothing behind.
+      return { stamp: nextStamp(this.now()), queued: Promise.reject(error), mayHaveLanded: false };
     }
   }
 

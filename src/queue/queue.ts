@@ -60,6 +60,11 @@ export interface Submission {
   readonly stamp: number;
   /** Resolves once the queue holds the job; rejects when the add failed. */
   readonly queued: Promise<void>;
+  /**
+   * Whether the queue may hold the job although `queued` rejected: the add was sent, and its
+   * answer lost with the connection. False when it was never sent, or refused.
+   */
+  readonly mayHaveLanded: boolean;
 }
 
 export interface WorkerOptions {

@@ -9,15 +9,30 @@ export interface MuteProxy {
   url: string;
   mute(): void;
   speak(): void;
+  /**
+   * The next command whose bytes hold `marker` reaches Redis, which runs it, but its connection is
+   * cut before the reply comes back (a failover, a proxy reset): the client never hears the answer.
+   */
+  cutAfter(marker: string): void;
   close(): Promise<void>;
 }
 
 export async function startMuteProxy(target: { port: number }): Promise<MuteProxy> {
   const sockets = new Set<Socket>();
   let muted = false;
+  let cutMarker: string | undefined;
   const server: Server = createServer((client) => {
     const upstream = new Socket();
     upstream.connect(target.port, '127.0.0.1');
+    client.on('data', (chunk: Buffer) => {
+      if (cutMarker === undefined || !chunk.includes(cutMarker)) return;
+      cutMarker = undefined;
+      upstream.unpipe(client); // the reply goes nowhere
+      setTimeout(() => {
+        client.destroy();
+        upstream.destroy();
+      }, 50);
+    });
     for (const socket of [client, upstream]) {
       sockets.add(socket);
       socket.on('close', () => sockets.delete(socket));
@@ -43,6 +58,9 @@ export async function startMuteProxy(target: { port: number }): Promise<MuteProx
     speak() {
       muted = false;
       for (const socket of sockets) socket.resume();
+    },
+    cutAfter(marker) {
+      cutMarker = marker;
     },
     async close() {
       for (const socket of sockets) socket.destroy();

@@ -9,7 +9,7 @@ import type { Config } from '../../config.js';
 import { accessRefusal } from '../../jobs/access.js';
 import { USAGE } from '../../jobs/jobAnswers.js';
 import type { SlackRequest } from '../../requests/slackRequest.js';
-import { type ListenerContext, TRY_AGAIN_SHORTLY } from '../context.js';
+import { type ListenerContext, notQueuedText } from '../context.js';
 import { type DocsAgentRequest, parseDocsAgentCommand } from './parseDocsAgentCommand.js';
 
 const EMPTY = `Tell me what to change in the docs, for example \`/docs-agent Document the new --dry-run flag\`.\n\n${USAGE}`;
@@ -69,7 +69,7 @@ export function docsAgentCommand(ctx: ListenerContext) {
         await ctx.enqueue(requestOf(work, command), command.trigger_id, { takeBackIfLate: true });
       } catch (error) {
         logger.error(`could not queue /docs-agent: ${String(error)}`);
-        await ack({ response_type: 'ephemeral', text: TRY_AGAIN_SHORTLY });
+        await ack({ response_type: 'ephemeral', text: notQueuedText(error) });
         return;
       }
     }

@@ -15,7 +15,7 @@ import {
   SEND_TO_AGENT_FORM,
   type Submission,
 } from '../../jobs/shortcutModal.js';
-import { type ListenerContext, TRY_AGAIN_SHORTLY } from '../context.js';
+import { type ListenerContext, notQueuedText } from '../context.js';
 
 const EMPTY = 'Tell the agent what to change in the docs.';
 const STALE = 'This form is out of date. Close it and use “Send to docs agent” on the message again.';
@@ -65,7 +65,7 @@ export function sendToDocsAgentForm(ctx: ListenerContext) {
         );
       } catch (error) {
         logger.error(`could not queue a "Send to docs agent" form: ${String(error)}`);
-        await ack({ response_action: 'errors', errors: { [INSTRUCTION_BLOCK]: TRY_AGAIN_SHORTLY } });
+        await ack({ response_action: 'errors', errors: { [INSTRUCTION_BLOCK]: notQueuedText(error) } });
         return;
       }
     }
