@@ -212,10 +212,12 @@ export function openBullmqQueues(options: {
       }
       if (result === undefined) return;
       if ('again' in result) {
-        // A job run again as it was (a job followed at its cadence) is not written again: one round trip less.
+        // Moved first: the move checks that this run still holds the job's lock, and a run whose lock
+        // lapsed (another worker took the job over) must not write over its successor's data.
+        // Then its data, well before its delay is up; a job run again as it was is not written again.
+        await onceMore(() => job.moveToDelayed(Date.now() + result.again.delayMs, token));
         if (JSON.stringify(result.again.data) !== data)
           await onceMore(() => job.updateData(result.again.data));
-        await onceMore(() => job.moveToDelayed(Date.now() + result.again.delayMs, token));
         throw new DelayedError();
       }
       // On the Worker's connection: deprecated for Queue.rateLimit, which would fail while Redis is away.
@@ -314,7 +316,11 @@ export function openBullmqQueues(options: {
           worker.on('error', (error) => reportError(`worker ${name}`, error));
           watchReady(name, worker as Worker);
           worker.on('failed', (job, error) => {
-            if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
+            // Failed for good: its tries are spent, or it stalled too often (BullMQ then fails it
+            // whatever tries it had left, and removes it).
+            const stalledOut =
+              error.name === 'UnrecoverableError' || /stalled more than/i.test(error.message);
+            if (job && (stalledOut || job.attemptsMade >= (job.opts.attempts ?? 1))) {
               logger.warn(`queue ${name}: job ${job.id} (${job.name}) failed for good: ${error.message}`);
             }
           });
