@@ -113,11 +113,16 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
   let worker: Worker | undefined;
   let workerStarted: Promise<void> | undefined;
   let stopping = false;
+  // Running work's grace counts from the stop: the receiver's and the worker's own stops come out of
+  // it, so the hand-back still lands before main.ts's hard exit at 9.5 s.
+  let graceEndsAt = Number.POSITIVE_INFINITY;
   const closeAll = async () => {
+    graceEndsAt = Math.min(graceEndsAt, Date.now() + STOP_GRACE_MS);
     await worker?.stop();
-    const cutWaits = setTimeout(() => retryWaits.abort(new Error('the bot is stopping')), STOP_GRACE_MS);
-    logger.debug(`closing the queues: running work has ${STOP_GRACE_MS / 1000} s to finish`);
-    await queues.close(STOP_GRACE_MS);
+    const graceMs = Math.max(0, graceEndsAt - Date.now());
+    const cutWaits = setTimeout(() => retryWaits.abort(new Error('the bot is stopping')), graceMs);
+    logger.debug(`closing the queues: running work has ${(graceMs / 1000).toFixed(1)} s to finish`);
+    await queues.close(graceMs);
     clearTimeout(cutWaits);
     retryWaits.abort(new Error('the bot is stopping'));
     await background.drain(1_000);
@@ -184,6 +189,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
     },
     async stop() {
       stopping = true;
+      graceEndsAt = Date.now() + STOP_GRACE_MS;
       await web?.stop();
       await workerStarted?.catch(() => {});
       await closeAll();
