@@ -60,10 +60,11 @@ export async function followJob(
   };
   const delayMs = jittered(ctx.config.poll.intervalMs, random);
   const data = { jobId, memory, failures: 0 };
-  if (await queue.add('check', data, { jobId: followJobId(jobId), delayMs })) return;
-  // A check holds the id. If it is the one ending the job right now (it read the record before
-  // this reopen), its id is free again in a moment: ask once more then, rather than leave the
-  // job unfollowed until the next reconciliation. Refused again, a check is following it.
+  await queue.add('check', data, { jobId: followJobId(jobId), delayMs });
+  // A check may hold the id: if it is the one ending the job right now (it read the record before
+  // this reopen), its id is free again in a moment. Asked once more then, rather than leave the job
+  // unfollowed until the next reconciliation; refused again, a check is following it. Asked in any
+  // case: with BullMQ, an add can read as ours when that check finished and freed the id meanwhile.
   setTimeout(() => {
     queue
       .add('check', data, { jobId: followJobId(jobId), delayMs })
