@@ -135,7 +135,7 @@ export function followProcessor(
 ): Processor<FollowCheck> {
   const report = failureReport(ctx.logger);
   const timing: PollTiming = ctx.config.poll;
-  return async (job) => {
+  return async (job, signal) => {
     const { jobId } = job.data;
     const memory: JobMemory = { ...job.data.memory };
     const now = Date.now();
@@ -145,11 +145,16 @@ export function followProcessor(
     } catch (error) {
       result = { kind: 'retry', problem: error };
     }
-    report(result);
     const age = { ageMs: Date.now() - (memory.activeSince ?? now), slow: memory.slow };
     const again = (delayMs: number, failures: number) => ({
       again: { delayMs: jittered(delayMs, random), data: { jobId, memory, failures } },
     });
+    // Cut short by the bot's stop (its wait between Mintlify's retries aborted): no failure of the
+    // check, nothing to log; back on the queue at once, for another worker.
+    if ((signal?.aborted || ctx.stopping.aborted) && result.kind === 'retry') {
+      return { again: { delayMs: 0, data: job.data } };
+    }
+    report(result);
     switch (result.kind) {
       case 'following':
         return again(checkDelayMs(timing, age), 0);
