@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { TRY_AGAIN_SHORTLY } from '../../src/listeners/context.js';
+import { MAY_HAVE_QUEUED, TRY_AGAIN_SHORTLY } from '../../src/listeners/context.js';
 import { createLogger } from '../../src/log.js';
 import { StoreTimeoutError } from '../../src/store/deadline.js';
 import { openRedisStore } from '../../src/store/redisStore.js';
@@ -107,6 +107,21 @@ describe('a Redis that goes mute while the bot runs, then answers again', () => 
       expect(threadReplies(h, job)).toHaveLength(1);
     },
   );
+
+  it('answers a command whose add reached Redis but whose answer was lost "it may go ahead anyway", and it goes ahead once', async () => {
+    // The connection is cut once the add has passed: Redis ran it, the bot never heard.
+    proxy.cutAfter('Document the lost answer');
+    const answer = await h.command('Document the lost answer');
+    expect(answer.json).toMatchObject({ response_type: 'ephemeral', text: MAY_HAVE_QUEUED });
+
+    const created = () =>
+      h.mintlify
+        .requestsFor('createJob')
+        .filter((request) => (request.body as { prompt: string }).prompt === 'Document the lost answer');
+    await expect.poll(() => created().length, { timeout: 10_000 }).toBe(1);
+    await h.bot.drained();
+    expect(created()).toHaveLength(1);
+  });
 });
 
 describe('a command of the bot’s own to a Redis that went mute', () => {
