@@ -154,30 +154,33 @@ export function createWeb(
    */
   const takeBack = (submission: Submission, jobId: string): void => {
     let withdrawn = false;
-    retryInBackground(
-      async () => {
-        if (!withdrawn) await requests.withdraw(jobId, submission.stamp);
-        withdrawn = true;
-        await submission.queued;
-        if (!(await requests.remove(jobId, submission.stamp))) {
-          logger.warn(
-            `a request answered "try again shortly" reached the queue late and could not be removed (${jobId}): ` +
-              'its worker does nothing with it, unless it started before the withdrawal reached Redis',
-          );
-        }
-        return true;
-      },
-      {
+    const attempt = async (): Promise<true> => {
+      if (!withdrawn) await requests.withdraw(jobId, submission.stamp);
+      withdrawn = true;
+      await submission.queued;
+      if (!(await requests.remove(jobId, submission.stamp))) {
+        logger.warn(
+          `a request answered "try again shortly" reached the queue late and could not be removed (${jobId}): ` +
+            'its worker does nothing with it, unless it started before the withdrawal reached Redis',
+        );
+      }
+      return true;
+    };
+    // At once, right behind the add; again every second while Redis cannot take the withdrawal.
+    attempt().catch((error: unknown) => {
+      // Once withdrawn, an add that failed for good has nothing left to take back.
+      if (withdrawn) return;
+      logger.warn(`could not take back a request queued late (${jobId}) yet: ${String(error)}`);
+      retryInBackground(attempt, {
         everyMs: TAKE_BACK_EVERY_MS,
         forMs: HOLD_EVENT_FOR_MS,
         wanted: () => !stopped,
-        // Once withdrawn, an add that failed for good has nothing left to take back.
         retryOn: () => !withdrawn,
         giveUp: (why) => {
           if (!withdrawn) logger.warn(`could not take back a request queued late (${jobId}): ${why}`);
         },
-      },
-    );
+      });
+    });
   };
   const app = new App({
     // The one workspace's token and the bot's ids (Bolt's authorize, rather than its `token`, which
