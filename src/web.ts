@@ -152,11 +152,13 @@ export function createWeb(
    * Redis right behind it, so its processor does nothing), and removed once it has landed. A
    * withdrawal Redis could not take (the connection dropped meanwhile) is sent again until it can.
    */
+  const takingBack = new Set<string>();
   const takeBack = (submission: Submission, jobId: string): void => {
     let withdrawn = false;
     const attempt = async (): Promise<true> => {
       if (!withdrawn) await requests.withdraw(jobId, submission.stamp);
       withdrawn = true;
+      takingBack.delete(jobId);
       await submission.queued;
       if (!(await requests.remove(jobId, submission.stamp))) {
         logger.warn(
@@ -170,6 +172,7 @@ export function createWeb(
     attempt().catch((error: unknown) => {
       // Once withdrawn, an add that failed for good has nothing left to take back.
       if (withdrawn) return;
+      takingBack.add(jobId);
       logger.warn(`could not take back a request queued late (${jobId}) yet: ${String(error)}`);
       retryInBackground(attempt, {
         everyMs: TAKE_BACK_EVERY_MS,
@@ -177,6 +180,7 @@ export function createWeb(
         wanted: () => !stopped,
         retryOn: () => !withdrawn,
         giveUp: (why) => {
+          takingBack.delete(jobId);
           if (!withdrawn) logger.warn(`could not take back a request queued late (${jobId}): ${why}`);
         },
       });
@@ -237,6 +241,11 @@ export function createWeb(
       if (held.size > 0) {
         logger.error(
           `${held.size} Slack event(s) the queue never took are lost: the bot stopped before Redis answered`,
+        );
+      }
+      for (const jobId of takingBack) {
+        logger.error(
+          `a request answered "try again shortly" may still run (${jobId}): the bot stopped before Redis took its withdrawal`,
         );
       }
       // Once: the bot's stop and a start that was told to stop may both get here.

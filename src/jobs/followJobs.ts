@@ -66,11 +66,11 @@ export async function followJob(
   // unfollowed until the next reconciliation; refused again, a check is following it. Asked in any
   // case: with BullMQ, an add can read as ours when that check finished and freed the id meanwhile.
   setTimeout(() => {
-    queue
-      .add('check', data, { jobId: followJobId(jobId), delayMs })
-      .catch((error: unknown) =>
-        ctx.logger.warn(`job ${jobId} could not be queued for following: ${String(error)}`),
-      );
+    queue.add('check', data, { jobId: followJobId(jobId), delayMs }).catch((error: unknown) => {
+      // The bot stopped meanwhile: its queue is closed, and the next start follows the job.
+      if (/is closed$/.test(error instanceof Error ? error.message : '')) return;
+      ctx.logger.warn(`job ${jobId} could not be queued for following: ${String(error)}`);
+    });
   }, REFOLLOW_AFTER_MS).unref();
 }
 
@@ -152,7 +152,7 @@ export function followProcessor(
     // Cut short by the bot's stop (its wait between Mintlify's retries aborted): no failure of the
     // check, nothing to log; back on the queue at once, for another worker.
     if ((signal?.aborted || ctx.stopping.aborted) && result.kind === 'retry') {
-      return { again: { delayMs: 0, data: job.data } };
+      return { again: { delayMs: 0, data: { jobId, memory, failures: job.data.failures } } };
     }
     report(result);
     switch (result.kind) {

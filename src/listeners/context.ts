@@ -40,7 +40,7 @@ export class MayHaveQueuedError extends Error {
 
 /** The answer to a request whose add was sent but never confirmed. */
 export const MAY_HAVE_QUEUED =
-  'Sorry, I lost my storage’s answer while taking that, so it may go ahead anyway. Give it a minute (`/docs-agent status` lists what started) before asking again.';
+  'Sorry, I lost my storage’s answer while taking that, so it may go ahead anyway. Please give it a minute before asking again: asking now could do it twice.';
 
 /** What a door answers when its request could not be queued. */
 export const notQueuedText = (error: unknown): string =>

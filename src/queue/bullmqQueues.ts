@@ -212,12 +212,12 @@ export function openBullmqQueues(options: {
       }
       if (result === undefined) return;
       if ('again' in result) {
-        // Moved first: the move checks that this run still holds the job's lock, and a run whose lock
-        // lapsed (another worker took the job over) must not write over its successor's data.
-        // Then its data, well before its delay is up; a job run again as it was is not written again.
-        await onceMore(() => job.moveToDelayed(Date.now() + result.again.delayMs, token));
+        // Its data first: writing it again is harmless, so a lost answer is simply sent again (a move
+        // sent again after a lost answer fails, and data written after it would then be lost).
+        // A job run again as it was (a job followed at its cadence) is not written again.
         if (JSON.stringify(result.again.data) !== data)
           await onceMore(() => job.updateData(result.again.data));
+        await onceMore(() => job.moveToDelayed(Date.now() + result.again.delayMs, token));
         throw new DelayedError();
       }
       // On the Worker's connection: deprecated for Queue.rateLimit, which would fail while Redis is away.
@@ -230,15 +230,20 @@ export function openBullmqQueues(options: {
     const put = (jobName: string, data: T, addOptions: AddOptions) => {
       lastTimestamp = Math.max(Date.now(), lastTimestamp + 1);
       const stamp = lastTimestamp;
+      // Whether the add itself went out: a queue whose setup failed refuses every add at once.
+      const state = { sent: false };
       const adding: Promise<Job<T, unknown, string>> = addsClosed
         ? Promise.reject(new Error(`queue ${name} is closed`))
-        : queue.add(jobName, data, {
-            timestamp: stamp,
-            jobId: addOptions.jobId,
-            delay: addOptions.delayMs,
-            ...retryOptions(addOptions),
+        : queue.waitUntilReady().then(() => {
+            state.sent = true;
+            return queue.add(jobName, data, {
+              timestamp: stamp,
+              jobId: addOptions.jobId,
+              delay: addOptions.delayMs,
+              ...retryOptions(addOptions),
+            });
           });
-      return { stamp, adding };
+      return { stamp, adding, state };
     };
 
     return {
@@ -253,12 +258,12 @@ export function openBullmqQueues(options: {
         return stored === undefined || stored.timestamp === stamp;
       },
       submit(jobName: string, data: T, addOptions: AddOptions & { jobId: string }): Submission {
-        const { stamp, adding } = put(jobName, data, addOptions);
+        const { stamp, adding, state } = put(jobName, data, addOptions);
         let landed = false;
         const queued = adding.then(
           () => undefined,
           (error: unknown) => {
-            landed = mayHaveLanded(error);
+            landed = state.sent && mayHaveLanded(error);
             throw error;
           },
         );
@@ -504,7 +509,12 @@ const NOT_SENT_OR_REFUSED = new Set([
 ]);
 
 function mayHaveLanded(error: unknown): boolean {
-  if (!(error instanceof Error)) return true;
-  if (NOT_SENT_OR_REFUSED.has(error.name) || NOT_SENT_OR_REFUSED.has(error.constructor.name)) return false;
-  return !/^queue .* is closed$/.test(error.message);
+  // BullMQ wraps some of node-redis's errors (a closed client as its ConnectionClosedError): the cause tells.
+  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 4; depth += 1) {
+    if (NOT_SENT_OR_REFUSED.has(current.name) || NOT_SENT_OR_REFUSED.has(current.constructor.name))
+      return false;
+    if (/^queue .* is closed$/.test(current.message)) return false;
+    current = current.cause;
+  }
+  return true;
 }

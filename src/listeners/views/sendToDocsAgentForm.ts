@@ -2,6 +2,7 @@ import type {
   AllMiddlewareArgs,
   App,
   SlackViewMiddlewareArgs,
+  types,
   ViewOutput,
   ViewResponseAction,
   ViewSubmitAction,
@@ -15,7 +16,7 @@ import {
   SEND_TO_AGENT_FORM,
   type Submission,
 } from '../../jobs/shortcutModal.js';
-import { type ListenerContext, notQueuedText } from '../context.js';
+import { type ListenerContext, MAY_HAVE_QUEUED, MayHaveQueuedError, notQueuedText } from '../context.js';
 
 const EMPTY = 'Tell the agent what to change in the docs.';
 const STALE = 'This form is out of date. Close it and use “Send to docs agent” on the message again.';
@@ -65,6 +66,11 @@ export function sendToDocsAgentForm(ctx: ListenerContext) {
         );
       } catch (error) {
         logger.error(`could not queue a "Send to docs agent" form: ${String(error)}`);
+        if (error instanceof MayHaveQueuedError) {
+          // Not left open with its Submit button: a second submission would start a second job.
+          await ack({ response_action: 'update', view: mayHaveQueuedView() });
+          return;
+        }
         await ack({ response_action: 'errors', errors: { [INSTRUCTION_BLOCK]: notQueuedText(error) } });
         return;
       }
@@ -75,4 +81,14 @@ export function sendToDocsAgentForm(ctx: ListenerContext) {
 
 export function registerSendToDocsAgentForm(app: App, ctx: ListenerContext): void {
   app.view({ callback_id: SEND_TO_AGENT_FORM, type: 'view_submission' }, sendToDocsAgentForm(ctx));
+}
+
+/** The form, replaced by what the person must know: the job may start, so no second submission. */
+function mayHaveQueuedView(): types.ModalView {
+  return {
+    type: 'modal',
+    title: { type: 'plain_text', text: 'Send to docs agent' },
+    close: { type: 'plain_text', text: 'Close' },
+    blocks: [{ type: 'section', text: { type: 'mrkdwn', text: MAY_HAVE_QUEUED } }],
+  };
 }
