@@ -51,6 +51,8 @@ export interface SlackFault {
   delayMs?: number;
   /** The call is recorded on arrival and answered once this settles (a step the test holds). */
   until?: Promise<unknown>;
+  /** Met only by a call about this channel (others pass it by): for a test that shares the bot. */
+  channel?: string;
 }
 
 export interface SlackFake {
@@ -111,7 +113,12 @@ export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFa
   const uses = new Map<string, number>();
   let responseUrlCount = 0;
 
-  const takeFault = (method: string) => faults.get(method)?.shift();
+  const takeFault = (method: string, args: Record<string, unknown> = {}) => {
+    const queue = faults.get(method);
+    const at =
+      queue?.findIndex((fault) => fault.channel === undefined || fault.channel === args.channel) ?? -1;
+    return at < 0 ? undefined : queue?.splice(at, 1)[0];
+  };
 
   async function answerWebApi(
     method: string,
@@ -147,7 +154,7 @@ export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFa
       'x-oauth-scopes': scopes.join(','),
       'x-accepted-oauth-scopes': needed.join(','),
     };
-    const fault = takeFault(method);
+    const fault = takeFault(method, args);
     const faulty = (status: number, error: string, extra = {}) => ({
       status,
       response: fail(error, extra),

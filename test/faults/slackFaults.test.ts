@@ -178,8 +178,10 @@ describe('the final reply', () => {
   it.each(['channel_not_found', 'is_archived', 'not_in_channel'])(
     '%s: the end is recorded, the reply not tried for ever, and nothing else is posted there',
     async (error) => {
-      const job = await startFollowedJob(h, `Document the final ${error}`);
-      h.slack.failNext('chat.postMessage', { error });
+      const channel = `C0${error.replace(/_/g, '').toUpperCase()}`;
+      const job = await startFollowedJob(h, `Document the final ${error}`, channel);
+      // This job's channel only: the sentinel's posts, in another, may come first.
+      h.slack.failNext('chat.postMessage', { error, channel: job.channel });
       h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
       await expect.poll(async () => (await record(h, job.jobId))?.status).toBe('completed');
       await settle(h, sentinel, 2);
