@@ -54,7 +54,7 @@ async function command(channel: string, text: string) {
 
 describe('the job card', () => {
   it('rate limited with Retry-After: posted once, after the wait', async () => {
-    h.slack.failNext('chat.postMessage', { status: 429, retryAfter: 1 });
+    h.slack.failNext('chat.postMessage', { status: 429, retryAfter: 1, channel: 'C0RATE' });
     const answer = await command('C0RATE', 'Document the retry flag');
     expect(answer).toEqual({ delete_original: true });
     expect(inChannel('C0RATE').map((call) => call.status)).toEqual([429, 200]);
@@ -62,7 +62,7 @@ describe('the job card', () => {
   });
 
   it('Slack failing (5xx) past the retries: the person is told the card will follow; it does, once, and the job is followed', async () => {
-    h.slack.failNext('chat.postMessage', { status: 500 }, PAST_RETRIES);
+    h.slack.failNext('chat.postMessage', { status: 500, channel: 'C0OUTAGE' }, PAST_RETRIES);
     const answer = await command('C0OUTAGE', 'Document the outage page');
     expect(String(answer.text)).toContain('Slack did not take its card just now');
 
@@ -82,7 +82,7 @@ describe('the job card', () => {
     async (error) => {
       const channel = `C0${error.toUpperCase().replaceAll('_', '')}`;
       const instruction = `Document the changelog (${error})`;
-      h.slack.failNext('chat.postMessage', { error });
+      h.slack.failNext('chat.postMessage', { error, channel });
       const answer = await command(channel, instruction);
       expect(answer).toMatchObject({ response_type: 'ephemeral' });
       expect(String(answer.text)).toContain('it is in our DM');
@@ -109,7 +109,7 @@ describe('the job card', () => {
   );
 
   it('invalid_blocks (the bot’s own bug): the card goes out as plain text, and its thread is the job’s', async () => {
-    h.slack.failNext('chat.postMessage', { error: 'invalid_blocks' });
+    h.slack.failNext('chat.postMessage', { error: 'invalid_blocks', channel: 'C0BLOCKS' });
     const answer = await command('C0BLOCKS', 'Document the blocks');
     expect(answer).toEqual({ delete_original: true });
     const [refused, posted] = inChannel('C0BLOCKS');
@@ -124,15 +124,15 @@ describe('the job card', () => {
 
 describe('editing the card', () => {
   it('rate limited with Retry-After: the card shows the pull request after the wait', async () => {
-    const job = await startFollowedJob(h, 'Document the rate limits');
-    h.slack.failNext('chat.update', { status: 429, retryAfter: 1 });
+    const job = await startFollowedJob(h, 'Document the rate limits', 'C0EDITRATE');
+    h.slack.failNext('chat.update', { status: 429, retryAfter: 1, channel: job.channel });
     h.mintlify.setJob(job.jobId, { prLink: PR });
     await waitForCardEdit(h, job, PR);
   });
 
   it('Slack failing (5xx) past the retries: the next check edits it', async () => {
-    const job = await startFollowedJob(h, 'Document the status page');
-    h.slack.failNext('chat.update', { status: 503 }, PAST_RETRIES);
+    const job = await startFollowedJob(h, 'Document the status page', 'C0EDITOUTAGE');
+    h.slack.failNext('chat.update', { status: 503, channel: job.channel }, PAST_RETRIES);
     h.mintlify.setJob(job.jobId, { prLink: PR });
     await waitForCardEdit(h, job, PR);
     expect(h.slack.callsTo('chat.update').filter((call) => call.status === 503)).toHaveLength(PAST_RETRIES);
@@ -141,8 +141,12 @@ describe('editing the card', () => {
   it.each(['channel_not_found', 'not_in_channel'])(
     '%s: the bot stops posting there, keeps the record, and says so once in the log',
     async (error) => {
-      const job = await startFollowedJob(h, `Document the ${error} case`);
-      h.slack.failNext('chat.update', { error });
+      const job = await startFollowedJob(
+        h,
+        `Document the ${error} case`,
+        `C0EDIT${error.replace(/_/g, '').toUpperCase()}`,
+      );
+      h.slack.failNext('chat.update', { error, channel: job.channel });
       h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
       await expect.poll(async () => (await record(h, job.jobId))?.status).toBe('completed');
       await settle(h, sentinel, 2);
@@ -152,8 +156,8 @@ describe('editing the card', () => {
   );
 
   it('invalid_blocks: the card is shown as plain text instead of failing at every check', async () => {
-    const job = await startFollowedJob(h, 'Document the card layout');
-    h.slack.failNext('chat.update', { error: 'invalid_blocks' });
+    const job = await startFollowedJob(h, 'Document the card layout', 'C0EDITBLOCKS');
+    h.slack.failNext('chat.update', { error: 'invalid_blocks', channel: job.channel });
     h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
     await waitForReply(h, job, PR);
     await settle(h, sentinel, 2);
@@ -167,8 +171,8 @@ describe('editing the card', () => {
 
 describe('the final reply', () => {
   it('rate limited with Retry-After: posted once, after the wait', async () => {
-    const job = await startFollowedJob(h, 'Document the webhooks');
-    h.slack.failNext('chat.postMessage', { status: 429, retryAfter: 1 });
+    const job = await startFollowedJob(h, 'Document the webhooks', 'C0REPLYRATE');
+    h.slack.failNext('chat.postMessage', { status: 429, retryAfter: 1, channel: job.channel });
     h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
     await waitForReply(h, job, PR);
     await settle(h, sentinel, 2);

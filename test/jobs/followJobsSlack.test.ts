@@ -37,8 +37,8 @@ describe('following a job when Slack refuses a message', () => {
   });
 
   it('posts the news in the thread when the card was deleted', async () => {
-    const job = await startFollowedJob(h, 'Document the audit log');
-    h.slack.failNext('chat.update', { error: 'message_not_found' });
+    const job = await startFollowedJob(h, 'Document the audit log', 'C0AUDIT');
+    h.slack.failNext('chat.update', { error: 'message_not_found', channel: job.channel });
     h.mintlify.setJob(job.jobId, { prLink: PR });
 
     const news = await waitForReply(h, job, PR);
@@ -52,8 +52,8 @@ describe('following a job when Slack refuses a message', () => {
   });
 
   it('posts the news as a message of its own when the thread is gone', async () => {
-    const job = await startFollowedJob(h, 'Document the billing page');
-    h.slack.failNext('chat.postMessage', { error: 'thread_not_found' });
+    const job = await startFollowedJob(h, 'Document the billing page', 'C0BILLING');
+    h.slack.failNext('chat.postMessage', { error: 'thread_not_found', channel: job.channel });
     h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
 
     const stray = await h.slack.waitForCall(
@@ -67,8 +67,8 @@ describe('following a job when Slack refuses a message', () => {
   });
 
   it('keeps the record but stops posting when the channel is archived', async () => {
-    const job = await startFollowedJob(h, 'Document the teams API');
-    h.slack.failNext('chat.update', { error: 'is_archived' });
+    const job = await startFollowedJob(h, 'Document the teams API', 'C0TEAMS');
+    h.slack.failNext('chat.update', { error: 'is_archived', channel: job.channel });
     h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
 
     await expect.poll(async () => (await record(h, job.jobId))?.status).toBe('completed');
@@ -79,9 +79,9 @@ describe('following a job when Slack refuses a message', () => {
   });
 
   it('never drops the final reply when Slack fails to take it: the next check posts it', async () => {
-    const job = await startFollowedJob(h, 'Document the search page');
+    const job = await startFollowedJob(h, 'Document the search page', 'C0SEARCH');
     // More failures than the WebClient retries, so the first check gives up on the reply.
-    h.slack.failNext('chat.postMessage', { status: 500, error: 'internal_error' }, 4);
+    h.slack.failNext('chat.postMessage', { status: 500, error: 'internal_error', channel: job.channel }, 4);
     h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
 
     await waitForReply(h, job, PR);
@@ -96,7 +96,8 @@ describe('following a job when Slack refuses a message', () => {
   it('follows a job whose card was never posted, keeping only its record up to date', async () => {
     const channel = 'C0NOTMEMBER';
     // Neither the channel nor the person's DM takes it.
-    h.slack.failNext('chat.postMessage', { error: 'not_in_channel' }, 2);
+    h.slack.setBotMember(channel, false);
+    h.slack.failNext('chat.postMessage', { error: 'not_in_channel', channel: 'U0USER' });
     await h.command('Document the changelog', { channel_id: channel });
     await h.slack.waitForCall('chat.postMessage', (call) => call.args.channel === channel);
     const jobId = [...h.mintlify.jobs.keys()].at(-1) as string;
