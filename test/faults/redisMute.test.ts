@@ -12,6 +12,7 @@ import { botEnv, runBot } from '../support/botProcess.js';
 import { type MuteProxy, startMuteProxy, startSilentServer } from '../support/muteProxy.js';
 import { type PrivateRedis, startPrivateRedis } from '../support/privateRedis.js';
 import { uniqueNamespace } from '../support/redis.js';
+import { chooseShortcut, submit } from '../support/shortcut.js';
 
 const PR = 'https://github.com/acme/docs/pull/77';
 /** How long Redis stays mute in the running bot's scenario: past the 5-s deadline of the bot's own commands. */
@@ -121,6 +122,28 @@ describe('a Redis that goes mute while the bot runs, then answers again', () => 
     await expect.poll(() => created().length, { timeout: 10_000 }).toBe(1);
     await h.bot.drained();
     expect(created()).toHaveLength(1);
+  });
+
+  it('replaces a form whose add reached Redis but whose answer was lost with that answer, closing the way to a second submission', async () => {
+    const chosen = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text: 'Typo on the pricing page' });
+    await chooseShortcut(h, { ts: chosen.ts, user: 'U0BEA', text: chosen.text });
+    const opened = await h.slack.waitForCall('views.open');
+    proxy.cutAfter('Fix the lost form');
+    const answer = await submit(h, opened, 'Fix the lost form');
+    expect(answer.json).toMatchObject({
+      response_action: 'update',
+      view: { type: 'modal', blocks: [{ text: { text: MAY_HAVE_QUEUED } }] },
+    });
+    expect(JSON.stringify(answer.json)).not.toContain('"submit"');
+    await expect
+      .poll(
+        () =>
+          h.mintlify
+            .requestsFor('createJob')
+            .filter((request) => JSON.stringify(request.body).includes('Fix the lost form')).length,
+        { timeout: 10_000 },
+      )
+      .toBe(1);
   });
 });
 

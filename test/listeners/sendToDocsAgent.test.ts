@@ -1,53 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SlackCall } from '../fakes/slackFake.js';
-import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
-import { sendFormSubmission, sendInteraction } from '../support/slackRequests.js';
+import { type BotHarness, startBot } from '../support/botHarness.js';
+import { chooseShortcut, submit } from '../support/shortcut.js';
 
 let h: BotHarness;
 afterEach(async () => h?.close());
 
-const team = { id: 'T0TEAM', domain: 'acme' };
 const prompts = (h: BotHarness) =>
   h.mintlify.requestsFor('createJob').map((r) => (r.body as { prompt: string }).prompt);
-
-/** "Send to docs agent" chosen on a message, as Slack sends it. */
-function chooseShortcut(
-  h: BotHarness,
-  message: { ts: string; user: string; text: string; thread_ts?: string; files?: Array<{ name: string }> },
-) {
-  return sendInteraction(h.url, SECRETS.signingSecret, {
-    type: 'message_action',
-    callback_id: 'send_to_docs_agent',
-    trigger_id: '1111.2222.abcd',
-    message_ts: message.ts,
-    response_url: h.slack.responseUrl('shortcut'),
-    message: { type: 'message', ...message },
-    user: { id: 'U0USER', name: 'user', team_id: 'T0TEAM' },
-    channel: { id: 'C0DOCS', name: 'docs' },
-    team,
-    token: 'deprecated',
-    action_ts: '1700000000.1',
-  });
-}
-
-/** The form submitted, with what the person typed and ticked. */
-function submit(h: BotHarness, opened: SlackCall, instruction: string, includeThread = false) {
-  return sendFormSubmission(h.url, SECRETS.signingSecret, opened, {
-    instruction: { instruction_input: { type: 'plain_text_input', value: instruction } },
-    ...(includeThread
-      ? {
-          thread: {
-            include_thread: {
-              type: 'checkboxes',
-              selected_options: [
-                { value: 'thread', text: { type: 'plain_text', text: 'Include the whole thread' } },
-              ],
-            },
-          },
-        }
-      : {}),
-  });
-}
 
 function seedThread(h: BotHarness) {
   h.slack.seedUser({ id: 'U0ADA', name: 'ada' });
