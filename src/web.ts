@@ -85,20 +85,16 @@ export function createWeb(
       const jobId = `${request.kind}-${deliveryId ?? randomUUID()}`;
       // One round trip: whether an earlier delivery holds the id matters only to a late add's take-back.
       const submission = requests.submit(request.kind, request, { jobId });
-      let settled = false;
-      submission.queued.then(
-        () => (settled = true),
-        () => (settled = true),
-      );
       try {
         await withTimeout(submission.queued, ENQUEUE_TIMEOUT_MS, 'the queue did not take it');
       } catch (error) {
         if (enqueueOptions.takeBackIfLate) {
           // Too slow: taken back. Sent, and its answer lost with the connection: it may run, and the
           // person is told so (asking again would start it twice). Refused or never sent: nothing to do.
-          if (!settled) takeBack(submission, jobId);
+          if (error instanceof TooLateError) takeBack(submission, jobId);
           else if (submission.mayHaveLanded) throw new MayHaveQueuedError(error);
         } else if (config.slack.socketMode) return holdEvent(request, jobId, submission, error);
+        else submission.queued.catch(() => {}); // an event's late add stands; its failure is the error below
         throw error;
       }
     },
@@ -323,10 +319,18 @@ function withSignatureHints(logger: Logger): Logger {
   };
 }
 
+/** `work` did not settle within its time (it may still). */
+class TooLateError extends Error {
+  constructor(late: string, ms: number) {
+    super(`${late} within ${ms} ms`);
+    this.name = 'TooLateError';
+  }
+}
+
 async function withTimeout<T>(work: Promise<T>, ms: number, late: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const tooLate = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${late} within ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new TooLateError(late, ms)), ms);
   });
   try {
     return await Promise.race([work, tooLate]);

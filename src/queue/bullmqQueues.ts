@@ -497,8 +497,9 @@ function knownJobError(error: unknown): 'lock lapsed' | 'job gone' | undefined {
 }
 
 /**
- * node-redis's failures of a command it never sent (offline, closed) and Redis's refusals: the add
- * is not in the queue. Anything else (the connection lost with the add in flight) may have landed.
+ * For an add that was sent: node-redis's failures of a command it never sent (offline, closed) and
+ * Redis's refusals leave it out of the queue. Anything else (the connection lost with the add in
+ * flight) may have landed.
  */
 const NOT_SENT_OR_REFUSED = new Set([
   'ClientOfflineError',
@@ -513,7 +514,6 @@ function mayHaveLanded(error: unknown): boolean {
   for (let current: unknown = error, depth = 0; current instanceof Error && depth < 4; depth += 1) {
     if (NOT_SENT_OR_REFUSED.has(current.name) || NOT_SENT_OR_REFUSED.has(current.constructor.name))
       return false;
-    if (/^queue .* is closed$/.test(current.message)) return false;
     current = current.cause;
   }
   return true;
