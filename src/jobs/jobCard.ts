@@ -4,7 +4,7 @@ type KnownBlock = types.KnownBlock;
 
 import { isLinkable } from '../slack/links.js';
 import { escapeSlackText, quote, slackDate, truncate } from '../slack/escape.js';
-import type { JobPreview, JobRecord, JobState } from './jobRecord.js';
+import { FINISHED, type JobPreview, type JobRecord, type JobState } from './jobRecord.js';
 
 /** How a job's state reads on its card: an emoji and a few words. */
 export function statusLabel(record: Pick<JobRecord, 'status' | 'prLink'>): string {
@@ -53,13 +53,14 @@ function previewLine(preview: JobPreview): string | undefined {
 }
 
 /** The job card: who asked, what, and where the job stands. Block Kit plus a plain-text fallback. */
-export function jobCard(record: JobRecord, now: Date): { text: string; blocks: KnownBlock[] } {
+export function jobCard(record: JobRecord): { text: string; blocks: KnownBlock[] } {
   const prompt = escapeSlackText(truncate(record.prompt, 600));
   const details = [
     `*${statusLabel(record)}*`,
     record.finishedAt
       ? `took ${elapsed(record.createdAt, new Date(record.finishedAt))}`
-      : `started ${slackDate(new Date(record.createdAt), '{ago}')} (${elapsed(record.createdAt, now)})`,
+      : // Slack keeps "{ago}" current as time passes; the card is edited only when the job changes.
+        `started ${slackDate(new Date(record.createdAt), '{ago}')}`,
     `job \`${escapeSlackText(record.jobId)}\``,
   ];
   if (record.repository) {
@@ -105,17 +106,14 @@ export function jobCard(record: JobRecord, now: Date): { text: string; blocks: K
   if (buttons.length > 0) blocks.push({ type: 'actions', elements: buttons });
   const previewNote = preview && previewLine(preview);
   if (previewNote) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: previewNote }] });
-  if (record.status === 'active' || record.status === 'unknown') {
-    blocks.push({
-      type: 'context',
-      elements: [
-        {
-          type: 'mrkdwn',
-          text: 'Reply in this thread to steer the job. Start a reply with `//` to keep it between people.',
-        },
-      ],
-    });
-  }
+  // Every reply goes to the job, a finished one's too (a thanks would set it working again).
+  const replies = FINISHED.has(record.status)
+    ? 'Replies in this thread still go to the agent.'
+    : 'Reply in this thread to steer the job.';
+  blocks.push({
+    type: 'context',
+    elements: [{ type: 'mrkdwn', text: `${replies} Start a reply with \`//\` to keep it between people.` }],
+  });
   const text = `Docs agent job for <@${record.requestedBy}>: ${statusLabel(record).replace(/^:[a-z_]+: /, '')}. ${escapeSlackText(truncate(record.prompt, 200))}`; // cut before escaping: never half an &amp;
   return { text, blocks };
 }

@@ -45,7 +45,7 @@ const noticeMark = (jobId: string, key: string): MessageMark => ({
 /** Redraws the job card from the record. */
 export async function editJobCard(ctx: JobsContext, record: JobRecord): Promise<SlackDelivery> {
   if (!record.cardTs) return 'done';
-  const card = jobCard(record, ctx.now());
+  const card = jobCard(record);
   const update = (blocks: typeof card.blocks) =>
     ctx.slack.chat.update({ channel: record.channel, ts: record.cardTs as string, text: card.text, blocks });
   try {

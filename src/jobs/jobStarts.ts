@@ -223,9 +223,13 @@ export class JobStarts {
     await this.store.atomic.deleteIfValue(threadStartKey(channel, threadTs), startId);
   }
 
-  /** Whether a start holds the thread: a message there waits for its job (ThreadStartingError). */
-  async threadStarting(channel: string, threadTs: string): Promise<boolean> {
-    return (await this.store.atomic.holder(threadStartKey(channel, threadTs))) !== undefined;
+  /**
+   * Whether a start (other than `except`) holds the thread: a message there waits for its job
+   * (ThreadStartingError).
+   */
+  async threadStarting(channel: string, threadTs: string, except?: string): Promise<boolean> {
+    const holder = await this.store.atomic.holder(threadStartKey(channel, threadTs));
+    return holder !== undefined && holder !== except;
   }
 }
 

@@ -3,6 +3,7 @@ import { readThread, type ThreadMessage } from '../slack/threadMessages.js';
 import { firstSighting } from '../store/dedupe.js';
 import { accessRefusal } from './access.js';
 import type { JobsContext } from './jobsContext.js';
+import { ThreadStartingError } from './jobStarts.js';
 import { type StartJobOutcome, startJob } from './startJob.js';
 import { type SteerJobOutcome, steerJob } from './steerJob.js';
 import {
@@ -78,6 +79,18 @@ export async function handleMessageToBot(
       };
       return { kind: 'steered', outcome: await steerJob(ctx, userNames, steerInput) };
     }
+  }
+
+  // A DM reply under a message whose job Mintlify is creating is that job's thread reply: it waits
+  // for the job (then the first check above hands it to the thread-reply listener). Going on would
+  // take the message's dedupe key, and the thread-reply listener would then never send it.
+  if (
+    reply &&
+    input.door === 'dm' &&
+    input.threadTs &&
+    (await ctx.starts.threadStarting(channel, input.threadTs, startId))
+  ) {
+    throw new ThreadStartingError(channel, input.threadTs);
   }
 
   if (!(await firstSighting(ctx.store.atomic, `message:${channel}:${ts}`, { by: startId }))) {

@@ -31,7 +31,7 @@ export async function postJobCard(
   record: JobRecord,
   where: { channel: string; threadTs?: string | null | undefined },
 ): Promise<CardPost> {
-  const card = jobCard(record, ctx.now());
+  const card = jobCard(record);
   const post = (blocks: typeof card.blocks | undefined) =>
     ctx.slack.chat.postMessage({
       channel: where.channel,

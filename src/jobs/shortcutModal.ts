@@ -173,13 +173,18 @@ function modalView(
   };
 }
 
-/** The message as metadata, its text cut until the whole fits Slack's limit. */
+/**
+ * The message as metadata, its text cut until the whole fits Slack's limit, then its last file
+ * names dropped (names full of quotes double in JSON). The submission reads both again when it can.
+ */
 function metadataOf(message: ChosenMessage): string {
-  let text = message.text;
+  let { text, files } = message;
   for (;;) {
-    const metadata = JSON.stringify({ ...message, text });
-    if (metadata.length <= METADATA_MAX || text === '') return metadata;
-    text = text.slice(0, Math.floor(text.length * 0.8));
+    const metadata = JSON.stringify({ ...message, text, files });
+    if (metadata.length <= METADATA_MAX) return metadata;
+    if (text !== '') text = text.slice(0, Math.floor(text.length * 0.8));
+    else if (files.length > 0) files = files.slice(0, -1);
+    else return metadata;
   }
 }
 

@@ -34,15 +34,13 @@ export function answerCommand(
           channel: request.channel,
           onLongWait: (waitMs) => {
             const text = rateLimitWaitText(waitMs, digest.now());
-            void respond({ response_type: 'ephemeral', replace_original: true, text }).catch(
-              (error: unknown) => logger.warn(`could not answer /docs-agent digest: ${String(error)}`),
+            void respond({ response_type: 'ephemeral', text }).catch((error: unknown) =>
+              logger.warn(`could not answer /docs-agent digest: ${String(error)}`),
             );
           },
         });
         const text = digestRequestAnswer(outcome);
-        return text === undefined
-          ? { delete_original: true }
-          : { response_type: 'ephemeral', replace_original: true, text };
+        return text === undefined ? undefined : { response_type: 'ephemeral', text };
       });
     case 'command_start': {
       // Slack escapes &, < and > in command text; the job gets the text as it was typed.
@@ -62,22 +60,20 @@ export function answerCommand(
             parts.startId,
           );
           if (outcome.kind === 'failed') {
-            const text = failureWithInstruction(outcome.text, prompt);
-            return { response_type: 'ephemeral', replace_original: true, text };
+            return { response_type: 'ephemeral', text: failureWithInstruction(outcome.text, prompt) };
           }
           const note = budgetNote(outcome.budget);
           const withNote = (text: string) => (note ? `${text} ${note}` : text);
           if (outcome.kind === 'started') {
-            return note
-              ? { response_type: 'ephemeral', replace_original: true, text: withNote('Job started.') }
-              : { delete_original: true };
+            // The card in the channel says the rest.
+            return note ? { response_type: 'ephemeral', text: withNote('Job started.') } : undefined;
           }
           // Slack refused the card here (a channel the bot is not in, a DM between people): as from
           // the other doors, the job moves to the person's DM with the bot. Slack only busy: the
           // follower posts the card here shortly.
           const moved = outcome.reason === 'later' ? undefined : await followInDm(jobs, outcome.record);
           const text = moved ? withNote(CARD_IN_DM_TEXT) : outcome.text;
-          return { response_type: 'ephemeral', replace_original: true, text };
+          return { response_type: 'ephemeral', text };
         },
         prompt,
       );
@@ -86,18 +82,23 @@ export function answerCommand(
 }
 
 /**
- * Runs the work, then answers the person with what it returns; a failure of the work gets a plain
- * answer instead. A failed answer (the response URL refused it) is only logged: the work went
- * through, and "something went wrong" would send the person to do it again.
+ * Runs the work, then answers the person with what it returns (nothing, when the acknowledgement
+ * said it all); a failure of the work gets a plain answer instead. A failed answer (the response URL
+ * refused it) is only logged: the work went through, and "something went wrong" would send the
+ * person to do it again.
+ *
+ * Each answer is a new ephemeral message under the acknowledgement, never `replace_original` or
+ * `delete_original`: those act on messages with buttons, and Slack does not apply them to a slash
+ * command's own answer, which would leave the person with nothing.
  */
 async function answer(
   respond: Respond,
   logger: Pick<Logger, 'error' | 'warn'>,
-  work: () => Promise<RespondArguments>,
+  work: () => Promise<RespondArguments | undefined>,
   /** A job's instruction, shown again if it could not be started. */
   instruction?: string,
 ): Promise<void> {
-  let reply: RespondArguments;
+  let reply: RespondArguments | undefined;
   try {
     reply = await work();
   } catch (error) {
@@ -105,8 +106,9 @@ async function answer(
     logger.error(`/docs-agent failed: ${String(error)}`);
     const text =
       instruction === undefined ? SOMETHING_WRONG : failureWithInstruction(SOMETHING_WRONG, instruction);
-    reply = { response_type: 'ephemeral', replace_original: true, text };
+    reply = { response_type: 'ephemeral', text };
   }
+  if (reply === undefined) return;
   await respond(reply).catch((error: unknown) => {
     logger.warn(`/docs-agent: could not answer the person through the response URL: ${String(error)}`);
   });

@@ -19,7 +19,10 @@ export async function answerMessageToBot(
 ): Promise<void> {
   const { channel, ts, user } = message;
   const threadTs = message.threadTs ?? ts;
-  const toPerson = (text: string) => client.chat.postEphemeral({ channel, user, thread_ts: threadTs, text });
+  // Slack shows an ephemeral in a thread only if that thread has replies: under a message that has
+  // none, it shows nobody. Such a message's thread exists once its job's card is posted there.
+  const toPerson = (text: string, inThread = message.threadTs !== undefined) =>
+    client.chat.postEphemeral({ channel, user, text, ...(inThread ? { thread_ts: threadTs } : {}) });
   switch (outcome.kind) {
     case 'duplicate':
     case 'job_thread':
@@ -36,7 +39,7 @@ export async function answerMessageToBot(
       return;
     case 'started': {
       const note = budgetNote(outcome.budget);
-      if (note) await toPerson(note);
+      if (note) await toPerson(note, true); // under the card
       return;
     }
     case 'refused':
@@ -69,7 +72,7 @@ export async function handleAndAnswerMessageToBot(
       .postEphemeral({
         channel: message.channel,
         user: message.user,
-        thread_ts: message.threadTs ?? message.ts,
+        ...(message.threadTs ? { thread_ts: message.threadTs } : {}),
         text: SOMETHING_WRONG,
       })
       .catch((error: unknown) => logger.warn(`could not answer a message to the bot: ${String(error)}`));

@@ -86,6 +86,8 @@ export interface SlackFake {
   /** A copy of a channel's history in ts order, thread replies included. */
   history(channel: string): StoredMessage[];
   message(channel: string, ts: string): StoredMessage | undefined;
+  /** Ephemeral messages Slack accepted but would show to nobody: posted under a message with no thread. */
+  unseenEphemerals(): string[];
   /** A response URL on this fake for slash-command and interaction payloads. */
   responseUrl(id?: string): string;
   /** Socket Mode's side of the WebSocket; defined when the fake was given an appToken. */
@@ -248,6 +250,7 @@ export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFa
     dmWith: (user) => workspace.openDm(user).id,
     history: (channel) => structuredClone(workspace.history(channel)),
     message: (channel, ts) => structuredClone(workspace.find(channel, ts)),
+    unseenEphemerals: () => [...workspace.unseen],
     responseUrl(id) {
       responseUrlCount += 1;
       return `${url}/response/${encodeURIComponent(id ?? `response-${responseUrlCount}`)}`;

@@ -140,10 +140,11 @@ describe('Redis lost for a while during a run', () => {
     expect(h.slack.callsTo('chat.postMessage').filter((call) => call.args.channel === channel)).toHaveLength(
       1,
     );
-    // The start's run again answers from the record: the card (in place of "Starting…"), or that it follows.
+    // The start's run again answers from the record: the card says it all, or the person is told it
+    // follows; never that the start was interrupted.
     const answers = h.slack.callsTo('response_url').slice(answered);
-    expect(answers).toHaveLength(1);
-    expect(textOf(answers[0]!)).not.toContain('interrupted');
+    expect(answers.length).toBeLessThanOrEqual(1);
+    for (const answer of answers) expect(textOf(answer)).toContain('its card will appear');
     expect(logCount('could not be recorded')).toBe(0);
   }, 40_000);
 

@@ -66,14 +66,32 @@ describe('the job card’s buttons', () => {
 
   it('keep the preview’s button when the pull request’s link cannot be one', () => {
     const long = `https://github.com/acme/docs/pull/42?${'x'.repeat(3_000)}`;
-    const card = jobCard(record({ prLink: long, ref: 'mintlify/job-1', preview: deployed }), when.now);
+    const card = jobCard(record({ prLink: long, ref: 'mintlify/job-1', preview: deployed }));
     expect(buttonsOf(card)).toEqual([deployed.url]);
     expect(JSON.stringify(card.blocks)).toContain('pull request https://github.com/acme/docs/pull/42?');
   });
 
   it('show both when both links can be buttons', () => {
     const pr = 'https://github.com/acme/docs/pull/42';
-    const card = jobCard(record({ prLink: pr, ref: 'mintlify/job-1', preview: deployed }), when.now);
+    const card = jobCard(record({ prLink: pr, ref: 'mintlify/job-1', preview: deployed }));
     expect(buttonsOf(card)).toEqual([pr, deployed.url]);
+  });
+});
+
+describe('job cards', () => {
+  const shown = (card: ReturnType<typeof jobCard>) => JSON.stringify(card.blocks);
+
+  it('say how long ago the job started only in Slack’s own date, which stays current between edits', () => {
+    const card = jobCard(record({ status: 'active', finishedAt: null }));
+    expect(shown(card)).toMatch(/started <!date\^\d+\^\{ago\}\|2025-01-01T00:00:00Z> {2}·/);
+  });
+
+  it('say that a reply steers the job while it works, and still reaches the agent once it is finished', () => {
+    expect(shown(jobCard(record({ status: 'active' })))).toContain('Reply in this thread to steer the job.');
+    for (const status of ['completed', 'failed', 'archived'] as const) {
+      const card = shown(jobCard(record({ status, finishedAt: '2025-01-01T00:05:00.000Z' })));
+      expect(card).toContain('Replies in this thread still go to the agent.');
+      expect(card).toContain('Start a reply with `//` to keep it between people.');
+    }
   });
 });

@@ -348,7 +348,9 @@ describe('@docs-agent <instruction>', () => {
     const said = h.slack.seedMessage('C0DOCS', { user: 'U0EVE', text: `<@${BOT}> Document X` });
     await h.event(mention({ ts: said.ts, text: said.text, user: 'U0EVE' }));
     const refusal = await h.slack.waitForCall('chat.postEphemeral');
-    expect(refusal.args).toMatchObject({ channel: 'C0DOCS', user: 'U0EVE', thread_ts: said.ts });
+    // Not under the mention: it has no thread, and Slack shows an ephemeral there to nobody.
+    expect(refusal.args).toMatchObject({ channel: 'C0DOCS', user: 'U0EVE' });
+    expect(refusal.args.thread_ts).toBeUndefined();
     expect(String(refusal.args.text)).toContain('only available to some people');
     await h.bot.drained();
     expect(h.mintlify.requests).toHaveLength(0);

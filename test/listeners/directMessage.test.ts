@@ -51,6 +51,27 @@ describe('a direct message to the bot', () => {
     expect(h.mintlify.requestsFor('createJob')).toHaveLength(1); // the reply steered; it started nothing
   });
 
+  it('a reply written under the DM while its job is being created waits for the job, and goes to it once', async () => {
+    h = await startBot();
+    let create!: () => void;
+    h.mintlify.injectFault('createJob', { until: new Promise<void>((resolve) => (create = resolve)) });
+    const asked = await sendDm(h, 'Document the --json flag');
+    await expect.poll(() => h.mintlify.requestsFor('createJob').length).toBe(1);
+    // Slack delivers a DM reply to both the DM and the thread-reply listeners: both wait for the job.
+    await sendDm(h, 'Also the CSV one', { thread_ts: asked });
+    const waiting = () =>
+      h.logs.filter((line) => line.includes('a message waits for the job starting in its thread')).length;
+    await expect.poll(waiting).toBeGreaterThanOrEqual(2);
+    create();
+
+    await expect
+      .poll(() => h.mintlify.requestsFor('sendMessage').map((r) => r.body), { timeout: 10_000 })
+      .toEqual([{ prompt: 'Also the CSV one' }]);
+    await h.bot.drained(15_000);
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+    expect(h.mintlify.requestsFor('sendMessage')).toHaveLength(1);
+  });
+
   it('in a job’s thread, a mention with only a file is told about files (no mention event comes in a DM)', async () => {
     h = await startBot();
     const asked = await sendDm(h, 'Document the --json flag');

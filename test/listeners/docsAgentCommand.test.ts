@@ -21,7 +21,10 @@ describe('/docs-agent <instruction>', () => {
     });
 
     expect(res.status).toBe(200);
-    expect(res.json).toMatchObject({ response_type: 'ephemeral', text: expect.stringContaining('Starting') });
+    expect(res.json).toMatchObject({
+      response_type: 'ephemeral',
+      text: expect.stringContaining('Starting a docs agent job: its card will appear here'),
+    });
 
     const card = await h.slack.waitForCall('chat.postMessage');
     expect(card.args.channel).toBe('C0DOCS');
@@ -35,8 +38,9 @@ describe('/docs-agent <instruction>', () => {
     const [create] = h.mintlify.requestsFor('createJob');
     expect(create?.body).toEqual({ prompt: 'Document the new --dry-run flag' });
 
-    // The "Starting..." note is removed once the card is there: no leftover noise.
-    expect(await ephemeral(h)).toEqual({ delete_original: true });
+    // Nothing more is said: the acknowledgement said where the card would be, and it is there.
+    await h.bot.drained();
+    expect(h.slack.callsTo('response_url')).toEqual([]);
 
     const records = new JobRecords(h.bot.store);
     const cardTs = String(card.response.ts);
@@ -156,8 +160,9 @@ describe('/docs-agent <instruction>', () => {
     for (let i = 0; i < 95; i += 1) await ledger.recordUse('proj_test', `earlier-${i}`);
     await h.command('Document X');
     const answer = await ephemeral(h);
-    expect(answer).toMatchObject({
-      replace_original: true,
+    // A message of its own: Slack does not replace a slash command's answer.
+    expect(answer).toEqual({
+      response_type: 'ephemeral',
       text: expect.stringContaining('4 agent uses left'),
     });
   });
@@ -179,8 +184,7 @@ describe('/docs-agent when something goes wrong', () => {
       h.mintlify.injectFault('createJob', fault);
       await h.command('Document X');
       const answer = await ephemeral(h);
-      expect(answer).toMatchObject({ response_type: 'ephemeral', replace_original: true });
-      expect(String(answer.text)).toContain(says);
+      expect(answer).toEqual({ response_type: 'ephemeral', text: expect.stringContaining(says) });
       expect(String(answer.text)).not.toContain(SECRETS.mintlifyKey);
       expect(h.mintlify.requestsFor('createJob')).toHaveLength(1); // a POST is never retried blindly
       expect(h.slack.callsTo('chat.postMessage')).toHaveLength(0);

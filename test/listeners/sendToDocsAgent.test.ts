@@ -115,6 +115,12 @@ describe('the “Send to docs agent” message shortcut', () => {
       Array.from({ length: 30 }, (_, i) => ({ name: `${'&'.repeat(60)}-${i}.csv` })),
       2_500,
     ],
+    [
+      'many files whose names grow in the form’s metadata (JSON escapes each quote)',
+      'See the attached exports',
+      Array.from({ length: 20 }, (_, i) => ({ name: `${'"'.repeat(90)}-${i}.csv` })),
+      2_000, // every name is shown
+    ],
   ])('opens the form on a message of %s, with as much of it as fits', async (_kind, text, files, shown) => {
     h = await startBot();
     const chosen = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text });

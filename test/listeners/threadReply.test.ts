@@ -20,9 +20,11 @@ async function startJob(h: BotHarness, channel = 'C0DOCS'): Promise<string> {
   const answered = h.slack.responseUrl(`start-${channel}`);
   await h.command('Document the new --dry-run flag', { channel_id: channel, response_url: answered });
   const card = await h.slack.waitForCall('chat.postMessage', (call) => call.args.channel === channel);
-  // The person's "Starting..." note is cleared once the job and its thread are recorded.
-  await h.slack.waitForCall('response_url', (call) => call.responseId === `start-${channel}`);
-  return String(card.response.ts);
+  const cardTs = String(card.response.ts);
+  await expect
+    .poll(async () => (await h.bot.context.jobs.records.byThread(channel, cardTs))?.cardTs)
+    .toBe(cardTs);
+  return cardTs;
 }
 
 let nextTs = 1_800_000_000;

@@ -83,7 +83,7 @@ describe('npm run sandbox', () => {
 
     expectInOrder(printed, [
       '› /docs-agent Document the --dry-run flag',
-      '(only you) @docs-agent: ⏳ Starting a docs agent job…',
+      '(only you) @docs-agent: ⏳ Starting a docs agent job: its card will appear here.',
       [
         '#1 @docs-agent in #docs',
         '  Docs agent job for @ada',
@@ -102,7 +102,7 @@ describe('npm run sandbox', () => {
       '  ↳ #1 @docs-agent reacted ✅ to your reply',
       DONE,
       '› /docs-agent digest',
-      '(only you) @docs-agent: ⏳ Gathering the docs digest of the last 7 days…',
+      '(only you) @docs-agent: ⏳ Gathering the docs digest of the last 7 days: it will be posted here.',
       /#2 @docs-agent in #docs\n {2}Docs digest: .+ \(UTC\)/,
       /Human visitors {2}[\d,]+ {2}↑ \d+% from last week/,
       'Top 10 pages by unique visitors',

@@ -98,6 +98,7 @@ export async function startBot(options: HarnessOptions = {}): Promise<BotHarness
   const { port } = await bot.start();
   const url = `http://127.0.0.1:${port}`;
 
+  const unseenBefore = slack.unseenEphemerals().length;
   let botStopped = false;
   const stopBot = async () => {
     if (botStopped) return;
@@ -125,12 +126,15 @@ export async function startBot(options: HarnessOptions = {}): Promise<BotHarness
     stopBot,
     close: async () => {
       await stopBot();
+      // An answer Slack would show to nobody fails the test that made it.
+      const unseen = slack.unseenEphemerals().slice(unseenBefore);
       if (!options.slack) await slack.close();
       if (!options.mintlify) await mintlify.close();
       // A namespace of its own, on the shared Redis: nothing of it is left behind.
       if (!options.namespace && config.store.redisUrl === TEST_REDIS_URL) {
         await dropNamespace(`${config.store.namespace}:`);
       }
+      if (unseen.length > 0) throw new Error(`Slack would show these to nobody:\n${unseen.join('\n')}`);
     },
   };
 }

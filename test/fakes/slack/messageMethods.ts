@@ -57,8 +57,19 @@ const postEphemeral: SlackMethod = {
     const channel = stringArg(args, 'channel');
     if (!channel) return fail('channel_not_found');
     if (!ws.isMember(channel)) return fail('not_in_channel');
-    if (!stringArg(args, 'user')) return missingArgument('user');
-    return contentProblem(args) ?? { ok: true, message_ts: ws.nextTs() };
+    const user = stringArg(args, 'user');
+    if (!user) return missingArgument('user');
+    const problem = contentProblem(args);
+    if (problem) return problem;
+    // Slack: "Ephemeral messages in threads are only shown if there is already an active thread."
+    // It still answers ok, so the fake keeps a note for the tests' teardown to report.
+    const threadTs = stringArg(args, 'thread_ts');
+    if (threadTs && !ws.hasReplies(channel, threadTs)) {
+      ws.unseen.push(
+        `chat.postEphemeral to ${user} in ${channel} under ${threadTs}, which has no thread: "${String(args.text)}"`,
+      );
+    }
+    return { ok: true, message_ts: ws.nextTs() };
   },
 };
 

@@ -60,6 +60,8 @@ export class Workspace {
   private viewCount = 0;
   /** Channels the bot is not a member of (it is a member of every other, as tests assume). */
   private readonly outside = new Set<string>();
+  /** Ephemeral messages Slack accepted but shows to nobody (see postEphemeral). */
+  readonly unseen: string[] = [];
 
   constructor(readonly identity: WorkspaceIdentity) {
     this.seedUser({ id: identity.botUserId, name: 'docs-agent', real_name: 'Docs Agent', is_bot: true });
@@ -126,6 +128,12 @@ export class Workspace {
   seedMessage(channel: string, seed: SeededMessage): StoredMessage {
     const { ts = this.nextTs(), ...rest } = seed;
     return this.store(channel, { type: 'message', team: this.identity.teamId, ...rest, ts });
+  }
+
+  /** Whether `ts` names a message that has replies: Slack's "active thread". */
+  hasReplies(channel: string, ts: string): boolean {
+    const message = this.find(channel, ts);
+    return message !== undefined && message.thread_ts === message.ts && (message.reply_count ?? 0) > 0;
   }
 
   /** The thread a message belongs to: the parent first, then the replies in order. */
