@@ -172,7 +172,7 @@ const envSchema = z.object({
   // `off`: the workers post no digest on a schedule (an external scheduler runs `npm run digest`).
   DIGEST_CRON: optionalText
     .default('0 9 * * 1')
-    .transform((value) => (value.toLowerCase() === 'off' ? undefined : value)),
+    .transform((value) => (value.toLowerCase() === 'off' ? undefined : cronPattern(value))),
   DIGEST_TIMEZONE: optionalText.default('UTC'),
   DIGEST_TOP: integer(10, 1, 40),
   DIGEST_STRUGGLES: integer(3, 0, 5),
@@ -227,7 +227,7 @@ function crossChecks(
   const cronProblem =
     pattern.toLowerCase() === 'off'
       ? undefined
-      : cronError(pattern, isValidTimeZone(timezone) ? timezone : 'UTC');
+      : cronError(cronPattern(pattern), isValidTimeZone(timezone) ? timezone : 'UTC');
   if (cronProblem) {
     problems.push({
       variable: 'DIGEST_CRON',
@@ -272,6 +272,15 @@ function isValidTimeZone(timeZone: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * `?` ("no specific value", as Quartz and AWS write a day field) read as `*`, as BullMQ's cron parser
+ * reads it. croner, which checks the pattern, computes the catch-up and schedules without Redis,
+ * would read it as today's day of the month: `0 9 ? * 1` would mean Mondays and the 24th.
+ */
+function cronPattern(pattern: string): string {
+  return pattern.replaceAll('?', '*');
 }
 
 function cronError(pattern: string, timezone: string): string | undefined {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, secretsOf } from '../src/config.js';
 import { createLogger, redact } from '../src/log.js';
+import { previousScheduledRun } from '../src/digest/period.js';
 
 const valid = {
   SLACK_BOT_TOKEN: 'xoxb-1111-secret-bot-token',
@@ -158,6 +159,15 @@ describe('configuration', () => {
     });
     expect(local.slack.apiUrl).toBe('http://localhost:3001/api/');
     expect(local.mintlify.apiUrl).toBe('http://127.0.0.1:4010');
+  });
+
+  it('reads a ? in DIGEST_CRON as *, as BullMQ does: Mondays only, not also today’s date', () => {
+    const cron = loadConfig({ ...valid, DIGEST_CRON: '0 9 ? * 1' }).digest.cron as string;
+    expect(cron).toBe('0 9 * * 1');
+    // A Tuesday: the last run was the day before, not the same morning.
+    expect(previousScheduledRun(cron, 'UTC', new Date('2026-11-24T10:00:00Z'))).toEqual(
+      new Date('2026-11-23T09:00:00Z'),
+    );
   });
 
   it('turns the digest schedule off with DIGEST_CRON=off, and names a cron it cannot read', () => {

@@ -115,7 +115,9 @@ export async function collectVisitors(
     for (const row of page.visitors) top.offer(row);
     pagesRead += 1;
     rateLimitedTimes = 0;
-    hasMore = page.hasMore;
+    // A page of nothing is the end, whatever hasMore says: reading on would spend the organization's
+    // hourly analytics budget on empty pages.
+    hasMore = page.hasMore && page.visitors.length > 0;
     offset += PAGE_SIZE;
   }
 

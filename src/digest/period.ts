@@ -40,6 +40,15 @@ export function periodOfRun(runAt: Date, timeZone: string): DigestPeriod {
   return { dateFrom: addDays(dateTo, -PERIOD_DAYS), dateTo, timeZone };
 }
 
+/**
+ * Whether the period has ended in UTC too, which is most likely how Mintlify counts its days: until
+ * then (a digest read early in a time zone east of UTC) its last day is still being counted, and
+ * what was read is not kept as the period's numbers.
+ */
+export function periodEndedInUtc(period: Pick<DigestPeriod, 'dateTo'>, now: Date): boolean {
+  return now.getTime() >= Date.parse(`${period.dateTo}T00:00:00Z`);
+}
+
 /** The 7 days before `period`: what week-over-week compares with. */
 export function previousPeriod(period: DigestPeriod): DigestPeriod {
   return {

@@ -6,7 +6,7 @@ import { digestFailureText, STOPPED_TEXT } from './digestAnswers.js';
 import type { DigestContext } from './digestContext.js';
 import { type DigestMessage, digestMessage } from './digestMessage.js';
 import type { PostedDigest } from './digestRecords.js';
-import { type DigestPeriod, periodKey, periodOfRun, previousPeriod } from './period.js';
+import { type DigestPeriod, periodEndedInUtc, periodKey, periodOfRun, previousPeriod } from './period.js';
 import { collectStruggles, type Struggles } from './struggles.js';
 
 /**
@@ -193,7 +193,7 @@ async function buildMessage(
 }
 
 /**
- * What readers struggled with: read once per period (at most 10 analytics requests), kept when
+ * What readers struggled with: read once per period (at most 10 analytics reads), kept when
  * read in full, so a second digest of the period spends none. A kind Mintlify refused is read
  * again next time.
  */
@@ -207,7 +207,7 @@ async function periodStruggles(ctx: DigestContext, period: DigestPeriod): Promis
     ctx.logger.warn(
       `the digest for ${periodKey(period)}: Mintlify did not give ${read.unread.join(', ')} (left out of "Where readers struggled")`,
     );
-  } else {
+  } else if (periodEndedInUtc(period, ctx.now())) {
     await ctx.records.saveStruggles(period, read);
   }
   return read;
@@ -241,7 +241,13 @@ async function periodNumbers(
       `the visitors export for ${periodKey(period)} has more than ${maxPages} pages (DIGEST_MAX_PAGES): the digest ranks the paths of those pages only`,
     );
   }
-  await ctx.records.saveNumbers(numbers, ctx.now());
+  // Read before the period ended in Mintlify's time: its last day is still counting, so the next
+  // digest of the period reads it again rather than reuse these numbers.
+  if (periodEndedInUtc(period, ctx.now())) await ctx.records.saveNumbers(numbers, ctx.now());
+  else
+    ctx.logger.info(
+      `the digest for ${periodKey(period)} was read before its last day ended in UTC: not kept`,
+    );
   return numbers;
 }
 

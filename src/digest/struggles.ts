@@ -5,9 +5,10 @@ import type { PeriodDates } from './collectVisitors.js';
 /**
  * "Where readers struggled": the pages with the most thumbs down (with a reader's comment), the
  * searches nobody clicked, and the questions the assistant could not answer, over the digest's
- * period. At most 10 analytics requests in all (the organization has 100 an hour for
+ * period. At most 10 analytics reads in all (the organization has 100 requests an hour for
  * every analytics endpoint, and the digest's own pages spend some): one for feedback by page, and
- * at most three pages of each list; only a 5xx or a cut connection is tried again, a 429 never.
+ * at most three pages of each list. Only a 5xx or a cut connection is tried again (the client's
+ * retries, each a request Mintlify counts), a 429 never.
  * A kind that cannot be read is left out, and says so.
  */
 
@@ -77,16 +78,24 @@ export async function collectStruggles(
       .sort((a, b) => b.thumbsDown - a.thumbsDown || a.path.localeCompare(b.path))
       .slice(0, top);
     if (worst.length === 0) return [];
-    // A reader's comment for each of those pages, from the first pages of the feedback list.
+    // A reader's comment for each of those pages, from the first pages of the feedback list: page-level
+    // feedback of a reader who did not find the page helpful (a code block's feedback, an agent's or
+    // a bare vote is not what ranked the page).
     const comments = new Map<string, string>();
     let cursor: string | undefined;
     for (let page = 0; page < LIST_PAGES && comments.size < worst.length; page++) {
       const answer = await counted(() =>
-        mintlify.feedbackPage(projectId, { ...dates, limit: 100, ...(cursor ? { cursor } : {}) }),
+        mintlify.feedbackPage(projectId, {
+          ...dates,
+          limit: 100,
+          source: 'contextual',
+          ...(cursor ? { cursor } : {}),
+        }),
       );
       for (const entry of answer.feedback) {
         const comment = entry.comment?.trim();
-        if (!comment || entry.helpful === true || comments.has(entry.path)) continue;
+        if (!comment || entry.source !== 'contextual' || entry.helpful !== false || comments.has(entry.path))
+          continue;
         comments.set(entry.path, comment.slice(0, READER_TEXT_MAX));
       }
       if (!answer.hasMore || !answer.nextCursor) break;

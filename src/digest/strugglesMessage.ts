@@ -41,6 +41,12 @@ const TITLES: Record<StruggleKind, string> = {
   question: 'Questions the assistant could not answer',
 };
 
+const NONE: Record<StruggleKind, string> = {
+  page: 'thumbs down',
+  search: 'empty searches',
+  question: 'unanswered questions',
+};
+
 const UNREAD: Record<StruggleKind, string> = {
   page: 'thumbs-down feedback',
   search: 'searches',
@@ -71,13 +77,12 @@ export function strugglesBlocks(struggles: Struggles, range: string): KnownBlock
     blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: `*${TITLES[kind]}*` }] });
     for (const item of items) blocks.push(...itemBlocks(item, range));
   }
-  if (shown.length === 0) {
-    blocks.push({
-      type: 'context',
-      elements: [
-        { type: 'mrkdwn', text: 'No thumbs down, empty searches or unanswered questions this week.' },
-      ],
-    });
+  // With nothing to show, the kinds that were read say they were empty; the unread ones are named below.
+  const empty = shown.length === 0 ? kinds.filter(([kind]) => !struggles.unread.includes(kind)) : [];
+  if (empty.length > 0) {
+    const names = empty.map(([kind]) => NONE[kind]);
+    const list = names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
+    blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: `No ${list} this week.` }] });
   }
   if (unread.length > 0) {
     blocks.push({

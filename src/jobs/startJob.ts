@@ -11,6 +11,7 @@ import {
   notInChannelText,
   operatorHint,
   startFailureText,
+  STARTED_WITHOUT_ID_TEXT,
 } from './jobAnswers.js';
 import { applyAgentJob, DISPLAY_PROMPT_MAX, FINISHED, type JobDoor, type JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
@@ -227,9 +228,10 @@ async function createAndPost(
     return { kind: 'failed', text: await refused(startFailureText(error, before, ctx.now())), error };
   }
   if (!job.id) {
-    // The spec marks no field required; a job without an id cannot be followed or steered.
+    // The spec marks no field required; a job without an id cannot be followed or steered. It was
+    // created all the same: the person is told so, not to try again (that would start a second one).
     logger.error('Mintlify answered a created job without an id');
-    const text = await refused(startFailureText(undefined, undefined, ctx.now()));
+    const text = await refused(STARTED_WITHOUT_ID_TEXT);
     return { kind: 'failed', text, error: undefined };
   }
 

@@ -46,12 +46,15 @@ export function backoffDelayMs(
 export function parseRetryAfter(value: string | undefined, nowMs: number = Date.now()): number | undefined {
   const text = value?.trim();
   if (!text) return undefined;
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  // No wait at all (0, or a date already past) is no advice: the caller's own backoff applies, or
+  // a rate-limited loop would ask again at once, as fast as the service answers.
+  const positive = (ms: number) => (ms > 0 ? ms : undefined);
+  if (/^\d+$/.test(text)) return positive(Number(text) * 1000);
   // Only dates with letters in them: Date.parse would also read plain numbers like "1.5" as years.
   if (!/[a-z]/i.test(text)) return undefined;
   const at = Date.parse(text);
   if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - nowMs);
+  return positive(at - nowMs);
 }
 
 export interface RetryOptions {

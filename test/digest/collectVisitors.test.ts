@@ -131,6 +131,39 @@ describe('collecting a period’s visitors', () => {
     expect(told).toEqual(time.waits);
   });
 
+  it('backs off the same when Retry-After asks for no wait at all', async () => {
+    const { fake, client } = await fakeAndClient({ retry: { maxAttempts: 1 } });
+    fake.setVisitors(rows(300));
+    fake.injectFault((request) => request.query.offset === '250', { status: 429, retryAfter: '0' }, 2);
+    const time = virtualTime();
+    await collectVisitors(client, PROJECT_ID, period, {
+      top: 3,
+      maxPages: 100,
+      giveUpMs: 3_600_000,
+      ...time.options,
+    });
+    expect(offsetsAsked(fake)).toEqual([0, 250, 250, 250]);
+    expect(time.waits).toEqual([60_000, 120_000]);
+  });
+
+  it('takes an empty page as the end, whatever hasMore says: no page after page of nothing', async () => {
+    const asked: number[] = [];
+    const empty = { totals: { human: 0, ai: 0, total: 0 }, visitors: [], hasMore: true };
+    const source = {
+      visitorsPage: async (_project: string, query: { offset?: number }) => {
+        asked.push(query.offset ?? 0);
+        return empty;
+      },
+    };
+    const numbers = await collectVisitors(source, PROJECT_ID, period, {
+      top: 3,
+      maxPages: 1_000,
+      giveUpMs: 60_000,
+    });
+    expect(asked).toEqual([0]);
+    expect(numbers).toMatchObject({ pagesRead: 1, pathCount: 0 });
+  });
+
   it('gives up once the next wait would end past the bound, naming the offset it could not read', async () => {
     const { fake, client } = await fakeAndClient({ retry: { maxAttempts: 1 } });
     fake.setVisitors(rows(600));

@@ -275,6 +275,27 @@ describe('week over week', () => {
     expect(shown(post)).toContain('no numbers from last week to compare with');
   });
 
+  it('reads a period again when it was read before its last day ended in UTC (a time zone east of UTC)', async () => {
+    // Monday 10:00 in Auckland is still Sunday in UTC: Mintlify is still counting the week's last day.
+    let now = new Date('2026-11-22T21:00:00Z');
+    h = await startBot({ env: { DIGEST_TIMEZONE: 'Pacific/Auckland' }, now: () => now });
+    h.mintlify.setVisitors(rows(600));
+    const digestIn = async (channel: string, count: number) => {
+      await h.command('digest', { channel_id: channel });
+      await h.slack.waitForCalls('chat.postMessage', count);
+      await h.bot.drained();
+    };
+
+    await digestIn('C0DOCS', 1);
+    expect(h.logs.some((line) => line.includes('before its last day ended in UTC: not kept'))).toBe(true);
+    // The same period once the day has ended in UTC: read again, and kept from then on.
+    now = new Date('2026-11-23T01:00:00Z');
+    await digestIn('C0OTHER', 2);
+    await digestIn('C0THIRD', 3);
+    expect(pageRequests(h).map((request) => request.query.dateTo)).toEqual(Array(6).fill('2026-11-23'));
+    expect(offsets(pageRequests(h))).toEqual([0, 250, 500, 0, 250, 500]);
+  });
+
   it('a second digest of the same period reads its numbers from the store, sparing the hourly budget', async () => {
     h = await startBot();
     h.mintlify.setVisitors(rows(600));

@@ -1,3 +1,5 @@
+import { strugglesBlocks } from '../../src/digest/strugglesMessage.js';
+import type { StruggleKind } from '../../src/digest/struggles.js';
 import { describe, expect, it } from 'vitest';
 import type { VisitorNumbers } from '../../src/digest/collectVisitors.js';
 import { changeText, dateRange, digestMessage, pageUrl, shortPath } from '../../src/digest/digestMessage.js';
@@ -142,5 +144,25 @@ describe('pieces of the digest message', () => {
     );
     expect(pageUrl('https://docs.acme.com', '/caf%C3%A9>x')).toBe('https://docs.acme.com/caf%C3%A9%3Ex');
     expect(pageUrl('https://docs.acme.com', '/é')).toBe('https://docs.acme.com/%C3%A9');
+  });
+});
+
+describe('the section with nothing to show', () => {
+  const lines = (unread: StruggleKind[]) =>
+    strugglesBlocks({ pages: [], searches: [], questions: [], unread, requests: 0, top: 3 }, 'this week').map(
+      (block) => JSON.stringify(block),
+    );
+
+  it('is left out when every kind was read and none had anything', () => {
+    expect(lines([])).toEqual([]);
+  });
+
+  it('says which kinds were read and empty, and which were not read, never both of one kind', () => {
+    const shown = lines(['search']).join('\n');
+    expect(shown).toContain('No thumbs down or unanswered questions this week.');
+    expect(shown).toContain('did not give the searches');
+    const none = lines(['page', 'search', 'question']).join('\n');
+    expect(none).not.toContain('this week.');
+    expect(none).toContain('did not give the thumbs-down feedback, searches, assistant questions');
   });
 });

@@ -30,6 +30,9 @@ const feedback = (path: string, helpful: boolean, comment: string | null = null)
 
 function seedAnalytics(harness: BotHarness): void {
   harness.mintlify.setFeedback([
+    // Feedback on a code block and an agent's, with comments, listed first: not a reader's thumbs down.
+    { ...feedback('/quickstart', false, 'Love this code sample'), source: 'code_snippet', code: 'npm i' },
+    { ...feedback('/api/auth', false, 'An agent found this fine'), source: 'agent' },
     ...Array.from({ length: 5 }, () => feedback('/quickstart', false)),
     feedback('/quickstart', false, 'The token step is missing'),
     feedback('/quickstart', true, 'Great page'),

@@ -191,6 +191,18 @@ describe('/docs-agent when something goes wrong', () => {
     },
   );
 
+  it('a job Mintlify created but named no id for: the person is told it started, not to try again', async () => {
+    h = await startBot();
+    // No field of AgentJob is required by the spec.
+    h.mintlify.injectFault('createJob', { status: 201, body: { status: 'active' } });
+    await h.command('Document X');
+    const answer = await ephemeral(h);
+    expect(String(answer.text)).toContain('Mintlify started the job but did not say which one');
+    expect(String(answer.text)).not.toContain('try again');
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+    expect(h.slack.callsTo('chat.postMessage')).toHaveLength(0);
+  });
+
   it('answers a timeout honestly: the job may have started', async () => {
     h = await startBot({ mintlifyOptions: { timeouts: { headersMs: 200 } } });
     // Far past the timeout, so that a timer late on a busy machine still fires before the answer comes.

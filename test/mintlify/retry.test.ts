@@ -7,13 +7,16 @@ describe('parseRetryAfter', () => {
   const now = Date.parse('2025-03-01T12:00:00Z');
 
   it('reads delay-seconds', () => {
-    expect(parseRetryAfter('0', now)).toBe(0);
     expect(parseRetryAfter(' 120 ', now)).toBe(120_000);
   });
 
-  it('reads an HTTP-date relative to now, never negative', () => {
+  it('reads an HTTP-date relative to now', () => {
     expect(parseRetryAfter('Sat, 01 Mar 2025 12:00:30 GMT', now)).toBe(30_000);
-    expect(parseRetryAfter('Sat, 01 Mar 2025 11:00:00 GMT', now)).toBe(0);
+  });
+
+  it('takes no wait at all (0, a date already past) as no advice, so the caller backs off', () => {
+    expect(parseRetryAfter('0', now)).toBeUndefined();
+    expect(parseRetryAfter('Sat, 01 Mar 2025 11:00:00 GMT', now)).toBeUndefined();
   });
 
   it('ignores a missing or unreadable header', () => {

@@ -61,6 +61,8 @@ export interface HarnessOptions {
   workersReadyWithinMs?: number;
   /** Default: deployments read every 50 ms, and asked for one every 100 ms (the bot: one every 12 s). */
   previews?: DocsAgentOptions['previews'];
+  /** The bot's clock (default: the real one). */
+  now?: () => Date;
 }
 
 /** Starts the real bot over HTTP on a free port, against loopback fakes of Slack and Mintlify. */
@@ -94,6 +96,7 @@ export async function startBot(options: HarnessOptions = {}): Promise<BotHarness
     ...(options.digestTries ? { digestTries: options.digestTries } : {}),
     ...(options.followUpGraceMs === undefined ? {} : { followUpGraceMs: options.followUpGraceMs }),
     ...(options.workersReadyWithinMs ? { workersReadyWithinMs: options.workersReadyWithinMs } : {}),
+    ...(options.now ? { now: options.now } : {}),
   });
   const { port } = await bot.start();
   const url = `http://127.0.0.1:${port}`;
