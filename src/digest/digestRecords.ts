@@ -18,6 +18,7 @@ export interface PostedDigest {
   postedAt: string;
 }
 
+/** `collectedAt`: when the read began. */
 export type StoredNumbers = VisitorNumbers & { collectedAt: string };
 
 // Week-over-week only needs last week's, and catch-up the latest period's; a quarter leaves room

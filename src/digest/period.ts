@@ -43,7 +43,7 @@ export function periodOfRun(runAt: Date, timeZone: string): DigestPeriod {
 /**
  * Whether the period has ended in UTC too, which is most likely how Mintlify counts its days: until
  * then (a digest read early in a time zone east of UTC) its last day is still being counted, and
- * what was read is not kept as the period's numbers.
+ * what was read is not final.
  */
 export function periodEndedInUtc(period: Pick<DigestPeriod, 'dateTo'>, now: Date): boolean {
   return now.getTime() >= Date.parse(`${period.dateTo}T00:00:00Z`);

@@ -202,12 +202,14 @@ async function periodStruggles(ctx: DigestContext, period: DigestPeriod): Promis
   const kept = await ctx.records.struggles(period);
   // Kept for the same DIGEST_STRUGGLES only: another count would list more, or fewer.
   if (kept?.top === top) return { ...kept, requests: 0 };
+  const startedAt = ctx.now();
   const read = await collectStruggles(ctx.mintlify, ctx.config.mintlify.projectId, period, { top });
   if (read.unread.length > 0) {
     ctx.logger.warn(
       `the digest for ${periodKey(period)}: Mintlify did not give ${read.unread.join(', ')} (left out of "Where readers struggled")`,
     );
-  } else if (periodEndedInUtc(period, ctx.now())) {
+  } else if (periodEndedInUtc(period, startedAt)) {
+    // Read before the period ended in Mintlify's time: a second digest of it reads them again.
     await ctx.records.saveStruggles(period, read);
   }
   return read;
@@ -225,9 +227,13 @@ async function periodNumbers(
 ): Promise<VisitorNumbers> {
   const { top, maxPages } = ctx.config.digest;
   const kept = await ctx.records.numbers(period);
-  if (kept?.complete && kept.top.length >= Math.min(top, kept.pathCount)) {
+  // Numbers read before the period ended in Mintlify's time (a digest early in a time zone east of
+  // UTC) stand for last week in the next digest, but a second digest of this one reads them again.
+  const final = kept !== undefined && periodEndedInUtc(period, new Date(kept.collectedAt));
+  if (kept?.complete && final && kept.top.length >= Math.min(top, kept.pathCount)) {
     return { ...kept, top: kept.top.slice(0, top) };
   }
+  const startedAt = ctx.now();
   const numbers = await collectVisitors(ctx.mintlify, ctx.config.mintlify.projectId, period, {
     top,
     maxPages,
@@ -241,13 +247,12 @@ async function periodNumbers(
       `the visitors export for ${periodKey(period)} has more than ${maxPages} pages (DIGEST_MAX_PAGES): the digest ranks the paths of those pages only`,
     );
   }
-  // Read before the period ended in Mintlify's time: its last day is still counting, so the next
-  // digest of the period reads it again rather than reuse these numbers.
-  if (periodEndedInUtc(period, ctx.now())) await ctx.records.saveNumbers(numbers, ctx.now());
-  else
+  if (!periodEndedInUtc(period, startedAt)) {
     ctx.logger.info(
-      `the digest for ${periodKey(period)} was read before its last day ended in UTC: not kept`,
+      `the digest for ${periodKey(period)} was read before its last day ended in UTC: a second digest of it reads it again`,
     );
+  }
+  await ctx.records.saveNumbers(numbers, startedAt);
   return numbers;
 }
 

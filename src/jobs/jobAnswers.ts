@@ -90,7 +90,7 @@ function describe(
 
 /** Mintlify created a job but its answer names none (the spec requires no field): it runs unfollowed. */
 export const STARTED_WITHOUT_ID_TEXT =
-  'Mintlify started the job but did not say which one it is, so I can’t follow it here or post its card. Its pull request will still appear in the docs repository: please check there before asking again.';
+  'Mintlify started the job but did not say which one it is, so I can’t follow it here or post its card. If it changes the docs, its pull request will appear in the docs repository: please check there before asking again.';
 
 /** For the log: which setting a refusal of Mintlify's points at ('' when none). */
 export function operatorHint(error: unknown): string {

@@ -108,7 +108,7 @@ export function jobCard(record: JobRecord): { text: string; blocks: KnownBlock[]
   if (previewNote) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: previewNote }] });
   // Every reply goes to the job, a finished one's too (a thanks would set it working again).
   const replies = FINISHED.has(record.status)
-    ? 'Replies in this thread still go to the agent.'
+    ? 'Replies in this thread still go to the agent, and set it working again.'
     : 'Reply in this thread to steer the job.';
   blocks.push({
     type: 'context',

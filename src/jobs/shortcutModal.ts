@@ -174,16 +174,17 @@ function modalView(
 }
 
 /**
- * The message as metadata, its text cut until the whole fits Slack's limit, then its last file
- * names dropped (names full of quotes double in JSON). The submission reads both again when it can.
+ * The message as metadata, fit to Slack's limit: its last file names dropped first (names full of
+ * quotes double in JSON), then its text cut. The submission reads both again when it can, and falls
+ * back on these when it cannot, where the words matter more than the names.
  */
 function metadataOf(message: ChosenMessage): string {
   let { text, files } = message;
   for (;;) {
     const metadata = JSON.stringify({ ...message, text, files });
     if (metadata.length <= METADATA_MAX) return metadata;
-    if (text !== '') text = text.slice(0, Math.floor(text.length * 0.8));
-    else if (files.length > 0) files = files.slice(0, -1);
+    if (files.length > 0) files = files.slice(0, -1);
+    else if (text !== '') text = text.slice(0, Math.floor(text.length * 0.8));
     else return metadata;
   }
 }

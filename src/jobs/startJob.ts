@@ -231,6 +231,7 @@ async function createAndPost(
     // The spec marks no field required; a job without an id cannot be followed or steered. It was
     // created all the same: the person is told so, not to try again (that would start a second one).
     logger.error('Mintlify answered a created job without an id');
+    await ctx.ledger.recordUse(projectId, createUse(`start-${startId}`)).catch(() => undefined);
     const text = await refused(STARTED_WITHOUT_ID_TEXT);
     return { kind: 'failed', text, error: undefined };
   }

@@ -41,7 +41,7 @@ export function backoffDelayMs(
 
 /**
  * `Retry-After` is either delay-seconds or an HTTP-date (RFC 9110 §10.2.3). Returns milliseconds
- * from `nowMs`, never negative; undefined when the header is missing or unreadable.
+ * from `nowMs`, more than 0; undefined when the header is missing, unreadable, or asks for no wait.
  */
 export function parseRetryAfter(value: string | undefined, nowMs: number = Date.now()): number | undefined {
   const text = value?.trim();

@@ -45,10 +45,13 @@ async function tellPerson(
   switch (outcome.kind) {
     case 'started': {
       const note = budgetNote(outcome.budget);
-      const { channel, threadTs } = outcome.record;
+      const { channel, threadTs, cardTs } = outcome.record;
       if (note && threadTs) {
+        // Beside the card: in the thread it is a reply in, else in the conversation (Slack shows an
+        // ephemeral under a message with no replies to nobody).
+        const inThread = cardTs !== threadTs;
         await client.chat
-          .postEphemeral({ channel, user, thread_ts: threadTs, text: note })
+          .postEphemeral({ channel, user, text: note, ...(inThread ? { thread_ts: threadTs } : {}) })
           .catch((error: unknown) => logger.warn(`could not tell ${user} the budget: ${String(error)}`));
       }
       return;

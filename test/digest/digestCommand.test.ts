@@ -287,13 +287,31 @@ describe('week over week', () => {
     };
 
     await digestIn('C0DOCS', 1);
-    expect(h.logs.some((line) => line.includes('before its last day ended in UTC: not kept'))).toBe(true);
-    // The same period once the day has ended in UTC: read again, and kept from then on.
+    expect(h.logs.some((line) => line.includes('before its last day ended in UTC: a second digest'))).toBe(
+      true,
+    );
+    // The same period once the day has ended in UTC: read again, and reused from then on.
     now = new Date('2026-11-23T01:00:00Z');
     await digestIn('C0OTHER', 2);
     await digestIn('C0THIRD', 3);
     expect(pageRequests(h).map((request) => request.query.dateTo)).toEqual(Array(6).fill('2026-11-23'));
     expect(offsets(pageRequests(h))).toEqual([0, 250, 500, 0, 250, 500]);
+  });
+
+  it('compares with last week’s numbers page by page, even when those were read before the week ended in UTC', async () => {
+    // Monday 09:00 in Auckland, two weeks running: each read while Sunday still runs in UTC.
+    let now = new Date('2026-11-22T20:00:00Z');
+    h = await startBot({ env: { DIGEST_TIMEZONE: 'Pacific/Auckland' }, now: () => now });
+    h.mintlify.setVisitors(rows(600));
+    await h.command('digest');
+    await h.slack.waitForCalls('chat.postMessage', 1);
+    await h.bot.drained();
+
+    now = new Date('2026-11-29T20:00:00Z');
+    await h.command('digest');
+    const [, second] = await h.slack.waitForCalls('chat.postMessage', 2);
+    // Each top page says how it did against last week.
+    expect(shown(second!).match(/AI\) {2}· {2}no change/g)).toHaveLength(10);
   });
 
   it('a second digest of the same period reads its numbers from the store, sparing the hourly budget', async () => {

@@ -90,7 +90,7 @@ describe('job cards', () => {
     expect(shown(jobCard(record({ status: 'active' })))).toContain('Reply in this thread to steer the job.');
     for (const status of ['completed', 'failed', 'archived'] as const) {
       const card = shown(jobCard(record({ status, finishedAt: '2025-01-01T00:05:00.000Z' })));
-      expect(card).toContain('Replies in this thread still go to the agent.');
+      expect(card).toContain('Replies in this thread still go to the agent, and set it working again.');
       expect(card).toContain('Start a reply with `//` to keep it between people.');
     }
   });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type BotHarness, startBot } from '../support/botHarness.js';
+import { RateLedger } from '../../src/store/rateLedger.js';
 import { chooseShortcut, submit } from '../support/shortcut.js';
 
 let h: BotHarness;
@@ -87,6 +88,27 @@ describe('the “Send to docs agent” message shortcut', () => {
     expect(card.args).toMatchObject({ channel: 'C0DOCS', thread_ts: lone.ts });
     expect(prompts(h)[0]).not.toContain('thread it is in');
     expect(prompts(h)[0]).toContain('The quickstart is out of date');
+  });
+
+  it('tells the budget where the person sees it, also when the job’s card starts a thread of its own', async () => {
+    h = await startBot();
+    const ledger = new RateLedger(h.bot.store.atomic);
+    for (let i = 0; i < 95; i += 1) await ledger.recordUse('proj_test', `earlier-${i}`);
+    const lone = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'The quickstart is out of date' });
+    for (const [index, instruction] of ['Update the quickstart', 'Also the install page'].entries()) {
+      await chooseShortcut(h, { ts: lone.ts, user: 'U0ADA', text: lone.text });
+      const forms = await h.slack.waitForCalls('views.open', index + 1);
+      await submit(h, forms[index]!, instruction);
+      await h.bot.drained();
+    }
+    // The first card is the reply under the message; the thread is then that job's, so the second
+    // card is a message of its own, with no replies: the note beside it is not put in its thread.
+    const [first, second] = h.slack.callsTo('chat.postMessage');
+    expect(first?.args.thread_ts).toBe(lone.ts);
+    expect(second?.args.thread_ts).toBeUndefined();
+    const notes = h.slack.callsTo('chat.postEphemeral');
+    expect(notes.map((call) => call.args.thread_ts)).toEqual([lone.ts, undefined]);
+    expect(String(notes[1]?.args.text)).toContain('agent uses left');
   });
 
   it('opens the form on a long message of code, whose quote grows when escaped', async () => {

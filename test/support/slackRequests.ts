@@ -158,7 +158,8 @@ export function sendFormSubmission(
     user: { id: 'U0USER', name: 'user', team_id: 'T0TEAM' },
     api_app_id: 'A0APP',
     token: 'deprecated',
-    trigger_id: '3333.4444.efgh',
+    // Each submission has a trigger of its own, as in Slack: the bot queues it under that id.
+    trigger_id: `${Date.now()}.${randomUUID()}`,
     view: {
       id: (opened.response.view as { id: string }).id,
       type: 'modal',
