@@ -31,6 +31,16 @@ export const struggleValueSchema = z.object({
 });
 export type StruggleValue = z.infer<typeof struggleValueSchema>;
 
+/** A button's value read back; undefined when it is not one of ours (or from an older version). */
+export function parseStruggleValue(value: string | undefined): StruggleValue | undefined {
+  try {
+    const parsed = struggleValueSchema.safeParse(JSON.parse(value ?? ''));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 const count = new Intl.NumberFormat('en-US');
 const n = (value: number) => count.format(value);
 const plural = (count: number, one: string, many: string) => `${n(count)} ${count === 1 ? one : many}`;

@@ -7,6 +7,7 @@ import type { BotIdentity } from '../jobs/threadContext.js';
 import type { UserNames } from '../slack/plainText.js';
 import type { SlackRequest } from './slackRequest.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
+import { noteFixOnDigest } from '../digest/fixNote.js';
 
 /**
  * The submitted "Send to docs agent" form. The job is created after the form closed, because
@@ -28,6 +29,10 @@ export async function answerForm(
       parts.startId,
     );
     await tellPerson(client, jobs.logger, user, instruction, outcome);
+    // From a digest's button: the item says on the digest that a job fixes it now.
+    if (outcome.kind === 'started' && message?.struggle) {
+      await noteFixOnDigest(client, jobs.logger, parts, { ...message, struggle: message.struggle }, user);
+    }
   } catch (error) {
     if (isStoreUnavailable(error)) throw error; // the queue job waits for Redis, then resumes
     jobs.logger.error(`a "Send to docs agent" job could not be started: ${String(error)}`);

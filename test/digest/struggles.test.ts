@@ -274,6 +274,35 @@ describe('the digest’s “Where readers struggled”', () => {
     expect(evidenceSection!.length).toBeLessThan(1_000);
   });
 
+  it('says on the digest which item a job fixes now, for the next person to see before starting another', async () => {
+    await bot({ env: { DIGEST_STRUGGLES: '2' } });
+    h.slack.seedUser({ id: 'U0USER', name: 'ada' });
+    const digest = await digestNow();
+    const items = (blocks: Block[]) =>
+      blocks
+        .filter((block) => block.accessory?.action_id === 'fix_with_docs_agent')
+        .map((block) => block.text?.text);
+    const shown = () =>
+      blocksOf({ args: h.slack.message(CHANNEL, String(digest.response.ts))! } as unknown as SlackCall);
+    const before = items(blocksOf(digest));
+
+    for (const expected of [1, 2]) {
+      await click(digest, 1);
+      const forms = await h.slack.waitForCalls('views.open', expected);
+      await submitUnchanged(forms[expected - 1]!);
+      await h.slack.waitForCalls('chat.update', expected, (call) => call.args.ts === digest.response.ts);
+    }
+    const after = items(shown());
+    expect(after[1]).toBe(`${before[1]}\n🛠 ada started a job for this\n🛠 ada started a job for this`);
+    expect(after.filter((_, index) => index !== 1)).toEqual(before.filter((_, index) => index !== 1));
+    // Everything else as it was: the rest of the digest, and its mark.
+    const rest = (blocks: Block[]) =>
+      blocks.filter((block) => block.accessory?.action_id !== 'fix_with_docs_agent');
+    expect(rest(shown())).toEqual(rest(blocksOf(digest)));
+    expect(h.slack.message(CHANNEL, String(digest.response.ts))?.metadata).toEqual(digest.args.metadata);
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(2);
+  });
+
   it('names a search term in the filled-in instruction only JSON-quoted and short; a button’s value fits Slack even for text that JSON escapes', async () => {
     await bot({ env: { DIGEST_STRUGGLES: '5' } });
     const escaped = `${'"'.repeat(250)}${'\u0001'.repeat(250)}`;

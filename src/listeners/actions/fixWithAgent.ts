@@ -1,8 +1,7 @@
 import type { AllMiddlewareArgs, App, BlockButtonAction, SlackActionMiddlewareArgs } from '@slack/bolt';
 import {
   FIX_WITH_AGENT_ACTION,
-  type StruggleValue,
-  struggleValueSchema,
+  parseStruggleValue,
   suggestedInstruction,
 } from '../../digest/strugglesMessage.js';
 import { accessRefusal } from '../../jobs/access.js';
@@ -30,7 +29,7 @@ export function fixWithAgent(ctx: ListenerContext) {
     };
     const channel = body.channel?.id;
     const ts = body.message?.ts;
-    const value = parseValue(action.value);
+    const value = parseStruggleValue(action.value);
     if (!channel || !ts || !value) return ctx.track(tell(NOT_OURS));
     const refusal = accessRefusal(ctx.access, body.user.id, channel);
     if (refusal) return ctx.track(tell(refusal));
@@ -48,15 +47,6 @@ export function fixWithAgent(ctx: ListenerContext) {
     };
     ctx.track(open());
   };
-}
-
-function parseValue(value: string | undefined): StruggleValue | undefined {
-  try {
-    const parsed = struggleValueSchema.safeParse(JSON.parse(value ?? ''));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 export function registerFixWithAgent(app: App, ctx: ListenerContext): void {

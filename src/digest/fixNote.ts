@@ -1,0 +1,67 @@
+import type { Logger, types, webApi } from '@slack/bolt';
+import type { BotIdentity } from '../jobs/threadContext.js';
+import { truncate } from '../slack/escape.js';
+import type { UserNames } from '../slack/plainText.js';
+import { FIX_WITH_AGENT_ACTION, parseStruggleValue, type StruggleValue } from './strugglesMessage.js';
+
+/** The parts of a posted digest block this reads. */
+interface PostedBlock {
+  type: string;
+  text?: { type: string; text: string };
+  accessory?: { action_id?: string; value?: string };
+}
+
+/**
+ * A job started from a digest's "Fix with the docs agent": the item says so on the digest itself,
+ * for everyone who reads it, so that the next person sees it is being fixed before starting a
+ * second job for it. Best effort: the job stands whatever Slack answers, and two fixes of one
+ * digest at the same moment may leave one line out.
+ */
+export async function noteFixOnDigest(
+  client: webApi.WebClient,
+  logger: Pick<Logger, 'warn'>,
+  parts: { userNames: UserNames; bot: BotIdentity },
+  digest: { channel: string; ts: string; struggle: StruggleValue },
+  user: string,
+): Promise<void> {
+  try {
+    const read = await client.conversations.history({
+      channel: digest.channel,
+      latest: digest.ts,
+      inclusive: true,
+      limit: 1,
+      include_all_metadata: true,
+    });
+    const posted = read.messages?.[0];
+    // Only the bot's own digest: anyone may post a message with buttons of the same action id.
+    if (!posted || posted.ts !== digest.ts || !parts.bot.botId || posted.bot_id !== parts.bot.botId) return;
+    const wanted = JSON.stringify(digest.struggle);
+    const name = (await parts.userNames(user).catch(() => undefined)) ?? 'Someone';
+    let found = false;
+    const blocks = ((posted.blocks ?? []) as PostedBlock[]).map((block) => {
+      if (found || block.type !== 'section' || block.accessory?.action_id !== FIX_WITH_AGENT_ACTION)
+        return block;
+      if (
+        block.text?.type !== 'plain_text' ||
+        JSON.stringify(parseStruggleValue(block.accessory.value)) !== wanted
+      ) {
+        return block;
+      }
+      found = true;
+      // Plain text, as the item's line is (a name is a person's own words).
+      const text = truncate(`${block.text.text}\n🛠 ${name} started a job for this`, 3_000);
+      return { ...block, text: { ...block.text, text } };
+    });
+    if (!found) return;
+    await client.chat.update({
+      channel: digest.channel,
+      ts: digest.ts,
+      text: posted.text ?? '',
+      blocks: blocks as types.KnownBlock[],
+      // Its mark (the digest's period) stays with it.
+      ...(posted.metadata ? { metadata: posted.metadata as types.MessageMetadata } : {}),
+    });
+  } catch (error) {
+    logger.warn(`could not note on the digest in ${digest.channel} that a fix started: ${String(error)}`);
+  }
+}
