@@ -190,7 +190,15 @@ async function readFailed(
       if (outcome === 'retry' || outcome === 'busy') return { kind: 'retry' } as const;
     }
     // Out of the unfinished list, so a restart does not follow (and ask Mintlify about) it again.
-    await ctx.records.update(jobId, (current) => ({ ...current, goneAt: new Date(now).toISOString() }));
+    const updated = await ctx.records.update(jobId, (current) => ({
+      ...current,
+      goneAt: new Date(now).toISOString(),
+    }));
+    if (updated) {
+      // The card, the Home tab and the status list say so, rather than "Working on it" for good.
+      if (!memory.slackGone) await editJobCard(ctx, updated);
+      ctx.onJobChanged?.(updated);
+    }
     return { kind: 'done', why: 'gone' } as const;
   }
   if (error instanceof UnauthorizedError || error instanceof ForbiddenError) {

@@ -7,7 +7,9 @@ import { escapeSlackText, quote, slackDate, truncate } from '../slack/escape.js'
 import { FINISHED, type JobPreview, type JobRecord, type JobState } from './jobRecord.js';
 
 /** How a job's state reads on its card: an emoji and a few words. */
-export function statusLabel(record: Pick<JobRecord, 'status' | 'prLink'>): string {
+export function statusLabel(record: Pick<JobRecord, 'status' | 'prLink' | 'goneAt'>): string {
+  // Mintlify answered 404: no longer followed, whatever it last said.
+  if (record.goneAt) return ':grey_question: Gone from Mintlify';
   const labels: Record<JobState, string> = {
     unknown: ':grey_question: Checking status…',
     active: ':hourglass_flowing_sand: Working on it',
@@ -106,14 +108,19 @@ export function jobCard(record: JobRecord): { text: string; blocks: KnownBlock[]
   if (buttons.length > 0) blocks.push({ type: 'actions', elements: buttons });
   const previewNote = preview && previewLine(preview);
   if (previewNote) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: previewNote }] });
-  // Every reply goes to the job, a finished one's too (a thanks would set it working again).
-  const replies = FINISHED.has(record.status)
-    ? 'Replies in this thread still go to the agent, and set it working again.'
-    : 'Reply in this thread to steer the job.';
-  blocks.push({
-    type: 'context',
-    elements: [{ type: 'mrkdwn', text: `${replies} Start a reply with \`//\` to keep it between people.` }],
-  });
+  // Every reply goes to the job, a finished one's too (a thanks would set it working again); a job
+  // Mintlify no longer knows takes none.
+  const replies = record.goneAt
+    ? undefined
+    : FINISHED.has(record.status)
+      ? 'Replies in this thread still go to the agent, and set it working again.'
+      : 'Reply in this thread to steer the job.';
+  if (replies) {
+    blocks.push({
+      type: 'context',
+      elements: [{ type: 'mrkdwn', text: `${replies} Start a reply with \`//\` to keep it between people.` }],
+    });
+  }
   const text = `Docs agent job for <@${record.requestedBy}>: ${statusLabel(record).replace(/^:[a-z_]+: /, '')}. ${escapeSlackText(truncate(record.prompt, 200))}`; // cut before escaping: never half an &amp;
   return { text, blocks };
 }

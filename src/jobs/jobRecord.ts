@@ -94,9 +94,11 @@ export function applyAgentJob(record: JobRecord, job: AgentJob, now: Date): JobR
     ...rest,
     status,
     round: reopened ? record.round + 1 : record.round,
-    prLink: job.prLink === undefined ? record.prLink : job.prLink,
+    // Null is "none yet" (active) or "no files changed" this round: a pull request, and its branch,
+    // named before still stand.
+    prLink: job.prLink ?? record.prLink,
     repository: job.source?.repository ?? record.repository,
-    ref: job.source?.ref === undefined ? record.ref : job.source.ref,
+    ref: job.source?.ref ?? record.ref,
     model: job.model ?? record.model,
     updatedAt: now.toISOString(),
     finishedAt: FINISHED.has(status) ? (record.finishedAt ?? now.toISOString()) : null,

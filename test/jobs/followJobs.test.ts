@@ -82,7 +82,7 @@ describe('following a job to its end', () => {
 
     await waitForCardEdit(h, job, 'Failed');
     const reply = await waitForReply(h, job, 'failed');
-    expect(textOf(reply)).toContain('Reply in this thread');
+    expect(textOf(reply)).toContain('A reply in this thread still goes to the agent');
     expect(textOf(reply)).toContain('/docs-agent');
     await settle(h, sentinel);
     expect(threadReplies(h, job)).toHaveLength(1);

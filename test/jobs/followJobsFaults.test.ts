@@ -39,6 +39,12 @@ describe('following a job while Mintlify misbehaves', () => {
     expect((await record(h, job.jobId))?.announced).toEqual(['0:gone']);
     // Off the unfinished list: a restart will not ask Mintlify about it again.
     expect(await h.bot.context.jobs.records.unfinishedIds()).not.toContain(job.jobId);
+    // Its card (and so the Home tab and the status list, which read the same label) no longer says
+    // it is working, nor that a reply steers it.
+    const card = JSON.stringify(h.slack.message(job.channel, job.cardTs)?.blocks);
+    expect(card).toContain('Gone from Mintlify');
+    expect(card).not.toContain('Working on it');
+    expect(card).not.toContain('Reply in this thread');
   });
 
   it('tells the thread once when Mintlify keeps refusing the key, and follows the job to its end once it works again', async () => {

@@ -225,6 +225,31 @@ describe('replies in a job’s thread', () => {
     expect(JSON.stringify(redrawn.args.blocks)).toContain('Working on it');
   });
 
+  it('keep the pull request and branch Mintlify named before, when a later round answers none', async () => {
+    const h = await bot({ env: { ...FAST_POLL, PREVIEWS: 'on' }, followUpGraceMs: 0 });
+    const thread = await startJob(h);
+    const prLink = 'https://github.com/acme/docs/pull/7';
+    const ends = () =>
+      h.slack
+        .callsTo('chat.postMessage')
+        .filter((call) => call.args.thread_ts === thread && String(call.args.text).includes('is done'));
+    h.mintlify.setJob('job-1', { status: 'completed', prLink });
+    await expect.poll(() => ends().length, { timeout: 10_000 }).toBe(1);
+
+    // A reply reopens it; the new round ends with no pull request and no branch in Mintlify's answer
+    // (the spec: null "if no files were changed"). The pull request of the round before still stands.
+    await h.event(reply(thread, 'Add an example'));
+    await h.slack.waitForCall('reactions.add');
+    h.mintlify.setJob('job-1', { status: 'completed', prLink: null, source: { ref: null } });
+    await expect.poll(() => ends().length, { timeout: 10_000 }).toBe(2);
+    expect(String(ends()[1]?.args.text)).toContain(prLink);
+    expect(await h.bot.context.jobs.records.get('job-1')).toMatchObject({
+      status: 'completed',
+      prLink,
+      ref: 'mintlify/job-1',
+    });
+  });
+
   it('answer a failure to the author alone, in the thread', async () => {
     const h = await bot();
     const thread = await startJob(h);
