@@ -57,12 +57,14 @@ function previewLine(preview: JobPreview): string | undefined {
 /** The job card: who asked, what, and where the job stands. Block Kit plus a plain-text fallback. */
 export function jobCard(record: JobRecord): { text: string; blocks: KnownBlock[] } {
   const prompt = escapeSlackText(truncate(record.prompt, 600));
+  // This round's: a job reopened days later did not take days.
+  const since = record.roundStartedAt ?? record.createdAt;
   const details = [
     `*${statusLabel(record)}*`,
     record.finishedAt
-      ? `took ${elapsed(record.createdAt, new Date(record.finishedAt))}`
+      ? `took ${elapsed(since, new Date(record.finishedAt))}`
       : // Slack keeps "{ago}" current as time passes; the card is edited only when the job changes.
-        `started ${slackDate(new Date(record.createdAt), '{ago}')}`,
+        `${record.roundStartedAt ? 'reopened' : 'started'} ${slackDate(new Date(since), '{ago}')}`,
     `job \`${escapeSlackText(record.jobId)}\``,
   ];
   if (record.repository) {

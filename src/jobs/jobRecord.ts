@@ -51,6 +51,8 @@ export interface JobRecord {
   goneAt?: string;
   /** Goes up each time a finished job is reopened (by a follow-up), so its next end is announced too. */
   round: number;
+  /** When the latest reopen happened (absent in round 0, which began at `createdAt`). */
+  roundStartedAt?: string;
   /** Notifications already posted in the thread, as `round:status` keys. */
   announced: string[];
   /** The start that created the job: its lease guards the first post of the card. */
@@ -94,6 +96,7 @@ export function applyAgentJob(record: JobRecord, job: AgentJob, now: Date): JobR
     ...rest,
     status,
     round: reopened ? record.round + 1 : record.round,
+    ...(reopened ? { roundStartedAt: now.toISOString() } : {}),
     // Null is "none yet" (active) or "no files changed" this round: a pull request, and its branch,
     // named before still stand.
     prLink: job.prLink ?? record.prLink,
@@ -119,6 +122,7 @@ export function applyFollowUpAnswer(record: JobRecord, job: AgentJob, now: Date)
     ...next,
     status: 'active',
     round: record.round + 1,
+    roundStartedAt: now.toISOString(),
     finishedAt: null,
     followUp: { sentAt: now.toISOString(), status: next.status, prLink: next.prLink },
   };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { jobCard } from '../../src/jobs/jobCard.js';
 import { jobNewsText, strayJobNewsText } from '../../src/jobs/jobNews.js';
-import type { JobRecord } from '../../src/jobs/jobRecord.js';
+import { applyAgentJob, applyFollowUpAnswer, type JobRecord } from '../../src/jobs/jobRecord.js';
 
 const record = (changes: Partial<JobRecord> = {}): JobRecord => ({
   jobId: 'job-1',
@@ -84,6 +84,17 @@ describe('job cards', () => {
   it('say how long ago the job started only in Slack’s own date, which stays current between edits', () => {
     const card = jobCard(record({ status: 'active', finishedAt: null }));
     expect(shown(card)).toMatch(/started <!date\^\d+\^\{ago\}\|2025-01-01T00:00:00Z> {2}·/);
+  });
+
+  it('count a reopened job’s time from its reopening, not from its first start days before', () => {
+    const reopened = applyFollowUpAnswer(
+      record({ status: 'completed', finishedAt: '2025-01-01T00:05:00.000Z' }),
+      { id: 'job-1', status: 'completed' },
+      new Date('2025-01-04T10:00:00Z'),
+    );
+    expect(shown(jobCard(reopened))).toMatch(/reopened <!date\^\d+\^\{ago\}\|2025-01-04T10:00:00Z>/);
+    const done = applyAgentJob(reopened, { status: 'completed' }, new Date('2025-01-04T10:07:00Z'));
+    expect(shown(jobCard(done))).toContain('took 7 min');
   });
 
   it('say that a reply steers the job while it works, and still reaches the agent once it is finished', () => {

@@ -243,11 +243,9 @@ describe('replies in a job’s thread', () => {
     h.mintlify.setJob('job-1', { status: 'completed', prLink: null, source: { ref: null } });
     await expect.poll(() => ends().length, { timeout: 10_000 }).toBe(2);
     expect(String(ends()[1]?.args.text)).toContain(prLink);
-    expect(await h.bot.context.jobs.records.get('job-1')).toMatchObject({
-      status: 'completed',
-      prLink,
-      ref: 'mintlify/job-1',
-    });
+    await expect
+      .poll(() => h.bot.context.jobs.records.get('job-1'))
+      .toMatchObject({ status: 'completed', prLink, ref: 'mintlify/job-1' });
   });
 
   it('answer a failure to the author alone, in the thread', async () => {
