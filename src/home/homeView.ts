@@ -1,7 +1,7 @@
 import type { types } from '@slack/bolt';
 import { statusLabel } from '../jobs/jobCard.js';
 import { jobLinks } from '../jobs/jobList.js';
-import { USAGE } from '../jobs/jobAnswers.js';
+import { HOME_USAGE } from '../jobs/jobAnswers.js';
 import type { JobRecord } from '../jobs/jobRecord.js';
 import { escapeSlackText, slackDate, truncate } from '../slack/escape.js';
 import { AGENT_USES_PER_HOUR, type AgentBudget } from '../store/rateLedger.js';
@@ -30,12 +30,12 @@ export function homeView(facts: HomeFacts): types.HomeView {
     section('*Your recent jobs*'),
     ...(facts.jobs.length
       ? facts.jobs.map((record) => section(homeJobLine(record)))
-      : [section('You have not started a job yet. Mention me, DM me or use `/docs-agent` to start one.')]),
+      : [section('No recent jobs of yours. Mention me, DM me or use `/docs-agent` to start one.')]),
     { type: 'divider' },
     section(`*Agent budget*\n${budgetLine(facts.budget, facts.now)}`),
     section(`*Weekly digest*\n${digestLine(facts.digest)}`),
     { type: 'divider' },
-    section(USAGE),
+    section(HOME_USAGE),
     {
       type: 'context',
       elements: [
@@ -68,6 +68,9 @@ const DIGEST_NOW = '`/docs-agent digest` in a channel I’m in posts the last 7 
 function digestLine(digest: HomeFacts['digest']): string {
   if (!digest.channel)
     return `No weekly digest is set up (whoever runs the bot can turn it on). ${DIGEST_NOW}`;
-  const next = digest.nextAt ? `; the next is due ${slackDate(digest.nextAt)}` : '';
-  return `A digest of the most visited docs pages is posted in <#${digest.channel}>${next}. ${DIGEST_NOW}`;
+  // No next run: DIGEST_CRON=off, and a scheduler outside the bot posts it (npm run digest).
+  const when = digest.nextAt
+    ? `; the next is due ${slackDate(digest.nextAt)}`
+    : ' on a schedule kept outside the bot';
+  return `A digest of the most visited docs pages is posted in <#${digest.channel}>${when}. ${DIGEST_NOW}`;
 }

@@ -239,8 +239,9 @@ export class JobRecords {
 
   /** The channel's recent jobs, leaving out those whose card moved to their requester's DM. */
   async recentInChannel(channel: string, limit: number): Promise<JobRecord[]> {
-    const records = await this.recent(channelIndex(channel), limit);
-    return records.filter((record) => record.channel === channel);
+    // Read more than asked: some may have moved, and the list should still hold `limit`.
+    const records = await this.recent(channelIndex(channel), limit * 3);
+    return records.filter((record) => record.channel === channel).slice(0, limit);
   }
 
   recentForUser(user: string, limit: number): Promise<JobRecord[]> {

@@ -2,6 +2,7 @@ import { slackToPlainText, type UserNames } from '../slack/plainText.js';
 import { readThread, type ThreadMessage } from '../slack/threadMessages.js';
 import { firstSighting } from '../store/dedupe.js';
 import { accessRefusal } from './access.js';
+import { FILES_ONLY_TEXT } from './jobAnswers.js';
 import type { JobsContext } from './jobsContext.js';
 import { ThreadStartingError } from './jobStarts.js';
 import { type StartJobOutcome, startJob } from './startJob.js';
@@ -98,9 +99,13 @@ export async function handleMessageToBot(
   }
   const refusal = accessRefusal(ctx.config.access, user, channel);
   if (refusal) return { kind: 'refused', text: refusal };
+  const files = filesNote(input.files);
+  // Files alone in a DM: told why nothing starts, as a reply with files alone is (a bare mention
+  // with a file gets the mention's help).
+  if (instruction === '' && files !== '' && input.door === 'dm')
+    return { kind: 'refused', text: FILES_ONLY_TEXT };
   if (instruction === '' || /^help[.!?]?$/i.test(instruction)) return { kind: 'help' };
 
-  const files = filesNote(input.files);
   const asked = files ? `${instruction}\n${files}` : instruction;
   const sections =
     reply && input.threadTs

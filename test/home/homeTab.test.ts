@@ -48,6 +48,17 @@ describe('the Home tab', () => {
     expect(home).toContain(`is posted in <#C0DIGEST>; the next is due <!date^${due.getTime() / 1000}^`);
     expect(home).not.toContain('0 9 * * 1');
     expect(home).toContain('How to use the docs agent');
+    // Not the help message's words: the Home tab is no channel, and no answer to `help`.
+    expect(home).not.toContain('this message');
+    expect(home).not.toContain('this channel');
+  });
+
+  it('says a digest with no schedule of the bot’s (DIGEST_CRON=off) is posted on one kept outside it', async () => {
+    h = await startBot({ env: { DIGEST_CHANNEL: 'C0DIGEST', DIGEST_CRON: 'off' } });
+    await openHome(h, 'U0ADA');
+    const home = shown(await h.slack.waitForCall('views.publish'));
+    expect(home).toContain('is posted in <#C0DIGEST> on a schedule kept outside the bot');
+    expect(home).toContain('No recent jobs of yours');
   });
 
   it('is not published for the Messages tab', async () => {

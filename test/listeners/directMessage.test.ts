@@ -87,6 +87,16 @@ describe('a direct message to the bot', () => {
     expect(h.mintlify.requestsFor('sendMessage')).toEqual([]);
   });
 
+  it('says why a message of files alone starts nothing, rather than answering with help', async () => {
+    h = await startBot();
+    await sendDm(h, '', { subtype: 'file_share', files: [{ id: 'F0SHOT', name: 'shot.png' }] });
+    const told = await h.slack.waitForCall('chat.postEphemeral');
+    expect(String(told.args.text)).toContain('can’t open files');
+    await h.bot.drained();
+    expect(h.slack.callsTo('chat.postMessage')).toEqual([]);
+    expect(h.mintlify.requests).toHaveLength(0);
+  });
+
   it('answers `help` with how to use the bot, and sends nothing to Mintlify', async () => {
     h = await startBot();
     const asked = await sendDm(h, 'help');

@@ -255,6 +255,39 @@ describe('/docs-agent when something goes wrong', () => {
     );
   });
 
+  it('lists a channel’s jobs as far as it has them, when its newest jobs’ cards moved elsewhere', async () => {
+    h = await startBot();
+    const records = new JobRecords(h.bot.store);
+    const job = (index: number, channel: string) => ({
+      jobId: `job-list-${index}`,
+      projectId: 'proj_test',
+      channel,
+      threadTs: `1800000${index}.000100`,
+      cardTs: `1800000${index}.000100`,
+      requestedBy: 'U0ADA',
+      prompt: `Listed job ${index}`,
+      door: 'command' as const,
+      status: 'completed' as const,
+      prLink: null,
+      repository: null,
+      ref: null,
+      model: null,
+      createdAt: new Date(Date.UTC(2026, 10, 1, index)).toISOString(),
+      updatedAt: new Date(Date.UTC(2026, 10, 1, index)).toISOString(),
+      finishedAt: null,
+      round: 0,
+      announced: [],
+    });
+    for (let index = 0; index < 12; index += 1) await records.save(job(index, 'C0LIST'));
+    // The eleven newest moved to their requester's DM (the channel refused their cards).
+    for (let index = 1; index < 12; index += 1) await records.save(job(index, 'D0ADA'));
+
+    await h.command('status', { channel_id: 'C0LIST', response_url: h.slack.responseUrl('status') });
+    const list = JSON.stringify((await h.slack.waitForCall('response_url')).args);
+    expect(list).toContain('Listed job 0');
+    expect(list).not.toContain('Listed job 1');
+  });
+
   it('says the card is in the DM even when Redis misses the move, and records it once Redis answers', async () => {
     h = await startBot({ env: { ...FAST_POLL }, recordAgainEveryMs: 100 });
     const { records } = h.bot.context.jobs;
