@@ -19,18 +19,21 @@ export function jobNewsText(
   when: { now: Date; activeSince: Date },
 ): string {
   const requester = `<@${record.requestedBy}>`;
+  // A round's end is news for whoever steered it, too.
+  const steerers = (record.steeredBy ?? []).filter((user) => user !== record.requestedBy);
+  const people = [requester, ...steerers.map((user) => `<@${user}>`)].join(' ');
   const pr = record.prLink ? pullRequestLink(record.prLink) : undefined;
   const itsPr = pr ? ` Its pull request: ${pr}.` : '';
   switch (kind) {
     case 'completed':
       return pr
-        ? `${requester} :white_check_mark: The docs agent is done: pull request ${pr} is ready for review.`
-        : `${requester} :white_check_mark: The docs agent is done and changed nothing, so there is no pull request. If you expected a change, reply in this thread to say what to do.`;
+        ? `${people} :white_check_mark: The docs agent is done: pull request ${pr} is ready for review.`
+        : `${people} :white_check_mark: The docs agent is done and changed nothing, so there is no pull request. If you expected a change, reply in this thread to say what to do.`;
     case 'failed':
       // Whether Mintlify takes a failed or archived job up again on a follow-up is not documented.
-      return `${requester} :x: The docs agent job failed. A reply in this thread still goes to the agent, which may take the job up again; or ${START_AGAIN}.`;
+      return `${people} :x: The docs agent job failed. A reply in this thread still goes to the agent, which may take the job up again; or ${START_AGAIN}.`;
     case 'archived':
-      return `${requester} :file_cabinet: This job was archived in Mintlify, so the agent has stopped working on it.${itsPr} A reply in this thread still goes to the agent; to start afresh, ${START_AGAIN}.`;
+      return `${people} :file_cabinet: This job was archived in Mintlify, so the agent has stopped working on it.${itsPr} A reply in this thread still goes to the agent; to start afresh, ${START_AGAIN}.`;
     case 'gone':
       return `${requester} Mintlify no longer knows this job (\`${escapeSlackText(record.jobId)}\`), so I’ve stopped following it. If the work still needs doing, ${START_AGAIN}.`;
     case 'slow':

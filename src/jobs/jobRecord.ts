@@ -53,6 +53,8 @@ export interface JobRecord {
   round: number;
   /** When the latest reopen happened (absent in round 0, which began at `createdAt`). */
   roundStartedAt?: string;
+  /** Who sent follow-ups in this round: its end is told to them too. */
+  steeredBy?: string[];
   /** Notifications already posted in the thread, as `round:status` keys. */
   announced: string[];
   /** The start that created the job: its lease guards the first post of the card. */
@@ -96,7 +98,7 @@ export function applyAgentJob(record: JobRecord, job: AgentJob, now: Date): JobR
     ...rest,
     status,
     round: reopened ? record.round + 1 : record.round,
-    ...(reopened ? { roundStartedAt: now.toISOString() } : {}),
+    ...(reopened ? { roundStartedAt: now.toISOString(), steeredBy: [] } : {}),
     // Null is "none yet" (active) or "no files changed" this round: a pull request, and its branch,
     // named before still stand.
     prLink: job.prLink ?? record.prLink,
@@ -113,7 +115,20 @@ export function applyAgentJob(record: JobRecord, job: AgentJob, now: Date): JobR
  * background (the service promises no state for its answer), so a job answered as finished is
  * taken for reopened all the same: followed, and its next end announced as a new round's.
  */
-export function applyFollowUpAnswer(record: JobRecord, job: AgentJob, now: Date): JobRecord {
+export function applyFollowUpAnswer(
+  record: JobRecord,
+  job: AgentJob,
+  now: Date,
+  /** Who sent it: told when the round ends, with the requester. */
+  author?: string,
+): JobRecord {
+  const answered = followUpAnswered(record, job, now);
+  if (author === undefined) return answered;
+  const earlier = answered.round === record.round ? (record.steeredBy ?? []) : [];
+  return { ...answered, steeredBy: [...new Set([...earlier, author])] };
+}
+
+function followUpAnswered(record: JobRecord, job: AgentJob, now: Date): JobRecord {
   const next = applyAgentJob(record, job, now);
   if (!FINISHED.has(next.status)) return next;
   // A new round in any case: an end the follower is announcing for the round before (it read it

@@ -115,9 +115,9 @@ export async function steerJob(
       .recordUse(record.projectId, `follow-up:${input.handledBy}`)
       .catch(() => undefined);
     const updated = await ctx.records
-      .update(record.jobId, (current) => applyFollowUpAnswer(current, job, ctx.now()))
+      .update(record.jobId, (current) => applyFollowUpAnswer(current, job, ctx.now(), input.user))
       .catch((error: unknown) => {
-        if (isStoreUnavailable(error)) recordOnceRedisAnswers(ctx, record.jobId, job);
+        if (isStoreUnavailable(error)) recordOnceRedisAnswers(ctx, record.jobId, job, input.user);
         else {
           ctx.logger.error(
             `follow-up sent to job ${record.jobId}, but its record could not be updated: ${String(error)}`,
@@ -146,7 +146,7 @@ export async function steerJob(
  * record changed since (then the follower has it), as the other writes of a job kept while Redis is
  * away (startJob.ts).
  */
-function recordOnceRedisAnswers(ctx: JobsContext, jobId: string, job: AgentJob): void {
+function recordOnceRedisAnswers(ctx: JobsContext, jobId: string, job: AgentJob, author: string): void {
   const answeredAt = ctx.now();
   ctx.logger.warn(
     `follow-up sent to job ${jobId}, but Redis is away: its record is updated once Redis answers`,
@@ -157,7 +157,7 @@ function recordOnceRedisAnswers(ctx: JobsContext, jobId: string, job: AgentJob):
       const updated = await ctx.records.update(jobId, (current) =>
         Date.parse(current.updatedAt) > answeredAt.getTime()
           ? current
-          : applyFollowUpAnswer(current, job, answeredAt),
+          : applyFollowUpAnswer(current, job, answeredAt, author),
       );
       if (updated && !FINISHED.has(updated.status)) ctx.onJobActive(jobId);
       if (updated) ctx.logger.info(`job ${jobId}: its follow-up's answer recorded once Redis answered again`);

@@ -243,6 +243,9 @@ describe('replies in a job’s thread', () => {
     h.mintlify.setJob('job-1', { status: 'completed', prLink: null, source: { ref: null } });
     await expect.poll(() => ends().length, { timeout: 10_000 }).toBe(2);
     expect(String(ends()[1]?.args.text)).toContain(prLink);
+    // The round's end is told to whoever steered it, with the requester; the first round's to the requester alone.
+    expect(String(ends()[0]?.args.text)).toMatch(/^<@U0USER> :white/);
+    expect(String(ends()[1]?.args.text)).toMatch(/^<@U0USER> <@U0BEA> :white/);
     await expect
       .poll(() => h.bot.context.jobs.records.get('job-1'))
       .toMatchObject({ status: 'completed', prLink, ref: 'mintlify/job-1' });
