@@ -20,11 +20,19 @@ export interface HomeRefresherOptions {
  * their jobs changes, at most once every few seconds per person (in this instance; a second
  * instance may refresh too, which only costs a call).
  */
+/** A person's publish: running (started) or waiting for the one before it. */
+interface Publish {
+  started: boolean;
+  /** A newer publish stopped waiting for this one: it may land last. */
+  overtaken: boolean;
+  done: Promise<void>;
+}
+
 export class HomeRefresher {
   private readonly lastRefresh = new Map<string, number>();
   private readonly pending = new Map<string, NodeJS.Timeout>();
   /** Each person's latest publish, running or waiting for the one before it. */
-  private readonly publishes = new Map<string, { started: boolean; done: Promise<void> }>();
+  private readonly publishes = new Map<string, Publish>();
   private readonly minIntervalMs: number;
   private readonly previousWaitMs: number;
   private stopped = false;
@@ -68,31 +76,32 @@ export class HomeRefresher {
     void this.run(user);
   }
 
-  private async atMost(done: Promise<void>, ms: number): Promise<void> {
+  /** Whether `done` settled within `ms`. */
+  private async atMost(done: Promise<void>, ms: number): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ms);
+    const late = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
       timer.unref();
     });
     try {
-      await Promise.race([done, late]);
+      return await Promise.race([done.then(() => true), late]);
     } finally {
       clearTimeout(timer);
     }
   }
 
   /**
-   * One publish at a time per person, in order: a slow one (Slack's retries) never lands after a
-   * newer one. A publish still waiting its turn reads the newest state when it starts, so a third
-   * asked meanwhile joins it.
+   * One publish at a time per person, in order, so a slow one (Slack's retries) does not land after
+   * a newer one. A publish still waiting its turn reads the newest state when it starts, so a third
+   * asked meanwhile joins it. One stuck in retries holds the next back a few seconds at most; if it
+   * then lands after all, showing older state, one more publish puts the newest back on top.
    */
   private run(user: string): Promise<void> {
     const tail = this.publishes.get(user);
     if (tail && !tail.started) return tail.done;
-    const publish: { started: boolean; done: Promise<void> } = { started: false, done: Promise.resolve() };
+    const publish: Publish = { started: false, overtaken: false, done: Promise.resolve() };
     const work = async () => {
-      // A publish stuck in Slack's retries holds the next one back a few seconds at most.
-      if (tail) await this.atMost(tail.done, this.previousWaitMs);
+      if (tail && !(await this.atMost(tail.done, this.previousWaitMs))) tail.overtaken = true;
       publish.started = true;
       try {
         await this.options.publish(user);
@@ -101,6 +110,7 @@ export class HomeRefresher {
       } finally {
         if (this.publishes.get(user) === publish) this.publishes.delete(user);
       }
+      if (publish.overtaken && !this.stopped) await this.run(user);
     };
     publish.done = this.options.track ? this.options.track(work) : work();
     this.publishes.set(user, publish);

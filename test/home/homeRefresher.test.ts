@@ -90,4 +90,29 @@ describe('HomeRefresher', () => {
     await next;
     expect(started).toEqual([1, 2]);
   });
+
+  it('publishes once more when a publish it stopped waiting for lands after the newer one', async () => {
+    let state = 'old';
+    const landed: string[] = [];
+    let publishes = 0;
+    const refresher = new HomeRefresher({
+      publish: async () => {
+        publishes += 1;
+        const shown = state; // read when it starts, as publishHome reads the records
+        // The first is slowed by Slack's retries past the wait of the next.
+        if (publishes === 1) await new Promise((resolve) => setTimeout(resolve, 300));
+        landed.push(shown);
+      },
+      logger,
+      previousWaitMs: 100,
+    });
+    const first = refresher.publishNow('U0ADA');
+    await vi.advanceTimersByTimeAsync(0);
+    state = 'new';
+    const second = refresher.publishNow('U0ADA');
+    await vi.advanceTimersByTimeAsync(1_000);
+    await Promise.all([first, second]);
+    // The old state landed last; one more publish shows the newest again.
+    expect(landed).toEqual(['new', 'old', 'new']);
+  });
 });
