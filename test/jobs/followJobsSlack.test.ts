@@ -66,9 +66,13 @@ describe('following a job when Slack refuses a message', () => {
     expect((await record(h, job.jobId))?.announced).toEqual(['0:completed']);
   });
 
-  it('keeps the record but stops posting when the channel is archived', async () => {
-    const job = await startFollowedJob(h, 'Document the teams API', 'C0TEAMS');
-    h.slack.failNext('chat.update', { error: 'is_archived', channel: job.channel });
+  it.each([
+    ['is_archived', 'C0TEAMS'],
+    // A channel where only some may post (an announcement channel, a read-only Slack Connect one).
+    ['restricted_action', 'C0READONLY'],
+  ])('keeps the record but stops posting when the channel refuses for good (%s)', async (error, channel) => {
+    const job = await startFollowedJob(h, `Document the teams API (${error})`, channel);
+    h.slack.failNext('chat.update', { error, channel: job.channel });
     h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
 
     await expect.poll(async () => (await record(h, job.jobId))?.status).toBe('completed');
