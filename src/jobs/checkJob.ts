@@ -23,6 +23,8 @@ import { recoverJobCard } from './recoverJobCard.js';
 export const FOLLOW_UP_GRACE_MS = 2 * 60_000;
 /** Refused reads in a row before the thread is told (one could be a passing fault of Mintlify's). */
 const REFUSED_READS_BEFORE_NOTICE = 3;
+/** A job is given up as gone after this many 404s in a row (a job just created may not be known yet). */
+const NOT_FOUND_READS_BEFORE_GONE = 2;
 
 /** What the follower remembers about one job between checks (carried by its queue job). */
 export interface JobMemory {
@@ -41,6 +43,8 @@ export interface JobMemory {
   slow: boolean;
   /** Reads in a row Mintlify refused (401, 403): the key must be fixed, and the thread is told. */
   refusedReads?: number;
+  /** Reads in a row Mintlify answered 404. */
+  notFoundReads?: number;
 }
 
 export const newJobMemory = (projectId: string): JobMemory => ({
@@ -98,6 +102,7 @@ export async function checkJob(
     return readFailed(ctx, record, memory, error, now);
   }
   memory.refusedReads = 0;
+  memory.notFoundReads = 0;
   if (job.unrecognizedStatus !== undefined && job.unrecognizedStatus !== memory.unrecognizedStatus) {
     ctx.logger.warn(
       `job ${jobId}: Mintlify answered the status ${JSON.stringify(job.unrecognizedStatus.slice(0, 40))}, which this version does not know; the job is still followed, and its card shows the last status it knew`,
@@ -182,6 +187,13 @@ async function readFailed(
 ) {
   const { jobId } = record;
   if (error instanceof NotFoundError) {
+    // v2 lists no jobs: a job given up is lost for good, so one 404 (a job Mintlify does not know
+    // yet, or a passing fault of its own) is read again before it counts.
+    memory.notFoundReads = (memory.notFoundReads ?? 0) + 1;
+    if (memory.notFoundReads < NOT_FOUND_READS_BEFORE_GONE) {
+      ctx.logger.info(`job ${jobId}: Mintlify answered 404; reading it once more before giving it up`);
+      return { kind: 'retry' } as const;
+    }
     ctx.logger.info(`job ${jobId} is gone from Mintlify (404); following it no more`);
     const gone = makeNotice('gone', record, memory, now);
     if (record.threadTs !== null && !memory.slackGone && !record.announced.includes(gone.key)) {

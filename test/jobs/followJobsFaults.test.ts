@@ -47,6 +47,20 @@ describe('following a job while Mintlify misbehaves', () => {
     expect(card).not.toContain('Reply in this thread');
   });
 
+  it('reads a job again after one 404 (Mintlify may not know a job it just created yet), and follows it on', async () => {
+    const job = await startFollowedJob(h, 'Document the import command');
+    h.mintlify.injectFault(requestsForJob(job.jobId), { status: 404 });
+    await expect
+      .poll(() => h.logs.some((line) => line.includes(`job ${job.jobId}: Mintlify answered 404`)))
+      .toBe(true);
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+
+    await waitForReply(h, job, PR);
+    await settle(h, sentinel);
+    expect(threadReplies(h, job).map(textOf).join('\n')).not.toContain('no longer knows this job');
+    expect((await record(h, job.jobId))?.goneAt).toBeUndefined();
+  });
+
   it('tells the thread once when Mintlify keeps refusing the key, and follows the job to its end once it works again', async () => {
     const job = await startFollowedJob(h, 'Document the key rotation');
     h.mintlify.injectFault(requestsForJob(job.jobId), { status: 401 }, 6);
