@@ -40,7 +40,7 @@ export function digestFailureText(error: unknown, now: Date): string {
     case 'not_in_channel':
       return 'I can’t post the digest here because I’m not a member of this channel. Invite me with `/invite @docs-agent` and try again.';
     case 'channel_gone':
-      return 'I can’t post in this channel: it is archived.';
+      return 'I can’t post in this channel: it is archived, or posting in it is restricted.';
     default:
       return 'Sorry, something went wrong on my side while preparing the digest. Please try again shortly.';
   }

@@ -23,8 +23,10 @@ export interface HomeRefresherOptions {
 /** A person's publish: running (started) or waiting for the one before it. */
 interface Publish {
   started: boolean;
-  /** A newer publish stopped waiting for this one: it may land last. */
-  overtaken: boolean;
+  /** Slack took it. */
+  landed: boolean;
+  /** The newer publish that stopped waiting for this one: if that lands first, this one lands last. */
+  overtakenBy: Publish | undefined;
   done: Promise<void>;
 }
 
@@ -99,18 +101,26 @@ export class HomeRefresher {
   private run(user: string): Promise<void> {
     const tail = this.publishes.get(user);
     if (tail && !tail.started) return tail.done;
-    const publish: Publish = { started: false, overtaken: false, done: Promise.resolve() };
+    const publish: Publish = {
+      started: false,
+      landed: false,
+      overtakenBy: undefined,
+      done: Promise.resolve(),
+    };
     const work = async () => {
-      if (tail && !(await this.atMost(tail.done, this.previousWaitMs))) tail.overtaken = true;
+      if (tail && !(await this.atMost(tail.done, this.previousWaitMs))) tail.overtakenBy = publish;
       publish.started = true;
       try {
         await this.options.publish(user);
+        publish.landed = true;
       } catch (error) {
         this.options.logger.warn(`could not publish the Home tab of ${user}: ${String(error)}`);
       } finally {
         if (this.publishes.get(user) === publish) this.publishes.delete(user);
       }
-      if (publish.overtaken && !this.stopped) await this.run(user);
+      // It landed after the newer one, with older state: once more, not waited for (so a run of
+      // slow publishes is no chain).
+      if (publish.landed && publish.overtakenBy?.landed && !this.stopped) void this.run(user);
     };
     publish.done = this.options.track ? this.options.track(work) : work();
     this.publishes.set(user, publish);

@@ -156,6 +156,10 @@ export const INTERRUPTED_FOLLOW_UP =
   'I was interrupted (a restart, or my storage out of reach) while sending your reply to the docs agent, so I can’t tell whether the job got it. Please check the job’s pull request before sending it again.';
 
 /** A reply in a job's thread with files and no words. */
+/** A DM to the bot of files alone: nothing started. */
+export const DM_FILES_ONLY_TEXT =
+  'The docs agent can’t open files shared in Slack, so I started nothing. Tell me in words what to change in the docs.';
+
 export const FILES_ONLY_TEXT =
   'The docs agent can’t open files shared in Slack, so I didn’t pass this on. Reply with what to change in words, or start a reply with `//` to keep it between people.';
 

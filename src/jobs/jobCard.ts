@@ -114,9 +114,11 @@ export function jobCard(record: JobRecord): { text: string; blocks: KnownBlock[]
   // Mintlify no longer knows takes none.
   const replies = record.goneAt
     ? undefined
-    : FINISHED.has(record.status)
+    : record.status === 'completed'
       ? 'Replies in this thread still go to the agent, and set it working again.'
-      : 'Reply in this thread to steer the job.';
+      : FINISHED.has(record.status)
+        ? 'Replies in this thread still go to the agent.'
+        : 'Reply in this thread to steer the job.';
   if (replies) {
     blocks.push({
       type: 'context',

@@ -33,7 +33,7 @@ export function jobNewsText(
       // Whether Mintlify takes a failed or archived job up again on a follow-up is not documented.
       return `${people} :x: The docs agent job failed. A reply in this thread still goes to the agent, which may take the job up again; or ${START_AGAIN}.`;
     case 'archived':
-      return `${people} :file_cabinet: This job was archived in Mintlify, so the agent has stopped working on it.${itsPr} A reply in this thread still goes to the agent; to start afresh, ${START_AGAIN}.`;
+      return `${people} :file_cabinet: This job was archived in Mintlify, so the agent has stopped working on it.${itsPr} A reply in this thread still goes to the agent; or ${START_AGAIN}.`;
     case 'gone':
       return `${requester} Mintlify no longer knows this job (\`${escapeSlackText(record.jobId)}\`), so I’ve stopped following it. If the work still needs doing, ${START_AGAIN}.`;
     case 'slow':

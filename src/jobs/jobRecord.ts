@@ -93,7 +93,8 @@ const unfinished = (record: JobRecord) => !FINISHED.has(record.status) && !recor
 export function applyAgentJob(record: JobRecord, job: AgentJob, now: Date): JobRecord {
   const status = job.status ?? record.status;
   const reopened = FINISHED.has(record.status) && status === 'active';
-  const { followUp: _answered, ...rest } = record;
+  // A job Mintlify answered is not gone (a 404 may have been a passing fault of its own).
+  const { followUp: _answered, goneAt: _gone, ...rest } = record;
   return {
     ...rest,
     status,
@@ -152,7 +153,8 @@ export function followUpNotTakenUp(record: JobRecord, job: AgentJob, now: Date, 
   const { followUp } = record;
   if (!followUp || job.status === undefined || !FINISHED.has(job.status)) return false;
   if (now.getTime() - Date.parse(followUp.sentAt) >= graceMs) return false;
-  return job.status === followUp.status && (job.prLink === undefined || job.prLink === followUp.prLink);
+  // No pull request in the answer (null: none this round, or not yet) changes nothing of the end.
+  return job.status === followUp.status && (job.prLink == null || job.prLink === followUp.prLink);
 }
 
 /** Default for JOB_RETENTION_DAYS. */

@@ -2,7 +2,7 @@ import { slackToPlainText, type UserNames } from '../slack/plainText.js';
 import { readThread, type ThreadMessage } from '../slack/threadMessages.js';
 import { firstSighting } from '../store/dedupe.js';
 import { accessRefusal } from './access.js';
-import { FILES_ONLY_TEXT } from './jobAnswers.js';
+import { DM_FILES_ONLY_TEXT } from './jobAnswers.js';
 import type { JobsContext } from './jobsContext.js';
 import { ThreadStartingError } from './jobStarts.js';
 import { type StartJobOutcome, startJob } from './startJob.js';
@@ -103,7 +103,7 @@ export async function handleMessageToBot(
   // Files alone in a DM: told why nothing starts, as a reply with files alone is (a bare mention
   // with a file gets the mention's help).
   if (instruction === '' && files !== '' && input.door === 'dm')
-    return { kind: 'refused', text: FILES_ONLY_TEXT };
+    return { kind: 'refused', text: DM_FILES_ONLY_TEXT };
   if (instruction === '' || /^help[.!?]?$/i.test(instruction)) return { kind: 'help' };
 
   const asked = files ? `${instruction}\n${files}` : instruction;

@@ -30,7 +30,7 @@ export async function answerForm(
     );
     await tellPerson(client, jobs.logger, user, instruction, outcome);
     // From a digest's button: the item says on the digest that a job fixes it now.
-    if (outcome.kind === 'started' && message?.struggle) {
+    if (outcome.kind !== 'failed' && message?.struggle) {
       await noteFixOnDigest(client, jobs.logger, parts, { ...message, struggle: message.struggle }, user);
     }
   } catch (error) {

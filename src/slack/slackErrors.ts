@@ -17,10 +17,8 @@ export function classifySlackError(error: unknown): SlackRefusal {
     case 'channel_not_found':
     case 'is_archived':
     case 'channel_is_archived':
-    case 'restricted_action': // posting there is not allowed (announcement-only, read-only...), nor will it be
+    case 'restricted_action': // posting there is not allowed (announcement-only, read-only), nor will it be
     case 'restricted_action_read_only_channel':
-    case 'restricted_action_thread_only_channel':
-    case 'restricted_action_non_threadable_channel':
     case 'team_access_not_granted':
       return 'channel_gone';
     case 'message_not_found':

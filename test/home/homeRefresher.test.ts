@@ -115,4 +115,24 @@ describe('HomeRefresher', () => {
     // The old state landed last; one more publish shows the newest again.
     expect(landed).toEqual(['new', 'old', 'new']);
   });
+
+  it('does not publish again for slow publishes that fail, nor for one that lands before the newer', async () => {
+    let publishes = 0;
+    const refresher = new HomeRefresher({
+      publish: async () => {
+        publishes += 1;
+        await new Promise((resolve) => setTimeout(resolve, 300)); // every one slower than the wait
+        if (publishes % 2 === 1) throw new Error('Slack is down');
+      },
+      logger,
+      previousWaitMs: 100,
+    });
+    const first = refresher.publishNow('U0ADA');
+    await vi.advanceTimersByTimeAsync(0);
+    const second = refresher.publishNow('U0ADA');
+    await vi.advanceTimersByTimeAsync(10_000);
+    await Promise.all([first, second]);
+    // The first failed; the second landed after it: two in all.
+    expect(publishes).toBe(2);
+  });
 });

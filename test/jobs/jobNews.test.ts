@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { jobCard } from '../../src/jobs/jobCard.js';
 import { jobNewsText, strayJobNewsText } from '../../src/jobs/jobNews.js';
-import { applyAgentJob, applyFollowUpAnswer, type JobRecord } from '../../src/jobs/jobRecord.js';
+import {
+  applyAgentJob,
+  applyFollowUpAnswer,
+  followUpNotTakenUp,
+  type JobRecord,
+} from '../../src/jobs/jobRecord.js';
 
 const record = (changes: Partial<JobRecord> = {}): JobRecord => ({
   jobId: 'job-1',
@@ -97,11 +102,40 @@ describe('job cards', () => {
     expect(shown(jobCard(done))).toContain('took 7 min');
   });
 
+  it('hold a reply’s round open while Mintlify still answers the old end, also with no pull request in the answer', () => {
+    const pr = 'https://github.com/acme/docs/pull/7';
+    const sent = new Date('2025-01-04T10:00:00Z');
+    const reopened = applyFollowUpAnswer(
+      record({ status: 'completed', prLink: pr, finishedAt: '2025-01-01T00:05:00.000Z' }),
+      { id: 'job-1', status: 'completed', prLink: null },
+      sent,
+    );
+    const soon = new Date('2025-01-04T10:00:10Z');
+    expect(followUpNotTakenUp(reopened, { status: 'completed', prLink: null }, soon, 120_000)).toBe(true);
+    expect(followUpNotTakenUp(reopened, { status: 'completed', prLink: pr }, soon, 120_000)).toBe(true);
+    expect(followUpNotTakenUp(reopened, { status: 'completed', prLink: `${pr}0` }, soon, 120_000)).toBe(
+      false,
+    );
+  });
+
+  it('are no longer gone once Mintlify answers for the job again', () => {
+    const gone = record({ status: 'active', goneAt: '2025-01-02T00:00:00.000Z' });
+    expect(shown(jobCard(gone))).toContain('Gone from Mintlify');
+    const back = applyAgentJob(gone, { status: 'active' }, new Date('2025-01-02T00:01:00Z'));
+    expect(back.goneAt).toBeUndefined();
+    expect(shown(jobCard(back))).toContain('Working on it');
+  });
+
   it('say that a reply steers the job while it works, and still reaches the agent once it is finished', () => {
     expect(shown(jobCard(record({ status: 'active' })))).toContain('Reply in this thread to steer the job.');
     for (const status of ['completed', 'failed', 'archived'] as const) {
       const card = shown(jobCard(record({ status, finishedAt: '2025-01-01T00:05:00.000Z' })));
-      expect(card).toContain('Replies in this thread still go to the agent, and set it working again.');
+      // Only a completed job is known to take a reply up again (Mintlify does not say for the others).
+      expect(card).toContain(
+        status === 'completed'
+          ? 'Replies in this thread still go to the agent, and set it working again.'
+          : 'Replies in this thread still go to the agent. Start',
+      );
       expect(card).toContain('Start a reply with `//` to keep it between people.');
     }
   });

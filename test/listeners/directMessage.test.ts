@@ -91,7 +91,7 @@ describe('a direct message to the bot', () => {
     h = await startBot();
     await sendDm(h, '', { subtype: 'file_share', files: [{ id: 'F0SHOT', name: 'shot.png' }] });
     const told = await h.slack.waitForCall('chat.postEphemeral');
-    expect(String(told.args.text)).toContain('can’t open files');
+    expect(String(told.args.text)).toContain('can’t open files shared in Slack, so I started nothing');
     await h.bot.drained();
     expect(h.slack.callsTo('chat.postMessage')).toEqual([]);
     expect(h.mintlify.requests).toHaveLength(0);
