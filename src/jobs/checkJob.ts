@@ -92,7 +92,9 @@ export async function checkJob(
   }
   memory.projectId = record.projectId;
   // A resumed job's first round began when it was created; a later round's start is unknown, so from now.
-  memory.activeSince ??= record.round === 0 ? Date.parse(record.createdAt) || now : now;
+  // Resumed from the store (a restart): the round began when the job started, or was reopened.
+  memory.activeSince ??=
+    Date.parse(record.roundStartedAt ?? (record.round === 0 ? record.createdAt : '')) || now;
   if (isSettled(record, memory)) return { kind: 'done', why: 'finished' } as const;
 
   let job: AgentJob;
@@ -207,9 +209,11 @@ async function readFailed(
       goneAt: new Date(now).toISOString(),
     }));
     if (updated) {
-      // The card, the Home tab and the status list say so, rather than "Working on it" for good.
-      if (!memory.slackGone) await editJobCard(ctx, updated);
       ctx.onJobChanged?.(updated);
+      // The card, the Home tab and the status list say so, rather than "Working on it" for good;
+      // a card edit Slack did not take now is tried again at the next check (which ends here again).
+      if (!memory.slackGone && (await editJobCard(ctx, updated)) === 'retry')
+        return { kind: 'retry' } as const;
     }
     return { kind: 'done', why: 'gone' } as const;
   }

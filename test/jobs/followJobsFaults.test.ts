@@ -47,6 +47,18 @@ describe('following a job while Mintlify misbehaves', () => {
     expect(card).not.toContain('Reply in this thread');
   });
 
+  it('tries the gone job’s card edit again when Slack does not take it at first', async () => {
+    const job = await startFollowedJob(h, 'Document the gone flag');
+    // More failures than the harness's WebClient tries: the bot itself sees Slack fail the edit.
+    h.slack.failNext('chat.update', { status: 500, channel: job.channel }, 6);
+    h.mintlify.jobs.delete(job.jobId);
+    await waitForReply(h, job, 'no longer knows this job');
+    await expect
+      .poll(() => JSON.stringify(h.slack.message(job.channel, job.cardTs)?.blocks))
+      .toContain('Gone from Mintlify');
+    expect(threadReplies(h, job)).toHaveLength(1);
+  });
+
   it('reads a job again after one 404 (Mintlify may not know a job it just created yet), and follows it on', async () => {
     const job = await startFollowedJob(h, 'Document the import command');
     h.mintlify.injectFault(requestsForJob(job.jobId), { status: 404 });
