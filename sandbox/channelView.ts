@@ -28,6 +28,9 @@ interface Waiter {
 
 const THREAD_LINK = /^https:\/\/slack\.com\/archives\/([A-Z0-9]+)\/p(\d+)(\d{6})$/;
 
+/** Lines kept for a `wait-for` (a digest is some 60). */
+const RECENT_MAX = 500;
+
 export class ChannelView {
   private readonly numbers = new Map<string, number>();
   private readonly messages: Array<{ channel: string; ts: string }> = [];
@@ -38,6 +41,9 @@ export class ChannelView {
   /** The bot's thread replies (a card under your message, say): `channel:ts` -> their thread's ts. */
   private readonly botReplies = new Map<string, string>();
   private readonly waiters = new Set<Waiter>();
+  /** What the bot showed since the command before began, and since this one began (lower case). */
+  private earlier: string[] = [];
+  private recent: string[] = [];
   private readonly markup: MarkupContext;
 
   constructor(
@@ -150,7 +156,19 @@ export class ChannelView {
   }
 
   /** Resolves true when something shown from now on contains `text` (any case), false at the timeout. */
+  /** A command begins: what the one before it showed stays visible to a `wait-for` that follows it. */
+  commandBegins(): void {
+    this.earlier = this.recent;
+    this.recent = [];
+  }
+
+  /**
+   * Until the bot shows something containing `text`; true at once if it did since the command
+   * before began (a job may end while that command still waits for the bot to settle).
+   */
   waitFor(text: string, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    const wanted = text.toLowerCase();
+    if ([...this.earlier, ...this.recent].some((line) => line.includes(wanted))) return Promise.resolve(true);
     return new Promise((resolve) => {
       const done = (seen: boolean) => {
         clearTimeout(timer);
@@ -248,6 +266,8 @@ export class ChannelView {
   private say(text: string): void {
     this.terminal.print(text);
     const plain = stripAnsi(text).toLowerCase();
+    this.recent.push(plain);
+    if (this.recent.length > RECENT_MAX) this.recent.shift();
     for (const waiter of [...this.waiters]) if (plain.includes(waiter.text)) waiter.resolve(true);
   }
 }

@@ -179,6 +179,7 @@ async function converse(session: Session): Promise<void> {
       if (!interactive) terminal.print(terminal.style.bold(`› ${line}`));
       const command = parseSandboxCommand(line);
       if (command.kind === 'quit') return;
+      session.view.commandBegins();
       await perform(session, command, quit.signal);
       if (quit.signal.aborted) break;
       terminal.showPrompt();

@@ -41,7 +41,7 @@ export const SANDBOX_HELP = [
   '  dm <text>                   send the bot a direct message: a job whose card is the reply under it',
   '  home                        open the bot’s Home tab: your recent jobs, the budget, how to use it',
   '  wait <seconds>              let time pass',
-  '  wait-for <text>             wait until the bot shows something containing <text> (60 s at most)',
+  '  wait-for <text>             wait until the bot shows something containing <text> (60 s at most; at once if it did during the command before)',
   '  help                        this list',
   '  quit                        stop now (at the end of piped input, running jobs finish first)',
 ].join('\n');

@@ -107,7 +107,7 @@ export async function checkJob(
   memory.notFoundReads = 0;
   if (job.unrecognizedStatus !== undefined && job.unrecognizedStatus !== memory.unrecognizedStatus) {
     ctx.logger.warn(
-      `job ${jobId}: Mintlify answered the status ${JSON.stringify(job.unrecognizedStatus.slice(0, 40))}, which this version does not know; the job is still followed, and its card shows the last status it knew`,
+      `job ${jobId}: Mintlify answered the status ${JSON.stringify(job.unrecognizedStatus.slice(0, 40))}, which this version does not know; the job is still followed, and its card shows that status as Mintlify gave it`,
     );
   }
   memory.unrecognizedStatus = job.unrecognizedStatus;
@@ -147,7 +147,10 @@ async function tellSlack(
   let pending = false;
 
   if (record.round === 0) memory.redrawCard = false; // a new job's card was drawn a moment ago
-  const cardChanged = next.status !== record.status || next.prLink !== record.prLink;
+  const cardChanged =
+    next.status !== record.status ||
+    next.prLink !== record.prLink ||
+    next.reportedStatus !== record.reportedStatus;
   if ((cardChanged || memory.redrawCard) && !memory.cardGone) {
     const delivery = await editJobCard(ctx, next);
     if (delivery === 'done') memory.redrawCard = false;
@@ -175,7 +178,8 @@ function noticesFor(next: JobRecord, before: JobRecord, memory: JobMemory, now: 
   else {
     // Without a card, a new pull request would go unseen until the job ends.
     if (memory.cardGone && next.prLink && next.prLink !== before.prLink) notices.push(notice('pull_request'));
-    if (memory.slow) notices.push(notice('slow'));
+    // Not for a status this version does not know: "I'll post here when it ends" may never come true.
+    if (memory.slow && !next.reportedStatus) notices.push(notice('slow'));
   }
   return notices.filter(({ key }) => !before.announced.includes(key));
 }
@@ -280,7 +284,8 @@ function viewChanged(before: JobRecord, after: JobRecord): boolean {
     before.repository !== after.repository ||
     before.ref !== after.ref ||
     before.model !== after.model ||
-    before.followUp !== after.followUp
+    before.followUp !== after.followUp ||
+    before.reportedStatus !== after.reportedStatus
   );
 }
 

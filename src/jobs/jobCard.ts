@@ -7,9 +7,14 @@ import { escapeSlackText, quote, slackDate, truncate } from '../slack/escape.js'
 import { FINISHED, type JobPreview, type JobRecord, type JobState } from './jobRecord.js';
 
 /** How a job's state reads on its card: an emoji and a few words. */
-export function statusLabel(record: Pick<JobRecord, 'status' | 'prLink' | 'goneAt'>): string {
+export function statusLabel(
+  record: Pick<JobRecord, 'status' | 'prLink' | 'goneAt' | 'reportedStatus'>,
+): string {
   // Mintlify answered 404: no longer followed, whatever it last said.
   if (record.goneAt) return ':grey_question: Gone from Mintlify';
+  // A status newer than this version: shown as Mintlify says it (the job is still followed).
+  if (record.reportedStatus)
+    return `:grey_question: Mintlify says “${escapeSlackText(record.reportedStatus)}”`;
   const labels: Record<JobState, string> = {
     unknown: ':grey_question: Checking status…',
     active: ':hourglass_flowing_sand: Working on it',

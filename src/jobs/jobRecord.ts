@@ -55,6 +55,8 @@ export interface JobRecord {
   roundStartedAt?: string;
   /** Who sent follow-ups in this round: its end is told to them too. */
   steeredBy?: string[];
+  /** A status Mintlify last answered that this version does not know (its card shows it as is). */
+  reportedStatus?: string;
   /** Notifications already posted in the thread, as `round:status` keys. */
   announced: string[];
   /** The start that created the job: its lease guards the first post of the card. */
@@ -94,9 +96,10 @@ export function applyAgentJob(record: JobRecord, job: AgentJob, now: Date): JobR
   const status = job.status ?? record.status;
   const reopened = FINISHED.has(record.status) && status === 'active';
   // A job Mintlify answered is not gone (a 404 may have been a passing fault of its own).
-  const { followUp: _answered, goneAt: _gone, ...rest } = record;
+  const { followUp: _answered, goneAt: _gone, reportedStatus: _reported, ...rest } = record;
   return {
     ...rest,
+    ...(job.unrecognizedStatus ? { reportedStatus: job.unrecognizedStatus.slice(0, 40) } : {}),
     status,
     round: reopened ? record.round + 1 : record.round,
     ...(reopened ? { roundStartedAt: now.toISOString(), steeredBy: [] } : {}),

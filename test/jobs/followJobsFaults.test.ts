@@ -145,14 +145,15 @@ describe('following a job while Mintlify misbehaves', () => {
     expect(threadReplies(h, job)).toHaveLength(1);
   });
 
-  it('reads a status Mintlify added after its spec as unchanged: the rest of the answer counts, logged once', async () => {
+  it('shows a status Mintlify added after its spec as it is, still followed: the rest of the answer counts, logged once', async () => {
     const job = await startFollowedJob(h, 'Document the review step');
     const answer = { ...h.mintlify.jobs.get(job.jobId), status: 'in_review', prLink: PR };
     const before = getJobRequests(h, job.jobId).length;
     h.mintlify.injectFault(requestsForJob(job.jobId), { status: 200, body: answer }, 3);
 
     const edit = await waitForCardEdit(h, job, PR);
-    expect(JSON.stringify(edit.args.blocks)).toContain('Working on it');
+    expect(JSON.stringify(edit.args.blocks)).toContain('Mintlify says “in_review”');
+    expect((await record(h, job.jobId))?.status).toBe('active');
     await expect.poll(() => getJobRequests(h, job.jobId).length).toBeGreaterThanOrEqual(before + 3);
     expect(
       h.logs.filter((line) => line.includes(`job ${job.jobId}: Mintlify answered the status "in_review"`)),

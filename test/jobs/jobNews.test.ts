@@ -118,6 +118,20 @@ describe('job cards', () => {
     );
   });
 
+  it('show a status Mintlify added after this version as Mintlify gives it, until it answers a known one', () => {
+    const active = record({ status: 'active' });
+    const odd = applyAgentJob(
+      active,
+      { unrecognizedStatus: 'cancelled <b>' },
+      new Date('2025-01-02T00:00:00Z'),
+    );
+    expect(odd.status).toBe('active');
+    expect(shown(jobCard(odd))).toContain('Mintlify says “cancelled &lt;b&gt;”');
+    const done = applyAgentJob(odd, { status: 'completed' }, new Date('2025-01-02T00:01:00Z'));
+    expect(done.reportedStatus).toBeUndefined();
+    expect(shown(jobCard(done))).toContain('Done, no changes needed');
+  });
+
   it('are no longer gone once Mintlify answers for the job again', () => {
     const gone = record({ status: 'active', goneAt: '2025-01-02T00:00:00.000Z' });
     expect(shown(jobCard(gone))).toContain('Gone from Mintlify');

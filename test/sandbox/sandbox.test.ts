@@ -57,6 +57,17 @@ describe('npm run sandbox', () => {
     ]);
   }, 30_000);
 
+  it('finds at once with wait-for what the bot showed during the command before', async () => {
+    // The job ends during `wait 1`; the wait-for after it does not wait its 60 s for it again.
+    const printed = await runScript([
+      '/docs-agent Document the --dry-run flag',
+      'wait 1',
+      'wait-for ready for review',
+    ]);
+    expect(printed).toContain('Pull request ready');
+    expect(printed).not.toContain('(nothing with');
+  }, 30_000);
+
   it('deploys a preview of the pull request, a few seconds after it is ready', async () => {
     const printed = await runScript(
       ['/docs-agent Document the --dry-run flag', 'wait-for ready for review', 'wait-for is deployed'],
