@@ -97,6 +97,16 @@ describe('a direct message to the bot', () => {
     expect(h.mintlify.requests).toHaveLength(0);
   });
 
+  it('takes a reply also sent to the conversation (thread_broadcast) like any other, with the thread so far', async () => {
+    h = await startBot();
+    const asked = await sendDm(h, 'help');
+    await h.slack.waitForCall('chat.postMessage'); // the help, in the thread under it
+    await sendDm(h, 'Document the --json flag', { thread_ts: asked, subtype: 'thread_broadcast' });
+    await expect
+      .poll(() => h.mintlify.requestsFor('createJob').map((r) => (r.body as { prompt: string }).prompt))
+      .toEqual([expect.stringMatching(/^Document the --json flag\n\n--- The Slack thread so far/)]);
+  });
+
   it('answers `help` with how to use the bot, and sends nothing to Mintlify', async () => {
     h = await startBot();
     const asked = await sendDm(h, 'help');

@@ -11,7 +11,9 @@ type MessageArgs = SlackEventMiddlewareArgs<'message'> & AllMiddlewareArgs;
 export function directMessage(ctx: ListenerContext) {
   return async ({ event, body, context }: MessageArgs): Promise<void> => {
     if (event.channel_type !== 'im') return;
-    if (event.subtype !== undefined && event.subtype !== 'file_share') return; // edits, deletions...
+    // Edits, deletions... are not messages to the bot; a reply also sent to the conversation is.
+    if (event.subtype !== undefined && event.subtype !== 'file_share' && event.subtype !== 'thread_broadcast')
+      return;
     if ('bot_id' in event && event.bot_id) return; // our own cards and answers among them
     if (!('user' in event) || !event.user || typeof event.text !== 'string') return;
     const message = messageToBotFrom({ ...event, text: event.text }, event.user, context, 'dm');
