@@ -26,7 +26,14 @@ export interface ShortcutRequest {
 }
 
 export type ShortcutOutcome =
-  | { kind: 'started'; record: JobRecord; budget: AgentBudget; where: 'thread' | 'dm' }
+  | {
+      kind: 'started';
+      record: JobRecord;
+      budget: AgentBudget;
+      where: 'thread' | 'dm';
+      /** The person asked for the thread, but Slack would not let it be read: the job has the message only. */
+      threadLeftOut?: boolean;
+    }
   /** The job started, but Slack took its card nowhere: `text` says so. */
   | { kind: 'unposted'; record: JobRecord; text: string }
   | { kind: 'failed'; text: string };
@@ -44,9 +51,18 @@ export async function startFromShortcut(
 ): Promise<ShortcutOutcome> {
   const { message } = request;
   const rootTs = message.threadTs ?? message.ts;
-  const sections = message.struggle
-    ? [contextSection('What readers struggled with, from the docs digest', evidenceLines(message.struggle))]
+  const { sections, threadLeftOut } = message.struggle
+    ? {
+        sections: [
+          contextSection(
+            'What readers struggled with, from the docs digest',
+            evidenceLines(message.struggle),
+          ),
+        ],
+        threadLeftOut: false,
+      }
     : await messageSections(ctx, userNames, request, rootTs);
+  const leftOut = threadLeftOut ? { threadLeftOut } : {};
 
   // A thread that already belongs to a job keeps it: the new card then starts a thread of its own.
   const taken = await ctx.records.byThread(message.channel, rootTs);
@@ -66,13 +82,13 @@ export async function startFromShortcut(
     case 'failed':
       return { kind: 'failed', text: outcome.text };
     case 'started':
-      return { kind: 'started', record: outcome.record, budget: outcome.budget, where: 'thread' };
+      return { kind: 'started', record: outcome.record, budget: outcome.budget, where: 'thread', ...leftOut };
     case 'unposted': {
       // Slack was only busy: the follower posts the card where it was asked for, shortly.
       if (outcome.reason === 'later') return { kind: 'unposted', record: outcome.record, text: outcome.text };
       const moved = await followInDm(ctx, outcome.record);
       return moved
-        ? { kind: 'started', record: moved, budget: outcome.budget, where: 'dm' }
+        ? { kind: 'started', record: moved, budget: outcome.budget, where: 'dm', ...leftOut }
         : { kind: 'unposted', record: outcome.record, text: outcome.text };
     }
   }
@@ -84,7 +100,7 @@ async function messageSections(
   userNames: UserNames,
   request: ShortcutRequest,
   rootTs: string,
-): Promise<string[]> {
+): Promise<{ sections: string[]; threadLeftOut: boolean }> {
   const { message } = request;
   const [thread, permalink] = await Promise.all([
     readThread(ctx.slack, message.channel, rootTs).catch(() => undefined),
@@ -98,7 +114,7 @@ async function messageSections(
       : undefined;
     sections.push(threadSection('The whole Slack thread it is in (oldest first)', transcript));
   }
-  return sections;
+  return { sections, threadLeftOut: request.includeThread && thread === undefined };
 }
 
 async function permalinkOf(ctx: JobsContext, message: ChosenMessage): Promise<string> {

@@ -9,6 +9,9 @@ import type { SlackRequest } from './slackRequest.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
 import { noteFixOnDigest } from '../digest/fixNote.js';
 
+const THREAD_LEFT_OUT =
+  'Slack would not let me read the message’s thread, so the job has the message only (add what matters from the thread in a reply to its card).';
+
 /**
  * The submitted "Send to docs agent" form. The job is created after the form closed, because
  * creating it (a Mintlify POST that is never retried, then the card) cannot be bounded to 3 s, and
@@ -49,7 +52,9 @@ async function tellPerson(
 ): Promise<void> {
   switch (outcome.kind) {
     case 'started': {
-      const note = budgetNote(outcome.budget);
+      const note = [outcome.threadLeftOut ? THREAD_LEFT_OUT : undefined, budgetNote(outcome.budget)]
+        .filter((part) => part !== undefined)
+        .join(' ');
       const { channel, threadTs, cardTs } = outcome.record;
       if (note && threadTs) {
         // Beside the card: in the thread it is a reply in, else in the conversation (Slack shows an
@@ -57,7 +62,7 @@ async function tellPerson(
         const inThread = cardTs !== threadTs;
         await client.chat
           .postEphemeral({ channel, user, text: note, ...(inThread ? { thread_ts: threadTs } : {}) })
-          .catch((error: unknown) => logger.warn(`could not tell ${user} the budget: ${String(error)}`));
+          .catch((error: unknown) => logger.warn(`could not tell ${user} about their job: ${String(error)}`));
       }
       return;
     }

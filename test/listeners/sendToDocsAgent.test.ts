@@ -111,6 +111,20 @@ describe('the “Send to docs agent” message shortcut', () => {
     expect(String(notes[1]?.args.text)).toContain('agent uses left');
   });
 
+  it('tells the person when the thread they asked for could not be read, and starts the job with the message', async () => {
+    h = await startBot();
+    const { root, chosen } = seedThread(h);
+    await chooseShortcut(h, { ts: chosen.ts, thread_ts: root.ts, user: 'U0BEA', text: chosen.text });
+    const opened = await h.slack.waitForCall('views.open');
+    h.slack.failNext('conversations.replies', { error: 'not_in_channel' });
+    await submit(h, opened, 'Document the CSV default', true);
+
+    const told = await h.slack.waitForCall('chat.postEphemeral');
+    expect(told.args).toMatchObject({ channel: 'C0DOCS', user: 'U0USER', thread_ts: root.ts });
+    expect(String(told.args.text)).toContain('Slack would not let me read the message’s thread');
+    expect(prompts(h)[0]).toContain('(The thread could not be read, so it is not included.)');
+  });
+
   it('opens the form on a long message of code, whose quote grows when escaped', async () => {
     h = await startBot();
     const line = 'if (a &lt; b &amp;&amp; c &gt; d) { return <Tag prop="x" /> }';
