@@ -1,5 +1,12 @@
 import { setTimeout as sleepFor } from 'node:timers/promises';
-import { type MintlifyClient, RateLimitedError, type VisitorsPage } from '../mintlify/index.js';
+import {
+  ConnectionError,
+  type MintlifyClient,
+  RateLimitedError,
+  ServiceError,
+  TimeoutError,
+  type VisitorsPage,
+} from '../mintlify/index.js';
 import { periodKey } from './period.js';
 import { type PageVisitors, TopPages } from './topPages.js';
 
@@ -42,7 +49,12 @@ export interface CollectOptions {
   signal?: AbortSignal;
   /** Told before each long wait for the rate limit, e.g. to let a person know. */
   onRateLimited?: (waitMs: number) => void;
-  /** Waits when the 429 says nothing of when to come back; `retryNumber` starts at 1. */
+  /**
+   * Wait out Mintlify failing past the client's retries (5xx, timeout, cut connection) a few times at
+   * the same offset, rather than fail: for a digest nobody is waiting for.
+   */
+  waitOutTrouble?: boolean;
+  /** Waits when a 429 says nothing of when to come back, or Mintlify failed; `retryNumber` starts at 1. */
   backoffMs?: (retryNumber: number) => number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   now?: () => number;
@@ -50,6 +62,9 @@ export interface CollectOptions {
 
 /** The most rows a visitors page may hold, so the fewest requests spend the hourly budget. */
 export const PAGE_SIZE = 250;
+
+/** How many times a page Mintlify failed (5xx, timeout, cut connection) is waited for before the digest fails. */
+const TROUBLE_WAITS = 3;
 
 /** Without Retry-After: 1, 2, 4, 8 minutes, then every 15; the hourly window frees requests slowly. */
 export function defaultRateLimitBackoffMs(retryNumber: number): number {
@@ -93,6 +108,7 @@ export async function collectVisitors(
   let offset = 0;
   let pagesRead = 0;
   let rateLimitedTimes = 0;
+  let troubledTimes = 0;
   let hasMore = true;
   while (hasMore && pagesRead < options.maxPages) {
     options.signal?.throwIfAborted();
@@ -100,6 +116,17 @@ export async function collectVisitors(
     try {
       page = await client.visitorsPage(projectId, { dateFrom, dateTo, limit: PAGE_SIZE, offset });
     } catch (error) {
+      // Mintlify in trouble past the client's quick retries: waited out a few times at the same
+      // offset, within the bound, rather than failing the digest and reading every page again.
+      const troubled =
+        error instanceof ServiceError || error instanceof TimeoutError || error instanceof ConnectionError;
+      if (troubled && options.waitOutTrouble && troubledTimes < TROUBLE_WAITS) {
+        troubledTimes += 1;
+        const waitMs = backoffMs(troubledTimes);
+        if (now() - startedAt + waitMs > options.giveUpMs) throw error;
+        await sleep(waitMs, options.signal);
+        continue; // the same offset again
+      }
       if (!(error instanceof RateLimitedError)) throw error;
       rateLimitedTimes += 1;
       const waitMs = error.retryAfterMs ?? backoffMs(rateLimitedTimes);
@@ -115,6 +142,7 @@ export async function collectVisitors(
     for (const row of page.visitors) top.offer(row);
     pagesRead += 1;
     rateLimitedTimes = 0;
+    troubledTimes = 0;
     // A page of nothing is the end, whatever hasMore says: reading on would spend the organization's
     // hourly analytics budget on empty pages.
     hasMore = page.hasMore && page.visitors.length > 0;

@@ -60,6 +60,8 @@ export async function postScheduledDigest(
       if (record) return { kind: 'already_posted', period, record };
       const outcome = await gatherAndPost(ctx, period, channel, {
         giveUpMs,
+        // Nobody waits for it: Mintlify in trouble is waited out, rather than every page read again.
+        waitOutTrouble: true,
         mark: digestMark(period, channel),
         lost,
       });
@@ -113,13 +115,18 @@ function onceLong(notify: ((waitMs: number) => void) | undefined) {
   };
 }
 
+/** How the visitors are read: how long to wait at most, and whom to tell of a long wait. */
+interface ReadOptions {
+  giveUpMs: number;
+  onRateLimited?: ((waitMs: number) => void) | undefined;
+  /** Wait out Mintlify failing (5xx, timeouts) a few times at the same page (the scheduled digest). */
+  waitOutTrouble?: boolean;
+}
 async function gatherAndPost(
   ctx: DigestContext,
   period: DigestPeriod,
   channel: string,
-  options: {
-    giveUpMs: number;
-    onRateLimited?: ((waitMs: number) => void) | undefined;
+  options: ReadOptions & {
     mark?: MessageMark;
     /** The scheduled digest's lease: posted only while it is ours (see `withRenewedLease`). */
     lost?: AbortSignal;
@@ -175,7 +182,7 @@ async function previousTotals(
 async function buildMessage(
   ctx: DigestContext,
   period: DigestPeriod,
-  options: { giveUpMs: number; onRateLimited?: ((waitMs: number) => void) | undefined },
+  options: ReadOptions,
 ): Promise<DigestMessage> {
   const { config } = ctx;
   const numbers = await periodNumbers(ctx, period, options);
@@ -223,7 +230,7 @@ async function periodStruggles(ctx: DigestContext, period: DigestPeriod): Promis
 async function periodNumbers(
   ctx: DigestContext,
   period: DigestPeriod,
-  options: { giveUpMs: number; onRateLimited?: ((waitMs: number) => void) | undefined },
+  options: ReadOptions,
 ): Promise<VisitorNumbers> {
   const { top, maxPages } = ctx.config.digest;
   const kept = await ctx.records.numbers(period);
@@ -238,6 +245,7 @@ async function periodNumbers(
     top,
     maxPages,
     giveUpMs: options.giveUpMs,
+    ...(options.waitOutTrouble ? { waitOutTrouble: true } : {}),
     signal: ctx.shutdown,
     ...(options.onRateLimited ? { onRateLimited: options.onRateLimited } : {}),
     ...ctx.collect,

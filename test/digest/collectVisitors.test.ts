@@ -222,6 +222,38 @@ describe('collecting a period’s visitors', () => {
     expect(offsetsAsked(fake)).toEqual([0, 250]);
   });
 
+  it('waits out Mintlify failing past the client’s retries a few times, at the same offset, then fails (a scheduled digest)', async () => {
+    const { fake, client } = await fakeAndClient({ retry: { maxAttempts: 1 } });
+    fake.setVisitors(rows(300));
+    fake.injectFault((request) => request.query.offset === '250', { status: 503 }, 2);
+    const time = virtualTime();
+    const numbers = await collectVisitors(client, PROJECT_ID, period, {
+      top: 3,
+      maxPages: 100,
+      giveUpMs: 3_600_000,
+      waitOutTrouble: true,
+      ...time.options,
+    });
+    expect(offsetsAsked(fake)).toEqual([0, 250, 250, 250]);
+    expect(time.waits).toEqual([60_000, 120_000]);
+    expect(numbers).toMatchObject({ pathCount: 300, complete: true });
+
+    // Failing on and on: three waits, then the failure.
+    fake.requests.length = 0;
+    fake.injectFault('visitors', { status: 503 }, 100);
+    const error = await failureOf(
+      collectVisitors(client, PROJECT_ID, period, {
+        top: 3,
+        maxPages: 100,
+        giveUpMs: 3_600_000,
+        waitOutTrouble: true,
+        ...virtualTime().options,
+      }),
+    );
+    expect(error).toBeInstanceOf(ServiceError);
+    expect(offsetsAsked(fake)).toEqual([0, 0, 0, 0]);
+  });
+
   it('a passing 500 is retried by the client on the same offset; a lasting one fails', async () => {
     const { fake, client } = await fakeAndClient();
     fake.setVisitors(rows(600));
