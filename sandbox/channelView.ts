@@ -155,7 +155,6 @@ export class ChannelView {
     return this.numbers.get(`${channel}:${ts}`);
   }
 
-  /** Resolves true when something shown from now on contains `text` (any case), false at the timeout. */
   /** A command begins: what the one before it showed stays visible to a `wait-for` that follows it. */
   commandBegins(): void {
     this.earlier = this.recent;
@@ -163,17 +162,28 @@ export class ChannelView {
   }
 
   /**
-   * Until the bot shows something containing `text`; true at once if it did since the command
-   * before began (a job may end while that command still waits for the bot to settle).
+   * Until the bot shows something containing `text` (any case): true, or false at the timeout; true
+   * at once if it did since the command before began (a job may end while that command still waits
+   * for the bot to settle). A line found is used up: a second wait for the same text waits anew.
    */
   waitFor(text: string, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
     const wanted = text.toLowerCase();
-    if ([...this.earlier, ...this.recent].some((line) => line.includes(wanted))) return Promise.resolve(true);
+    const shown = [...this.earlier, ...this.recent];
+    const at = shown.findIndex((line) => line.includes(wanted));
+    if (at >= 0) {
+      this.earlier = [];
+      this.recent = shown.slice(at + 1);
+      return Promise.resolve(true);
+    }
     return new Promise((resolve) => {
       const done = (seen: boolean) => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', stop);
         this.waiters.delete(waiter);
+        if (seen) {
+          this.earlier = [];
+          this.recent = [];
+        }
         resolve(seen);
       };
       const waiter: Waiter = { text: text.toLowerCase(), resolve: done };

@@ -54,6 +54,8 @@ export interface CollectOptions {
    * the same offset, rather than fail: for a digest nobody is waiting for.
    */
   waitOutTrouble?: boolean;
+  /** Told before each such wait, e.g. to log it. */
+  onTrouble?: (waitMs: number, error: unknown) => void;
   /** Waits when a 429 says nothing of when to come back, or Mintlify failed; `retryNumber` starts at 1. */
   backoffMs?: (retryNumber: number) => number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -124,6 +126,7 @@ export async function collectVisitors(
         troubledTimes += 1;
         const waitMs = backoffMs(troubledTimes);
         if (now() - startedAt + waitMs > options.giveUpMs) throw error;
+        options.onTrouble?.(waitMs, error);
         await sleep(waitMs, options.signal);
         continue; // the same offset again
       }

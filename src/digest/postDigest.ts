@@ -121,16 +121,14 @@ interface ReadOptions {
   onRateLimited?: ((waitMs: number) => void) | undefined;
   /** Wait out Mintlify failing (5xx, timeouts) a few times at the same page (the scheduled digest). */
   waitOutTrouble?: boolean;
+  /** The scheduled digest's lease: read and posted only while it is ours (see `withRenewedLease`). */
+  lost?: AbortSignal;
 }
 async function gatherAndPost(
   ctx: DigestContext,
   period: DigestPeriod,
   channel: string,
-  options: ReadOptions & {
-    mark?: MessageMark;
-    /** The scheduled digest's lease: posted only while it is ours (see `withRenewedLease`). */
-    lost?: AbortSignal;
-  },
+  options: ReadOptions & { mark?: MessageMark },
 ): Promise<DigestOutcome> {
   const what = `the digest for ${periodKey(period)} in ${channel}`;
   let message: DigestMessage;
@@ -246,7 +244,12 @@ async function periodNumbers(
     maxPages,
     giveUpMs: options.giveUpMs,
     ...(options.waitOutTrouble ? { waitOutTrouble: true } : {}),
-    signal: ctx.shutdown,
+    // A scheduled digest whose lease was lost stops reading: another worker reads it now.
+    signal: options.lost ? AbortSignal.any([ctx.shutdown, options.lost]) : ctx.shutdown,
+    onTrouble: (waitMs, error) =>
+      ctx.logger.warn(
+        `the digest for ${periodKey(period)}: Mintlify failed (${String(error)}); asking again in ${Math.round(waitMs / 1000)} s`,
+      ),
     ...(options.onRateLimited ? { onRateLimited: options.onRateLimited } : {}),
     ...ctx.collect,
   });

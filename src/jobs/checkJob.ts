@@ -91,7 +91,6 @@ export async function checkJob(
     if (!record) return { kind: 'done', why: 'no_record' } as const;
   }
   memory.projectId = record.projectId;
-  // A resumed job's first round began when it was created; a later round's start is unknown, so from now.
   // Resumed from the store (a restart): the round began when the job started, or was reopened.
   memory.activeSince ??=
     Date.parse(record.roundStartedAt ?? (record.round === 0 ? record.createdAt : '')) || now;
@@ -207,18 +206,15 @@ async function readFailed(
       if (outcome === 'channel_gone') stopTellingSlack(ctx, record, memory);
       if (outcome === 'retry' || outcome === 'busy') return { kind: 'retry' } as const;
     }
-    // Out of the unfinished list, so a restart does not follow (and ask Mintlify about) it again.
-    const updated = await ctx.records.update(jobId, (current) => ({
-      ...current,
-      goneAt: new Date(now).toISOString(),
-    }));
-    if (updated) {
-      ctx.onJobChanged?.(updated);
-      // The card, the Home tab and the status list say so, rather than "Working on it" for good;
-      // a card edit Slack did not take now is tried again at the next check (which ends here again).
-      if (!memory.slackGone && (await editJobCard(ctx, updated)) === 'retry')
-        return { kind: 'retry' } as const;
+    const goneAt = new Date(now).toISOString();
+    // The card says so, rather than "Working on it" for good: before the record, so that a card edit
+    // Slack did not take is tried again at the next check (the job still on the unfinished list).
+    if (!memory.slackGone && (await editJobCard(ctx, { ...record, goneAt })) === 'retry') {
+      return { kind: 'retry' } as const;
     }
+    // Out of the unfinished list, so a restart does not follow (and ask Mintlify about) it again.
+    const updated = await ctx.records.update(jobId, (current) => ({ ...current, goneAt }));
+    if (updated) ctx.onJobChanged?.(updated); // the Home tab and the status list say so too
     return { kind: 'done', why: 'gone' } as const;
   }
   if (error instanceof UnauthorizedError || error instanceof ForbiddenError) {

@@ -99,7 +99,10 @@ export function applyAgentJob(record: JobRecord, job: AgentJob, now: Date): JobR
   const { followUp: _answered, goneAt: _gone, reportedStatus: _reported, ...rest } = record;
   return {
     ...rest,
-    ...(job.unrecognizedStatus ? { reportedStatus: job.unrecognizedStatus.slice(0, 40) } : {}),
+    // A finished job keeps its end on the card, whatever Mintlify answers after it.
+    ...(job.unrecognizedStatus && !FINISHED.has(status)
+      ? { reportedStatus: job.unrecognizedStatus.slice(0, 40) }
+      : {}),
     status,
     round: reopened ? record.round + 1 : record.round,
     ...(reopened ? { roundStartedAt: now.toISOString(), steeredBy: [] } : {}),

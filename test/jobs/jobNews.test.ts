@@ -130,6 +130,9 @@ describe('job cards', () => {
     const done = applyAgentJob(odd, { status: 'completed' }, new Date('2025-01-02T00:01:00Z'));
     expect(done.reportedStatus).toBeUndefined();
     expect(shown(jobCard(done))).toContain('Done, no changes needed');
+    // A finished job keeps its end, whatever Mintlify answers after it.
+    const after = applyAgentJob(done, { unrecognizedStatus: 'cancelled' }, new Date('2025-01-02T00:02:00Z'));
+    expect(shown(jobCard(after))).toContain('Done, no changes needed');
   });
 
   it('are no longer gone once Mintlify answers for the job again', () => {

@@ -68,6 +68,23 @@ describe('npm run sandbox', () => {
     expect(printed).not.toContain('(nothing with');
   }, 30_000);
 
+  it('uses up what a wait-for found: two waits for the same words wait for two jobs', async () => {
+    const printed = await runScript(
+      [
+        '/docs-agent Document A',
+        'wait 0.5',
+        '/docs-agent Document B',
+        'wait-for ready for review',
+        'wait-for ready for review',
+        '/docs-agent status',
+      ],
+      1,
+    );
+    const status = printed.slice(printed.lastIndexOf('› /docs-agent status'));
+    expect(status).toContain('Document B');
+    expect(status).not.toContain('Working on it');
+  }, 30_000);
+
   it('deploys a preview of the pull request, a few seconds after it is ready', async () => {
     const printed = await runScript(
       ['/docs-agent Document the --dry-run flag', 'wait-for ready for review', 'wait-for is deployed'],
