@@ -1,10 +1,8 @@
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import {
-  ConnectionError,
+  isPassingFailure,
   type MintlifyClient,
   RateLimitedError,
-  ServiceError,
-  TimeoutError,
   type VisitorsPage,
 } from '../mintlify/index.js';
 import { periodKey } from './period.js';
@@ -120,9 +118,7 @@ export async function collectVisitors(
     } catch (error) {
       // Mintlify in trouble past the client's quick retries: waited out a few times at the same
       // offset, within the bound, rather than failing the digest and reading every page again.
-      const troubled =
-        error instanceof ServiceError || error instanceof TimeoutError || error instanceof ConnectionError;
-      if (troubled && options.waitOutTrouble && troubledTimes < TROUBLE_WAITS) {
+      if (isPassingFailure(error) && options.waitOutTrouble && troubledTimes < TROUBLE_WAITS) {
         troubledTimes += 1;
         const waitMs = backoffMs(troubledTimes);
         if (now() - startedAt + waitMs > options.giveUpMs) throw error;

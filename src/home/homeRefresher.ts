@@ -15,11 +15,6 @@ export interface HomeRefresherOptions {
   track?: <T>(work: () => Promise<T>) => Promise<T>;
 }
 
-/**
- * Keeps each person's Home tab current: published when they open it, and refreshed when one of
- * their jobs changes, at most once every few seconds per person (in this instance; a second
- * instance may refresh too, which only costs a call).
- */
 /** A person's publish: running (started) or waiting for the one before it. */
 interface Publish {
   started: boolean;
@@ -30,6 +25,11 @@ interface Publish {
   done: Promise<void>;
 }
 
+/**
+ * Keeps each person's Home tab current: published when they open it, and refreshed when one of
+ * their jobs changes, at most once every few seconds per person (in this instance; a second
+ * instance may refresh too, which only costs a call).
+ */
 export class HomeRefresher {
   private readonly lastRefresh = new Map<string, number>();
   private readonly pending = new Map<string, NodeJS.Timeout>();

@@ -9,17 +9,19 @@ import type { AgentBudget } from '../store/rateLedger.js';
 
 const LOW_BUDGET = 10;
 
-const HOW_TO_START = [
+const DOORS = [
   '*How to use the docs agent*',
   '• `/docs-agent &lt;instruction&gt;`: start a job, for example `/docs-agent Document the new --dry-run flag`. The agent edits the docs and opens a pull request.',
   '• `@docs-agent &lt;instruction&gt;` in a channel or a thread does the same; in a thread, the agent also reads the thread so far.',
   '• *Send to docs agent* in a message’s ⋮ menu: a job about that message (and its thread, if you like).',
-  '• A direct message to me starts a job too; my Home tab lists your recent jobs.',
-  '• Reply in the job card’s thread to steer the job. Start a reply with `//` to keep it between people.',
 ];
+const STEERING =
+  '• Reply in the job card’s thread to steer the job. Start a reply with `//` to keep it between people.';
 
 export const USAGE = [
-  ...HOW_TO_START,
+  ...DOORS,
+  '• A direct message to me starts a job too; my Home tab lists your recent jobs.',
+  STEERING,
   '• `/docs-agent status`: this channel’s recent jobs.',
   '• `/docs-agent digest`: the most visited docs pages of the last 7 days, posted in this channel.',
   '• `/docs-agent help`: this message.',
@@ -27,8 +29,9 @@ export const USAGE = [
 
 /** The same, as the Home tab says it (it is no channel, and no answer to `help`). */
 export const HOME_USAGE = [
-  ...HOW_TO_START.filter((line) => !line.includes('my Home tab')),
+  ...DOORS,
   '• A direct message to me (the *Messages* tab above) starts a job too.',
+  STEERING,
   '• `/docs-agent status` in a channel: that channel’s recent jobs. `/docs-agent help`: all of this.',
 ].join('\n');
 

@@ -59,6 +59,18 @@ function previewLine(preview: JobPreview): string | undefined {
   }
 }
 
+/**
+ * What a reply in the card's thread does. Every reply goes to the job, a finished one's too (a thanks
+ * sets a completed job working again); a job Mintlify no longer knows takes none.
+ */
+function replyHint(record: JobRecord): string | undefined {
+  if (record.goneAt) return undefined;
+  if (record.status === 'completed')
+    return 'Replies in this thread still go to the agent, and set it working again.';
+  if (FINISHED.has(record.status)) return 'Replies in this thread still go to the agent.';
+  return 'Reply in this thread to steer the job.';
+}
+
 /** The job card: who asked, what, and where the job stands. Block Kit plus a plain-text fallback. */
 export function jobCard(record: JobRecord): { text: string; blocks: KnownBlock[] } {
   const prompt = escapeSlackText(truncate(record.prompt, 600));
@@ -115,15 +127,7 @@ export function jobCard(record: JobRecord): { text: string; blocks: KnownBlock[]
   if (buttons.length > 0) blocks.push({ type: 'actions', elements: buttons });
   const previewNote = preview && previewLine(preview);
   if (previewNote) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: previewNote }] });
-  // Every reply goes to the job, a finished one's too (a thanks would set it working again); a job
-  // Mintlify no longer knows takes none.
-  const replies = record.goneAt
-    ? undefined
-    : record.status === 'completed'
-      ? 'Replies in this thread still go to the agent, and set it working again.'
-      : FINISHED.has(record.status)
-        ? 'Replies in this thread still go to the agent.'
-        : 'Reply in this thread to steer the job.';
+  const replies = replyHint(record);
   if (replies) {
     blocks.push({
       type: 'context',

@@ -15,7 +15,7 @@ import {
   type RequestFacts,
   schemaErrorFromBody,
 } from './errorMapping.js';
-import { ConnectionError, RateLimitedError, ServiceError, TimeoutError } from './errors.js';
+import { ConnectionError, isPassingFailure, RateLimitedError, TimeoutError } from './errors.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, type Sleep, withRetry } from './retry.js';
 import {
   type AgentJob,
@@ -351,12 +351,7 @@ export class MintlifyClient {
 
 /** Reads may be repeated safely: retry what is likely to pass on a second try. */
 function isWorthRetryingRead(error: unknown): boolean {
-  return (
-    error instanceof RateLimitedError ||
-    error instanceof ServiceError ||
-    error instanceof ConnectionError ||
-    error instanceof TimeoutError
-  );
+  return error instanceof RateLimitedError || isPassingFailure(error);
 }
 
 /**
@@ -365,7 +360,7 @@ function isWorthRetryingRead(error: unknown): boolean {
  * part (the digest's struggles), rather than spend three more on quick tries.
  */
 function isWorthRetryingAnalyticsRead(error: unknown): boolean {
-  return !(error instanceof RateLimitedError) && isWorthRetryingRead(error);
+  return isPassingFailure(error);
 }
 
 /**

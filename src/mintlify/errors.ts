@@ -217,3 +217,8 @@ export type AnyMintlifyError =
 export function isMintlifyError(error: unknown): error is AnyMintlifyError {
   return error instanceof MintlifyError;
 }
+
+/** Mintlify in trouble (a 5xx, no answer in time, a cut connection): the same read may well pass later. */
+export function isPassingFailure(error: unknown): error is ServiceError | ConnectionError | TimeoutError {
+  return error instanceof ServiceError || error instanceof ConnectionError || error instanceof TimeoutError;
+}

@@ -14,6 +14,7 @@ export {
   ForbiddenError,
   InvalidRequestError,
   isMintlifyError,
+  isPassingFailure,
   MintlifyError,
   NotFoundError,
   RateLimitedError,
