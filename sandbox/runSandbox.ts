@@ -93,7 +93,9 @@ export async function runSandbox(options: SandboxOptions): Promise<void> {
       secrets: secretsOf(config),
       sink: (line) => terminal.print(style.dim(`· ${logText(line)}`)),
     });
-    const bot = await createDocsAgent(config, { logger });
+    // The simulated deployment is ready in 3 s: checked each second, its preview shows soon after,
+    // not at the bot's 5-second cadence meant for Mintlify's rate limit.
+    const bot = await createDocsAgent(config, { logger, previews: { statusEveryMs: 1_000 } });
     closing.push(() => bot.stop());
     const { port } = await bot.start();
 
