@@ -48,6 +48,7 @@ export async function startSimulatedMintlify(options: {
 
   const rounds = new Map<string, NodeJS.Timeout>();
   let pullRequests = 0;
+  const pullRequestOf = new Map<string, string>();
 
   const endRound = (jobId: string, instruction: string) => {
     rounds.delete(jobId);
@@ -57,11 +58,14 @@ export async function startSimulatedMintlify(options: {
       fake.setJob(jobId, { status: 'failed' });
       return;
     }
-    pullRequests += job.prLink ? 0 : 1;
-    fake.setJob(jobId, {
-      status: 'completed',
-      prLink: job.prLink ?? `${SANDBOX_MINTLIFY.repository}/pull/${100 + pullRequests}`,
-    });
+    // A reopened job reads prLink null while it works (the spec); its round ends on the same pull request.
+    let prLink = pullRequestOf.get(jobId);
+    if (!prLink) {
+      pullRequests += 1;
+      prLink = `${SANDBOX_MINTLIFY.repository}/pull/${100 + pullRequests}`;
+      pullRequestOf.set(jobId, prLink);
+    }
+    fake.setJob(jobId, { status: 'completed', prLink });
   };
 
   const startRound = (jobId: string, instruction: string) => {

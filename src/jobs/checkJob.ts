@@ -174,12 +174,8 @@ function noticesFor(next: JobRecord, before: JobRecord, memory: JobMemory, now: 
   const notice = (kind: JobNewsKind) => makeNotice(kind, next, memory, now);
   const notices: Notice[] = [];
   if (FINISHED.has(next.status)) notices.push(notice(next.status as JobNewsKind));
-  else {
-    // Without a card, a new pull request would go unseen until the job ends.
-    if (memory.cardGone && next.prLink && next.prLink !== before.prLink) notices.push(notice('pull_request'));
-    // Not for a status this version does not know: "I'll post here when it ends" may never come true.
-    if (memory.slow && !next.reportedStatus) notices.push(notice('slow'));
-  }
+  // Not for a status this version does not know: "I'll post here when it ends" may never come true.
+  else if (memory.slow && !next.reportedStatus) notices.push(notice('slow'));
   return notices.filter(({ key }) => !before.announced.includes(key));
 }
 

@@ -5,10 +5,10 @@ import type { JobRecord } from './jobRecord.js';
 
 /**
  * What the bot says in a job's thread while following it: the end of a round, a job that is
- * gone or slow, a pull request the card can no longer show. Plain words, one message each;
- * the requester is mentioned where they need to act or look, so Slack notifies them.
+ * gone or slow, or one the bot may not read. Plain words, one message each; the requester is
+ * mentioned where they need to act or look, so Slack notifies them.
  */
-export type JobNewsKind = 'completed' | 'failed' | 'archived' | 'gone' | 'slow' | 'pull_request' | 'refused';
+export type JobNewsKind = 'completed' | 'failed' | 'archived' | 'gone' | 'slow' | 'refused';
 
 const START_AGAIN = 'start a new one with `/docs-agent &lt;instruction&gt;`';
 
@@ -40,10 +40,6 @@ export function jobNewsText(
       return `${requester} :hourglass: This job has been running for ${elapsed(when.activeSince.toISOString(), when.now)}, which is unusually long. I’ll keep checking, less often, and post here when it ends. Reply in this thread to steer it.`;
     case 'refused':
       return `${requester} :warning: I can’t check on this job: Mintlify refuses the bot’s requests (its API key is wrong or has expired, or is not allowed from this server). Please ask the person who installed this app to fix the key. I’ll keep trying, and post here when the job ends.`;
-    case 'pull_request':
-      return pr
-        ? `The docs agent opened pull request ${pr}. It is still working; I’ll post here when it is done.`
-        : 'The docs agent is still working.';
   }
 }
 

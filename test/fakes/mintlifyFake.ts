@@ -5,8 +5,9 @@
  * request for assertions, and lets a test drive job states and inject faults.
  *
  * Choices the docs leave open, made here on purpose:
- * - A follow-up reopens the job: status -> active, archivedAt -> null, prLink kept (the agent
- *   keeps working on the same branch and pull request). The docs promise no state for that answer
+ * - A follow-up reopens the job: status -> active, archivedAt -> null, and prLink -> null, as the
+ *   spec has it for every active job ("null while the job is still active"); the branch stays. A test
+ *   ends the round with `setJob`, with or without a pull request. The docs promise no state for that answer
  *   (the agent takes the message up in the background): after `takeUpFollowUpsLater()`, a
  *   follow-up's answer and later reads show the job as it was, until a test moves it with `setJob`.
  * - A project other than `projectId` answers 403 (the key has no access to it).
@@ -351,6 +352,9 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
     const current = jobs.get(id) ?? newJob(id);
     const next: AgentJob = { ...current, ...patch, source: { ...current.source, ...patch.source } };
     if (patch.status === 'archived' && !('archivedAt' in patch)) next.archivedAt = new Date().toISOString();
+    if (next.status === 'active' && next.prLink !== null) {
+      throw new Error(`setJob(${id}): the spec has prLink null while a job is active`);
+    }
     jobs.set(id, next);
     return next;
   };
@@ -555,7 +559,7 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
         if (problem) return problem;
         if (!jobs.has(jobId)) return json(404, { error: 'Job not found' });
         if (followUpsLater) return json(200, jobs.get(jobId));
-        return json(200, setJob(jobId, { status: 'active', archivedAt: null }));
+        return json(200, setJob(jobId, { status: 'active', archivedAt: null, prLink: null }));
       }
       case 'visitors':
         return visitorsAnswer(request.query);

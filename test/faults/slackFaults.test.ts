@@ -129,14 +129,14 @@ describe('editing the card', () => {
   it('rate limited with Retry-After: the card shows the pull request after the wait', async () => {
     const job = await startFollowedJob(h, 'Document the rate limits', 'C0EDITRATE');
     h.slack.failNext('chat.update', { status: 429, retryAfter: 1, channel: job.channel });
-    h.mintlify.setJob(job.jobId, { prLink: PR });
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
     await waitForCardEdit(h, job, PR);
   });
 
   it('Slack failing (5xx) past the retries: the next check edits it', async () => {
     const job = await startFollowedJob(h, 'Document the status page', 'C0EDITOUTAGE');
     h.slack.failNext('chat.update', { status: 503, channel: job.channel }, PAST_RETRIES);
-    h.mintlify.setJob(job.jobId, { prLink: PR });
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
     await waitForCardEdit(h, job, PR);
     expect(h.slack.callsTo('chat.update').filter((call) => call.status === 503)).toHaveLength(PAST_RETRIES);
   });

@@ -55,13 +55,14 @@ describe('what Mintlify receives from the client', () => {
     expect(fake.requestsTo('GET', `/v2/agent/${PROJECT_ID}/job/${created.id}`)).toHaveLength(1);
   });
 
-  it('a follow-up reopens the job and keeps its pull request', async () => {
+  it('a follow-up reopens the job on its branch, with no pull request link while it works (the spec)', async () => {
     const { fake, client } = await fakeAndClient();
     fake.setJob('job-7', { status: 'completed', prLink: 'https://github.com/org/repo/pull/7' });
 
     const job = await client.sendMessage(PROJECT_ID, 'job-7', 'Shorten the intro');
 
-    expect(job).toMatchObject({ status: 'active', prLink: 'https://github.com/org/repo/pull/7' });
+    expect(job).toMatchObject({ status: 'active', prLink: null, source: { ref: 'mintlify/job-7' } });
+    expect(() => fake.setJob('job-7', { prLink: 'https://github.com/org/repo/pull/7' })).toThrow(/active/);
     expect(fake.requestsTo('POST', /\/message$/)[0]?.body).toEqual({ prompt: 'Shorten the intro' });
   });
 
