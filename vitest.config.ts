@@ -5,11 +5,13 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // Gives the run an id that starts all its Redis namespaces, and deletes them when it ends.
     globalSetup: ['test/support/globalRedis.ts'],
-    testTimeout: 20_000,
-    hookTimeout: 20_000,
+    // Generous: a test passes as soon as what it awaits holds, and several start bots in processes of
+    // their own (node or npm, and tsx compiling the bot), which on a busy machine takes many seconds.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
     // A condition awaited with expect.poll may take a while when the machine is busy (test files run
     // in parallel): it passes as soon as it holds.
-    expect: { poll: { timeout: 5_000 } },
+    expect: { poll: { timeout: 10_000 } },
     // Each test file starts its own app and fakes on port 0 and uses its own Redis namespace,
     // so files run in parallel safely.
     pool: 'forks',

@@ -98,7 +98,10 @@ describe('npm start', () => {
     const bot = runBot(botEnv(slack, mintlify));
     children.push(bot.child);
     const url = await bot.listening();
-    await vi.waitFor(() => expect(slack.callsTo('auth.test')).toHaveLength(1));
+    await vi.waitFor(() => expect(slack.callsTo('auth.test')).toHaveLength(1), {
+      timeout: 10_000,
+      interval: 20,
+    });
     const command = (text: string) =>
       sendSlashCommand(url, SECRETS.signingSecret, { text, response_url: slack.responseUrl() });
 
@@ -111,7 +114,8 @@ describe('npm start', () => {
     // One that comes while Slack is still answering waits for it, and is taken.
     let answered = false;
     const waiting = command('Document Y').finally(() => (answered = true));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Short: the bot waits at most 1.5 s from the command's arrival, and the release must reach it within.
+    await new Promise((resolve) => setTimeout(resolve, 100));
     expect(answered).toBe(false);
     check.release();
     expect((await waiting).status).toBe(200);

@@ -3,6 +3,7 @@ import { DigestRecords } from '../../src/digest/digestRecords.js';
 import { addDays } from '../../src/digest/period.js';
 import type { RecordedRequest } from '../fakes/mintlifyFake.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
+import { heldStep } from '../support/leases.js';
 import { visitorsRows as rows } from '../support/visitors.js';
 
 let h: BotHarness;
@@ -163,7 +164,9 @@ describe('/docs-agent digest', () => {
   it('a second request in the same channel while one is on its way is told so, not run twice', async () => {
     h = await startBot();
     h.mintlify.setVisitors(rows(3));
-    h.mintlify.injectFault('visitors', { delayMs: 400 });
+    // The first digest's read is held until the second request has been answered.
+    const read = heldStep();
+    h.mintlify.injectFault('visitors', { until: read.until });
 
     await h.command('digest');
     await h.command('digest');
@@ -172,6 +175,7 @@ describe('/docs-agent digest', () => {
     expect(busy.args.text).toBe(
       'A digest for this channel is already being prepared; it will appear here shortly.',
     );
+    read.release();
     await h.slack.waitForCall('chat.postMessage');
     expect(pageRequests(h)).toHaveLength(1);
   });

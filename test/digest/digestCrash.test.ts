@@ -39,14 +39,15 @@ describe('a worker killed in the middle of a digest', () => {
     mintlify.injectFault('visitors', { delayMs: 60_000 });
     const first = runBot(env);
     bots.push(first);
-    await first.listening();
-    await expect.poll(() => mintlify.requestsFor('visitors').length).toBe(1);
+    await first.printed(/docs-agent worker is running/);
+    await expect.poll(() => mintlify.requestsFor('visitors').length, { timeout: 20_000 }).toBe(1);
     first.child.kill('SIGKILL');
     await first.exited;
 
     const second = runBot(env);
     bots.push(second);
-    await second.printed(/posted the catch-up digest/, 20_000);
+    await second.listening();
+    await second.printed(/posted the catch-up digest/, 30_000);
     expect(slack.callsTo('chat.postMessage').filter((call) => call.args.channel === CHANNEL)).toHaveLength(1);
 
     const store = await openRedisStore({

@@ -41,7 +41,7 @@ async function bot(options: Parameters<typeof startBot>[0]): Promise<BotHarness>
 
 /** Waits until a log line matches: the schedule works in the background, after start. */
 async function logged(h: BotHarness, pattern: RegExp): Promise<string> {
-  await expect.poll(() => h.logs.some((line) => pattern.test(line)), { timeout: 5_000 }).toBe(true);
+  await expect.poll(() => h.logs.some((line) => pattern.test(line)), { timeout: 15_000 }).toBe(true);
   return h.logs.find((line) => pattern.test(line)) as string;
 }
 

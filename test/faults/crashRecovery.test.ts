@@ -60,7 +60,10 @@ async function world(t: TestContext): Promise<World> {
     async boot() {
       const bot = runBot(env);
       bots.push(bot);
-      return { bot, url: await bot.listening() };
+      const url = await bot.listening();
+      // The worker's code loads after the receiver listens: the cases' waits start once it runs.
+      await bot.printed(/docs-agent worker is running/);
+      return { bot, url };
     },
     async close() {
       for (const bot of bots) bot.child.kill('SIGKILL');

@@ -22,9 +22,10 @@ import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
  */
 
 const PR = 'https://github.com/acme/docs/pull/55';
-// Short client timeouts, so "slower than the timeout" costs a test a second, not fifteen.
-const TIMEOUT_MS = 300;
-const SLOW: Fault = { delayMs: 1_000 };
+// Short client timeouts, so "slower than the timeout" costs a test a second or two, not fifteen; not so
+// short that a healthy answer on a busy machine passes them. The fake drops a slow answer when it closes.
+const TIMEOUT_MS = 1_500;
+const SLOW: Fault = { delayMs: 15_000 };
 
 let h: BotHarness;
 let sentinel: StartedJob;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textOf } from '../jobs/followSupport.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
+import { heldStep } from '../support/leases.js';
 import { type PrivateRedis, startPrivateRedis } from '../support/privateRedis.js';
 
 /**
@@ -24,11 +25,13 @@ describe('Redis full for a while during a run', () => {
 
   it('keeps a job Mintlify created as Redis filled up: recorded once it takes writes again, its card posted once', async () => {
     const channel = 'C0FULL';
-    h.mintlify.injectFault('createJob', { delayMs: 1_500 });
+    const answer = heldStep();
+    h.mintlify.injectFault('createJob', { until: answer.until });
     await h.command('Document the size limits', { channel_id: channel });
     await expect.poll(() => h.mintlify.requestsFor('createJob').length).toBe(1);
     // Full before Mintlify answers: the job exists, and Redis refuses its record.
     expect(await redis.command('CONFIG SET maxmemory 1')).toContain('+OK');
+    answer.release();
     await expect
       .poll(() => logged('was created at Mintlify, but Redis is full').length, { timeout: 10_000 })
       .toBe(1);
@@ -48,5 +51,5 @@ describe('Redis full for a while during a run', () => {
     const answers = h.slack.callsTo('response_url').map((call) => textOf(call));
     expect(answers.join('\n')).not.toMatch(/something went wrong|interrupted/i);
     expect(logged('could not be recorded')).toHaveLength(0);
-  }, 40_000);
+  });
 });

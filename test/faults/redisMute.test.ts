@@ -167,7 +167,7 @@ describe('a command of the bot’s own to a Redis that went mute', () => {
           StoreTimeoutError,
         );
         proxy.speak();
-        await expect.poll(() => store.kv.get('thread:C1:1.1'), { timeout: 5_000 }).toBe('job-1');
+        await expect.poll(() => store.kv.get('thread:C1:1.1')).toBe('job-1');
       } finally {
         proxy.speak();
         await store.close();

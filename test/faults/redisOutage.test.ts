@@ -5,6 +5,7 @@ import { TRY_AGAIN_SHORTLY } from '../../src/listeners/context.js';
 import { isStoreUnavailable } from '../../src/store/storeErrors.js';
 import { FAST_POLL, record, startFollowedJob, textOf, threadReplies } from '../jobs/followSupport.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
+import { heldStep } from '../support/leases.js';
 import { type PrivateRedis, startPrivateRedis } from '../support/privateRedis.js';
 
 const PR = 'https://github.com/acme/docs/pull/31';
@@ -109,10 +110,12 @@ describe('Redis lost for a while during a run', () => {
     const created = h.mintlify.requestsFor('createJob').length;
     const answered = h.slack.callsTo('response_url').length;
     // Mintlify answers the create only once Redis is gone: the job exists, its record cannot be written yet.
-    h.mintlify.injectFault('createJob', { delayMs: 3_000 });
+    const answer = heldStep();
+    h.mintlify.injectFault('createJob', { until: answer.until });
     await h.command('Document the retention setting', { channel_id: channel });
     await expect.poll(() => h.mintlify.requestsFor('createJob').length).toBe(created + 1);
     await redisAway();
+    answer.release();
     await expect
       .poll(() => logCount('was created at Mintlify, but Redis is away'), { timeout: 10_000 })
       .toBe(1);
@@ -127,11 +130,14 @@ describe('Redis lost for a while during a run', () => {
     expect(logCount('recorded once Redis answered again')).toBe(1);
     // Run again in this process before that, the start waited for the record instead of answering.
     expect(logCount('a start waits for its job to be recorded')).toBeGreaterThan(0);
-    const kept = await vi.waitFor(async () => {
-      const found = await h.bot.context.jobs.records.byThread(channel, String(card.response.ts));
-      if (!found) throw new Error('the card is posted, but its thread is not on the record yet');
-      return found;
-    });
+    const kept = await vi.waitFor(
+      async () => {
+        const found = await h.bot.context.jobs.records.byThread(channel, String(card.response.ts));
+        if (!found) throw new Error('the card is posted, but its thread is not on the record yet');
+        return found;
+      },
+      { timeout: 10_000, interval: 20 },
+    );
     expect(kept.cardTs).toBe(card.response.ts);
     expect(kept.pendingCard).toBeUndefined();
     // Asked once, shown once, and the person answered once: the card stands for the start.
@@ -146,7 +152,7 @@ describe('Redis lost for a while during a run', () => {
     expect(answers.length).toBeLessThanOrEqual(1);
     for (const answer of answers) expect(textOf(answer)).toContain('its card will appear');
     expect(logCount('could not be recorded')).toBe(0);
-  }, 40_000);
+  });
 
   it('holds back a start run again while its job waits here to be recorded, asking Mintlify nothing', async () => {
     const startId = 'command_start-unrecorded-1';
@@ -176,15 +182,17 @@ describe('Redis lost for a while during a run', () => {
   it('does not post the final reply twice when Redis went away between the post and its record', async () => {
     const job = await startFollowedJob(h, 'Document the audit log');
     // The reply reaches Slack at once, but its answer comes back only after Redis is gone.
-    h.slack.failNext('chat.postMessage', { delayMs: 1_500 });
+    const answer = heldStep();
+    h.slack.failNext('chat.postMessage', { until: answer.until });
     const arrived = h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === job.cardTs);
     h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
     const posted = await arrived;
     expect(textOf(posted)).toContain(PR);
     const failures = logCount('checking jobs fails');
     await redisAway();
+    answer.release();
     // Slack's answer comes; the record cannot say so.
-    await expect.poll(() => logCount('checking jobs fails'), { timeout: 5_000 }).toBe(failures + 1);
+    await expect.poll(() => logCount('checking jobs fails'), { timeout: 10_000 }).toBe(failures + 1);
     await redisBack();
 
     await expect
@@ -194,5 +202,5 @@ describe('Redis lost for a while during a run', () => {
     // was found in the thread by its mark: which one depends on the moment Redis went; never a second post.
     expect(threadReplies(h, job)).toHaveLength(1);
     expect((await record(h, job.jobId))?.noticesInFlight).toBeUndefined();
-  }, 30_000);
+  });
 });

@@ -94,11 +94,14 @@ describe('the job card', () => {
         (call) => call.args.channel === 'U0USER' && JSON.stringify(call.args.blocks).includes(instruction),
       );
       const cardTs = String(dmCard.response.ts);
-      const job = await vi.waitFor(async () => {
-        const found = await h.bot.context.jobs.records.byThread(String(dmCard.response.channel), cardTs);
-        if (!found) throw new Error('the DM card is not on the record yet');
-        return found;
-      });
+      const job = await vi.waitFor(
+        async () => {
+          const found = await h.bot.context.jobs.records.byThread(String(dmCard.response.channel), cardTs);
+          if (!found) throw new Error('the DM card is not on the record yet');
+          return found;
+        },
+        { timeout: 10_000, interval: 20 },
+      );
       expect(job.pendingCard).toBeUndefined();
 
       h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });

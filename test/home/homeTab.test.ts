@@ -79,7 +79,8 @@ describe('the Home tab', () => {
     expect(shown(opened)).toContain('Working on it');
 
     h.mintlify.setJob('job-1', { status: 'completed', prLink: PR });
-    const refreshed = await h.slack.waitForCall('views.publish', (call) => shown(call).includes(PR));
+    // Refreshes are at least 3 s apart: this one may wait for the opening's.
+    const refreshed = await h.slack.waitForCall('views.publish', (call) => shown(call).includes(PR), 20_000);
     expect(refreshed.args.user_id).toBe('U0ADA');
     expect(shown(refreshed)).toContain('Pull request ready');
   });

@@ -38,7 +38,7 @@ describe('following a job that reopens while its last check is ending', () => {
 
     await followJob(ctx, queue, 'job-7'); // a follow-up reopens it: the id is held, the add refused
     release(); // the check ends the job (it read the record before the reopen)
-    await expect.poll(() => runs.length, { timeout: 5_000 }).toBe(2);
+    await expect.poll(() => runs.length).toBe(2);
     expect(runs).toEqual([followJobId('job-7'), followJobId('job-7')]);
     await queues.close(1_000);
   });

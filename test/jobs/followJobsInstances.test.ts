@@ -77,7 +77,7 @@ describe('following jobs from several instances', () => {
     await second.slack.waitForCall(
       'chat.postMessage',
       (call) => call.args.thread_ts === job.cardTs && textOf(call).includes('failed'),
-      10_000,
+      20_000,
     );
   });
 

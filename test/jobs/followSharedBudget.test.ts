@@ -61,7 +61,7 @@ describe('two bot processes following the same jobs', () => {
       },
       { timeout: 20_000, interval: 50 },
     );
-  }, 40_000);
+  });
   afterAll(async () => {
     await second?.close();
     await first?.close();

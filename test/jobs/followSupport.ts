@@ -14,6 +14,9 @@ export const FAST_POLL = {
 
 export const REQUESTER = 'U0USER';
 
+/** vi.waitFor's own default (1 s) is short for a busy machine. */
+const WAIT = { timeout: 10_000, interval: 20 };
+
 export interface StartedJob {
   jobId: string;
   channel: string;
@@ -38,7 +41,7 @@ export async function startFollowedJob(
     const record: JobRecord | undefined = await h.bot.context.jobs.records.byThread(channel, cardTs);
     if (!record) throw new Error('the card is posted, but its thread is not on the record yet');
     return record;
-  });
+  }, WAIT);
   return { jobId: found.jobId, channel, cardTs };
 }
 

@@ -49,7 +49,10 @@ async function loseTheLeaseWhileCreating() {
   const create = heldStep();
   h.mintlify.injectFault('createJob', { until: create.until });
   const starting = startJob(h.bot.context.jobs, INPUT, START_ID);
-  await vi.waitFor(() => expect(h.mintlify.requestsFor('createJob')).toHaveLength(1));
+  await vi.waitFor(() => expect(h.mintlify.requestsFor('createJob')).toHaveLength(1), {
+    timeout: 10_000,
+    interval: 20,
+  });
   const other = await leases.loseToAnother(startLeaseName(START_ID));
   return { starting, create, other };
 }
@@ -131,7 +134,10 @@ describe('a start whose lease is lost', () => {
     // Once the other run is done, the follower finds the card pending and posts it.
     await other.release();
     await vi.waitFor(() => expect(cards()).toHaveLength(1), { timeout: 10_000 });
-    await vi.waitFor(async () => expect((await jobs.records.get(String(jobId)))?.cardTs).toBeTruthy());
+    await vi.waitFor(async () => expect((await jobs.records.get(String(jobId)))?.cardTs).toBeTruthy(), {
+      timeout: 10_000,
+      interval: 20,
+    });
     const outcome = await startJob(jobs, INPUT, START_ID);
     expect(outcome).toMatchObject({ kind: 'started', record: { jobId, cardTs: cards()[0]?.response.ts } });
     expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
@@ -331,7 +337,10 @@ describe('a mention in a thread whose start loses its lease once its job is reco
       ts: asked.ts,
       thread_ts: root.ts,
     });
-    await vi.waitFor(() => expect(h.mintlify.requestsFor('createJob')).toHaveLength(1));
+    await vi.waitFor(() => expect(h.mintlify.requestsFor('createJob')).toHaveLength(1), {
+      timeout: 10_000,
+      interval: 20,
+    });
     const other = await leases.loseToAnother(String(leases.lastTaken('start:')));
     await other.release();
     create.release();

@@ -89,7 +89,7 @@ it('in Socket Mode, holds a mention the queue could not take while Redis was awa
     await slack.close();
     await redis.close();
   }
-}, 40_000);
+});
 
 it('in Socket Mode, a wrong SLACK_APP_TOKEN stops the start, naming the variable', async () => {
   const slack = await startSlackFake({ botToken: SECRETS.botToken, appToken: APP_TOKEN });

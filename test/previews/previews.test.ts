@@ -96,7 +96,7 @@ describe('preview deployments of a job’s pull request', () => {
     expect(h.mintlify.requestsFor('deployPreview')).toHaveLength(1);
     // The App Home lists it next to the pull request.
     await expect
-      .poll(() => JSON.stringify(h.slack.callsTo('views.publish').at(-1)?.args.view))
+      .poll(() => JSON.stringify(h.slack.callsTo('views.publish').at(-1)?.args.view), { timeout: 20_000 })
       .toContain(deployment.previewUrl);
   });
 
@@ -259,7 +259,7 @@ describe('preview deployments of a job’s pull request', () => {
       await startFollowedJob(h, 'Document three', 'C0THREE'),
     ];
     for (const job of jobs) h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
-    await expect.poll(() => h.mintlify.requestsFor('deployPreview').length, { timeout: 5_000 }).toBe(3);
+    await expect.poll(() => h.mintlify.requestsFor('deployPreview').length).toBe(3);
     const asked = h.mintlify
       .requestsFor('deployPreview')
       .map((request) => (request.body as { branch: string }).branch);

@@ -416,10 +416,13 @@ describe.each([
     for (const { job, at } of worked.runs) {
       expect((job.scheduledFor ?? Number.NaN) % 1000).toBe(0);
       expect(job.scheduledFor).toBeLessThanOrEqual(at + CLOCK_SLACK_MS);
-      expect(job.scheduledFor).toBeGreaterThan(at - 1_500);
+      expect(job.scheduledFor).toBeGreaterThan(at - 10_000); // run late on a busy machine, but for its own second
     }
-    const gaps = worked.runs.slice(1).map((run, i) => run.at - worked.runs[i]!.at);
-    for (const gap of gaps) expect(gap).toBeGreaterThan(500);
+    // One job per occurrence: each names a second of its own.
+    const occurrences = worked.runs.map(({ job }) => job.scheduledFor ?? Number.NaN);
+    for (const [i, occurrence] of occurrences.slice(1).entries()) {
+      expect(occurrence - occurrences[i]!).toBeGreaterThanOrEqual(1_000);
+    }
     await expect.poll(() => queue.counts()).toEqual(idle);
     const runsAfterUnschedule = worked.runs.length;
     // Proving that nothing more comes takes waiting past the next occurrences.
@@ -443,7 +446,7 @@ describe.each([
     await first.queues.close(300);
     const closeTook = Date.now() - closeStarted;
     expect(closeTook).toBeGreaterThanOrEqual(300 - CLOCK_SLACK_MS);
-    expect(closeTook).toBeLessThan(300 + 1_000);
+    expect(closeTook).toBeLessThan(300 + 5_000);
     expect(first.connectionOpen()).toBe(true);
 
     if (!harness.shared) {
@@ -493,7 +496,7 @@ describe.each([
 
     const closeStarted = Date.now();
     await queues.close(200);
-    expect(Date.now() - closeStarted).toBeLessThan(200 + 1_500);
+    expect(Date.now() - closeStarted).toBeLessThan(200 + 5_000);
     release.open();
   });
 
@@ -603,7 +606,7 @@ describe('the queue port on bullmq set up while Redis goes away', () => {
       await proxy.close();
       await redis.close();
     }
-  }, 40_000);
+  });
 });
 
 describe('the queue port on bullmq, one process', () => {
@@ -671,11 +674,11 @@ describe('the queue port on bullmq, one process', () => {
     expect(lockKey).toBeDefined();
     await redis.del(String(lockKey));
     await expect.poll(() => worked.runs.length, { timeout: 10_000 }).toBe(2);
-    await expect.poll(() => worked.running(), { timeout: 5_000 }).toBe(1); // the run again is done
+    await expect.poll(() => worked.running()).toBe(1); // the run again is done
     release.open();
     // The first run's last step finds the job finished by its run again (a finished job is not kept).
     const isGone = (line: string) => line.includes('a job was gone when its run ended');
-    await expect.poll(() => logLines.slice(linesBefore).some(isGone), { timeout: 5_000 }).toBe(true);
+    await expect.poll(() => logLines.slice(linesBefore).some(isGone)).toBe(true);
 
     const lines = logLines.slice(linesBefore);
     expect(lines.filter((line) => line.startsWith('error'))).toEqual([]);

@@ -55,7 +55,7 @@ describe('npm run sandbox', () => {
       '↳ #1 @docs-agent: Docs agent job for @ada',
       '✅ Pull request ready',
     ]);
-  }, 30_000);
+  });
 
   it('finds at once with wait-for what the bot showed during the command before', async () => {
     // The job ends during `wait 1`; the wait-for after it does not wait its 60 s for it again.
@@ -66,7 +66,7 @@ describe('npm run sandbox', () => {
     ]);
     expect(printed).toContain('Pull request ready');
     expect(printed).not.toContain('(nothing with');
-  }, 30_000);
+  });
 
   it('uses up what a wait-for found: two waits for the same words wait for two jobs', async () => {
     const printed = await runScript(
@@ -83,7 +83,7 @@ describe('npm run sandbox', () => {
     const status = printed.slice(printed.lastIndexOf('› /docs-agent status'));
     expect(status).toContain('Document B');
     expect(status).not.toContain('Working on it');
-  }, 30_000);
+  });
 
   it('deploys a preview of the pull request, a few seconds after it is ready', async () => {
     const printed = await runScript(
@@ -96,7 +96,7 @@ describe('npm run sandbox', () => {
       '[Preview → https://acme-mintlify-job-1.mintlify.app]',
       '↳ #1 @docs-agent: 👀 The preview of this change is deployed',
     ]);
-  }, 30_000);
+  });
 
   it('tells a whole story: a job’s card, steering it in its thread, its pull request, then the digest', async () => {
     const printed = await runScript([
@@ -275,5 +275,5 @@ describe('npm run sandbox', () => {
     expect(printed).toContain('docs-agent sandbox');
     expect(printed).toMatch(DONE);
     expect(code).toBe(0);
-  }, 60_000); // npm and tsx start and compile the bot in a process of their own: on a busy machine, most of 20 s.
+  });
 });

@@ -6,9 +6,9 @@ import { openMemoryStore, type Store } from '../../src/store/store.js';
 import { watchLeases } from '../support/leases.js';
 import { TEST_REDIS_URL, uniqueNamespace } from '../support/redis.js';
 
-// Renewed every 200 ms: a test sees a few renewals within a second, and a busy machine that runs
-// one late does not lose the lease.
-const TTL_MS = 600;
+// Renewed every 500 ms: a test sees a few renewals within two seconds, and a busy machine that runs
+// one late, or a renewal that fails, does not lose the lease.
+const TTL_MS = 1_500;
 const NAME = 'notice:job-1:0:completed';
 
 const quiet = createLogger({ level: 'error', secrets: [], sink: () => {} });
@@ -30,8 +30,8 @@ describe.each(Object.entries(kinds))('a renewed lease on the %s store', (_kind, 
     const lines: string[] = [];
     const logger = createLogger({ level: 'warn', secrets: [], sink: (line) => lines.push(line) });
     /** `work` under the renewed lease NAME, its loss told to `lines`. */
-    const hold = <T>(work: (lost: AbortSignal, held: HeldLease) => Promise<T>) =>
-      withRenewedLease(store.atomic, NAME, TTL_MS, work, { logger });
+    const hold = <T>(work: (lost: AbortSignal, held: HeldLease) => Promise<T>, ttlMs = TTL_MS) =>
+      withRenewedLease(store.atomic, NAME, ttlMs, work, { logger });
     return { store, lines, hold };
   };
 
@@ -119,7 +119,8 @@ describe.each(Object.entries(kinds))('a renewed lease on the %s store', (_kind, 
       toldBeforeTheClaim = lost.aborted;
       await lease.claim('ask:later', 'me', 60_000);
       return 'asked';
-    });
+      // No renewal runs meanwhile (one between the take-over's two steps would tell the loss first).
+    }, 60_000);
     expect(toldBeforeTheClaim).toBe(false);
     expect(held).toEqual({ ran: false });
     expect(await store.atomic.setIfAbsent('ask:later', 'another claimant', 60_000)).toBe(true);

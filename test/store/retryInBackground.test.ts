@@ -5,6 +5,9 @@ type RetryOptions = Parameters<typeof retryInBackground>[1];
 import { StoreTimeoutError } from '../../src/store/deadline.js';
 import { isStoreUnavailable } from '../../src/store/storeErrors.js';
 
+/** vi.waitFor's own default (1 s) is short for a busy machine. */
+const WAIT = { timeout: 10_000 };
+
 const redisAway = () => new StoreTimeoutError('a write', 5_000);
 
 /** Tried every 5 ms for a minute while Redis is away, wanted throughout: each test changes what it is about. */
@@ -26,7 +29,7 @@ describe('retryInBackground', () => {
       },
       tries({ wanted: () => !done, giveUp }),
     );
-    await vi.waitFor(() => expect(done).toBe(true));
+    await vi.waitFor(() => expect(done).toBe(true), WAIT);
     expect(calls).toBe(3);
     expect(giveUp).not.toHaveBeenCalled();
   });
@@ -37,14 +40,14 @@ describe('retryInBackground', () => {
       throw new Error('the record does not fit');
     });
     retryInBackground(attempt, tries({ giveUp }));
-    await vi.waitFor(() => expect(giveUp).toHaveBeenCalledWith('Error: the record does not fit'));
+    await vi.waitFor(() => expect(giveUp).toHaveBeenCalledWith('Error: the record does not fit'), WAIT);
     expect(attempt).toHaveBeenCalledTimes(1);
   });
 
   it('gives up after its time with the last reason it was not done', async () => {
     const giveUp = vi.fn();
     retryInBackground(async () => 'its start kept it busy', tries({ forMs: 30, giveUp }));
-    await vi.waitFor(() => expect(giveUp).toHaveBeenCalledWith('its start kept it busy'));
+    await vi.waitFor(() => expect(giveUp).toHaveBeenCalledWith('its start kept it busy'), WAIT);
     expect(giveUp).toHaveBeenCalledTimes(1);
   });
 
@@ -56,11 +59,11 @@ describe('retryInBackground', () => {
       return 'not yet';
     });
     retryInBackground(attempt, tries({ wanted: () => wanted, retryOn: () => true, giveUp }));
-    await vi.waitFor(() => expect(attempt).toHaveBeenCalledTimes(1));
+    await vi.waitFor(() => expect(attempt).toHaveBeenCalledTimes(1), WAIT);
     // The next turn finds it unwanted, and neither tries nor gives up: the attempt after it would be the third.
     const again = vi.fn(async (): Promise<true> => true);
     retryInBackground(again, tries({ everyMs: 20, retryOn: () => true, giveUp }));
-    await vi.waitFor(() => expect(again).toHaveBeenCalledTimes(1));
+    await vi.waitFor(() => expect(again).toHaveBeenCalledTimes(1), WAIT);
     expect(attempt).toHaveBeenCalledTimes(1);
     expect(giveUp).not.toHaveBeenCalled();
   });

@@ -40,7 +40,7 @@ export class CallLog {
   }
 
   /** Resolves with the first matching call, already recorded or still to come. */
-  async waitForCall(method: string, predicate?: CallPredicate, timeoutMs = 5000): Promise<SlackCall> {
+  async waitForCall(method: string, predicate?: CallPredicate, timeoutMs = 10_000): Promise<SlackCall> {
     const [call] = await this.waitForCalls(method, 1, predicate, timeoutMs);
     if (!call) throw new Error(`waitForCall('${method}') resolved without a call`);
     return call;
@@ -51,7 +51,7 @@ export class CallLog {
     method: string,
     count: number,
     predicate?: CallPredicate,
-    timeoutMs = 5000,
+    timeoutMs = 10_000,
   ): Promise<SlackCall[]> {
     return new Promise((resolve, reject) => {
       const check = () => {
