@@ -13,6 +13,13 @@ export const MENTION_HELP = [
   '`/docs-agent help` says more.',
 ].join(' ');
 
+/** The answer to `status` or `digest` said to the bot in a mention or its DM. */
+export function commandWordText(word: 'status' | 'digest'): string {
+  return word === 'status'
+    ? 'To see a channel’s recent jobs, type `/docs-agent status` in it; my Home tab lists yours. I didn’t start a job for “status”.'
+    : 'To post the docs digest, type `/docs-agent digest` in the channel it should go to. I didn’t start a job for “digest”.';
+}
+
 /** The answer to `help` (or an empty message) in the bot's DM. */
 export const DM_HELP = [
   'Send me what to change in the docs, for example _Document the new --dry-run flag_. I start a job and post its card in the thread under your message; reply in that thread to steer it.',

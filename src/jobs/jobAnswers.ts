@@ -16,7 +16,7 @@ const DOORS = [
   '• *Send to docs agent* in a message’s ⋮ menu: a job about that message (and its thread, if you like).',
 ];
 const STEERING =
-  '• Reply in the job card’s thread to steer the job. Start a reply with `//` to keep it between people.';
+  '• Reply in the job card’s thread to steer the job. Start a reply with `//` to keep it between people; a reply that is only thanks or an OK stays between people too.';
 
 export const USAGE = [
   ...DOORS,

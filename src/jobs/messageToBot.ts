@@ -5,6 +5,7 @@ import { accessRefusal } from './access.js';
 import { DM_FILES_ONLY_TEXT } from './jobAnswers.js';
 import type { JobsContext } from './jobsContext.js';
 import { ThreadStartingError } from './jobStarts.js';
+import { commandWordOf, smallTalkOf } from './smallTalk.js';
 import { type StartJobOutcome, startJob } from './startJob.js';
 import { type SteerJobOutcome, steerJob } from './steerJob.js';
 import {
@@ -37,6 +38,10 @@ export type MessageToBotOutcome =
   | { kind: 'job_thread' }
   | { kind: 'refused'; text: string }
   | { kind: 'help' }
+  /** `status` or `digest` alone: words for `/docs-agent`, not an instruction. */
+  | { kind: 'command_word'; word: 'status' | 'digest' }
+  /** Thanks, an OK, an emoji: nothing for the agent, and nothing to answer. */
+  | { kind: 'small_talk' }
   | { kind: 'steered'; outcome: SteerJobOutcome }
   | StartJobOutcome;
 
@@ -105,6 +110,13 @@ export async function handleMessageToBot(
   if (instruction === '' && files !== '' && input.door === 'dm')
     return { kind: 'refused', text: DM_FILES_ONLY_TEXT };
   if (instruction === '' || /^help[.!?]?$/i.test(instruction)) return { kind: 'help' };
+  if (files === '') {
+    const word = commandWordOf(instruction);
+    if (word) return { kind: 'command_word', word };
+    const talk = smallTalkOf(instruction);
+    if (talk === 'greeting') return { kind: 'help' };
+    if (talk === 'thanks') return { kind: 'small_talk' };
+  }
 
   const asked = files ? `${instruction}\n${files}` : instruction;
   const sections =

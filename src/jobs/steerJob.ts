@@ -18,6 +18,7 @@ import { isStoreUnavailable } from '../store/storeErrors.js';
 import type { JobsContext } from './jobsContext.js';
 import { againOnceRedisAnswers } from './onceRedisAnswers.js';
 import { ThreadStartingError } from './jobStarts.js';
+import { smallTalkOf } from './smallTalk.js';
 import { filesNote } from './threadContext.js';
 import type { ThreadMessage } from '../slack/threadMessages.js';
 
@@ -40,7 +41,7 @@ export interface SteerJobInput {
 }
 
 export type SteerJobOutcome =
-  | { kind: 'ignored'; why: 'not_a_job_thread' | 'between_people' | 'empty' | 'already_sent' }
+  | { kind: 'ignored'; why: 'not_a_job_thread' | 'between_people' | 'small_talk' | 'empty' | 'already_sent' }
   | { kind: 'refused'; text: string }
   /** The thread is the card's of a job forgotten after JOB_RETENTION_DAYS: its author is told. */
   | { kind: 'too_old'; text: string }
@@ -87,6 +88,8 @@ export async function steerJob(
   const said = (await slackToPlainText(input.text, userNames)).trim();
   if (said.startsWith(BETWEEN_PEOPLE)) return { kind: 'ignored', why: 'between_people' };
   const files = filesNote(input.files);
+  // A thanks or an OK is for the people in the thread: sent, it would set a finished job working again.
+  if (files === '' && smallTalkOf(said)) return { kind: 'ignored', why: 'small_talk' };
   // No words: nothing for the job. A bare mention (with a file or not) is the mention's to answer,
   // with help; Slack sends no mention for a message in the bot's DM.
   const mentionAnswers = input.mentionsBot === true && !isDirectMessage(input.channel);

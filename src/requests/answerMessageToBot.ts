@@ -1,5 +1,5 @@
 import type { Logger, webApi } from '@slack/bolt';
-import { DM_HELP, MENTION_HELP, SOMETHING_WRONG } from '../jobs/doorAnswers.js';
+import { commandWordText, DM_HELP, MENTION_HELP, SOMETHING_WRONG } from '../jobs/doorAnswers.js';
 import { budgetNote } from '../jobs/jobAnswers.js';
 import { handleMessageToBot, type MessageToBot, type MessageToBotOutcome } from '../jobs/messageToBot.js';
 import type { JobsContext } from '../jobs/jobsContext.js';
@@ -26,6 +26,15 @@ export async function answerMessageToBot(
   switch (outcome.kind) {
     case 'duplicate':
     case 'job_thread':
+    case 'small_talk':
+      return;
+    case 'command_word':
+      await client.chat.postMessage({
+        channel,
+        thread_ts: threadTs,
+        text: commandWordText(outcome.word),
+        unfurl_links: false,
+      });
       return;
     case 'steered':
       return answerFollowUp(client, logger, { channel, threadTs, ts, user }, outcome.outcome);

@@ -72,10 +72,14 @@ describe('replies in a job’s thread', () => {
     });
   });
 
-  it('ignore conversation between people (//), edits, bot posts, top-level messages and other threads', async () => {
+  it('ignore conversation between people (//, thanks, OKs), edits, bot posts, top-level messages and other threads', async () => {
     const h = await bot();
     const thread = await startJob(h);
     await h.event(reply(thread, '// let’s wait for the PR before adding more'));
+    // Thanks and OKs are for the people in the thread: sent, they would set a finished job working again.
+    await h.event(reply(thread, 'Thanks a lot! :tada:'));
+    await h.event(reply(thread, 'LGTM'));
+    await h.event(reply(thread, '👍'));
     await h.event(reply(thread, 'edited text', { subtype: 'message_changed' }));
     await h.event(reply(thread, 'a bot says hi', { bot_id: 'B0OTHER' }));
     await h.event(reply(thread, 'joined', { subtype: 'channel_join' }));

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { commandWordOf, smallTalkOf } from '../../src/jobs/smallTalk.js';
+
+describe('smallTalkOf', () => {
+  it.each(['hi', 'Hello there!', 'hey team', 'Good morning, everyone'])('%s is a greeting', (text) => {
+    expect(smallTalkOf(text)).toBe('greeting');
+  });
+
+  it.each([
+    'thanks',
+    'Thank you so much!!',
+    'thx :pray:',
+    'LGTM',
+    'ok.',
+    '👍',
+    ':+1::skin-tone-2:',
+    '🙏🏽',
+    'Great work 🎉',
+  ])('%s is a thanks', (text) => {
+    expect(smallTalkOf(text)).toBe('thanks');
+  });
+
+  it.each([
+    '',
+    'Document the --json flag',
+    'Thanks, now also document the --json flag',
+    'ok, add an example with curl',
+    'Hi, please document the --json flag',
+    'no',
+    'fix the typo',
+  ])('%j is no small talk', (text) => {
+    expect(smallTalkOf(text)).toBeUndefined();
+  });
+});
+
+describe('commandWordOf', () => {
+  it('finds the slash command’s words said alone, and nothing in an instruction', () => {
+    expect(commandWordOf('status')).toBe('status');
+    expect(commandWordOf(' Digest! ')).toBe('digest');
+    expect(commandWordOf('Document the status page')).toBeUndefined();
+  });
+});
