@@ -11,6 +11,17 @@ interface PostedBlock {
   accessory?: { action_id?: string; value?: string };
 }
 
+const FIX_NOTE = '🛠 ';
+const FIX_NOTE_END = ' started a job for this';
+
+/** Who an item of a posted digest says started a job for it (its text, as `noteFixOnDigest` left it). */
+export function fixesNoted(itemText: string): string[] {
+  return itemText
+    .split('\n')
+    .filter((line) => line.startsWith(FIX_NOTE) && line.endsWith(FIX_NOTE_END))
+    .map((line) => line.slice(FIX_NOTE.length, -FIX_NOTE_END.length));
+}
+
 /**
  * A job started from a digest's "Fix with the docs agent": the item says so on the digest itself,
  * for everyone who reads it, so that the next person sees it is being fixed before starting a
@@ -48,11 +59,12 @@ export async function noteFixOnDigest(
         return block;
       }
       found = true;
+      if (fixesNoted(block.text.text).includes(name)) return block; // said once per person
       // Plain text, as the item's line is (a name is a person's own words).
-      const text = truncate(`${block.text.text}\n🛠 ${name} started a job for this`, 3_000);
+      const text = truncate(`${block.text.text}\n${FIX_NOTE}${name}${FIX_NOTE_END}`, 3_000);
       return { ...block, text: { ...block.text, text } };
     });
-    if (!found) return;
+    if (!found || JSON.stringify(blocks) === JSON.stringify(posted.blocks ?? [])) return;
     await client.chat.update({
       channel: digest.channel,
       ts: digest.ts,

@@ -85,13 +85,16 @@ export function strugglesBlocks(struggles: Struggles, range: string): KnownBlock
   ];
   for (const [kind, items] of shown) {
     blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: `*${TITLES[kind]}*` }] });
-    for (const item of items) blocks.push(...itemBlocks(item, range));
+    // Each item's block has an id of its own: a click names it, and the digest's item is read back by it.
+    items.forEach((item, index) => blocks.push(...itemBlocks(item, range, `struggle-${kind}-${index}`)));
   }
   // With nothing to show, the kinds that were read say they were empty; the unread ones are named below.
   const empty = shown.length === 0 ? kinds.filter(([kind]) => !struggles.unread.includes(kind)) : [];
   if (empty.length > 0) {
-    const names = empty.map(([kind]) => NONE[kind]);
-    const list = names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
+    const list = listOf(
+      empty.map(([kind]) => NONE[kind]),
+      'or',
+    );
     blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: `No ${list} this week.` }] });
   }
   if (unread.length > 0) {
@@ -100,7 +103,7 @@ export function strugglesBlocks(struggles: Struggles, range: string): KnownBlock
       elements: [
         {
           type: 'mrkdwn',
-          text: `:warning: Mintlify did not give the ${unread.join(', ')} this time (its analytics limit, or no answer); they are left out.`,
+          text: `:warning: Mintlify did not give the ${listOf(unread, 'and')} this time (its analytics limit, or no answer); they are left out.`,
         },
       ],
     });
@@ -108,7 +111,12 @@ export function strugglesBlocks(struggles: Struggles, range: string): KnownBlock
   return blocks;
 }
 
-function itemBlocks(item: Struggle, range: string): KnownBlock[] {
+/** `a`, `a and b`, `a, b and c` (or `or`). */
+export function listOf(names: string[], word: 'and' | 'or'): string {
+  return names.length === 1 ? names[0]! : `${names.slice(0, -1).join(', ')} ${word} ${names.at(-1)!}`;
+}
+
+function itemBlocks(item: Struggle, range: string, blockId: string): KnownBlock[] {
   const subject = truncate(item.subject.replace(/\s+/g, ' '), SHOWN_MAX);
   const line =
     item.kind === 'page'
@@ -120,6 +128,7 @@ function itemBlocks(item: Struggle, range: string): KnownBlock[] {
   const blocks: KnownBlock[] = [
     {
       type: 'section',
+      block_id: blockId,
       // Plain text: a reader's `<!channel>` or `<https://…|click>` stays text.
       text: { type: 'plain_text', text: line, emoji: true },
       accessory: {
@@ -176,11 +185,11 @@ export function suggestedInstruction(value: StruggleValue): string {
   const named = JSON.stringify(truncate(value.subject.replace(/\s+/g, ' '), 60));
   switch (value.kind) {
     case 'page':
-      return `Improve the page ${named}: readers gave it ${plural(value.count, 'thumbs down', 'thumbs down')} (${value.range}). Find what confuses them, using the feedback in the evidence below, and fix the page.`;
+      return `Improve the page ${named}: readers gave it ${plural(value.count, 'thumbs down', 'thumbs down')} (${value.range}). Find what confuses them, using their feedback given with this instruction, and fix the page.`;
     case 'search':
-      return `Readers searched the docs ${plural(value.count, 'time', 'times')} (${value.range}) for the term ${named} (in full in the evidence below) and clicked no result. Make the docs answer what they were looking for, on the page they would expect.`;
+      return `Readers searched the docs ${plural(value.count, 'time', 'times')} (${value.range}) for the term ${named} (in full in the evidence given with this instruction) and clicked no result. Make the docs answer what they were looking for, on the page they would expect.`;
     case 'question':
-      return `The docs assistant could not answer a readers' question, asked ${plural(value.count, 'time', 'times')} (${value.range}): ${named} (in full in the evidence below). Add what the docs are missing to answer it.`;
+      return `The docs assistant could not answer a question readers asked ${plural(value.count, 'time', 'times')} (${value.range}): ${named} (in full in the evidence given with this instruction). Add what the docs are missing to answer it.`;
   }
 }
 

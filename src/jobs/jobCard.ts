@@ -2,7 +2,7 @@ import type { types } from '@slack/bolt';
 
 type KnownBlock = types.KnownBlock;
 
-import { isLinkable } from '../slack/links.js';
+import { isLinkable, linkTarget } from '../slack/links.js';
 import { escapeSlackText, quote, slackDate, truncate } from '../slack/escape.js';
 import { FINISHED, type JobPreview, type JobRecord, type JobState } from './jobRecord.js';
 
@@ -60,8 +60,8 @@ function previewLine(preview: JobPreview): string | undefined {
 }
 
 /**
- * What a reply in the card's thread does. Every reply goes to the job, a finished one's too (a thanks
- * sets a completed job working again); a job Mintlify no longer knows takes none.
+ * What a reply in the card's thread does. Every reply goes to the job (but a thanks or an OK alone), a
+ * finished one's too, which sets a completed job working again; a job Mintlify no longer knows takes none.
  */
 function replyHint(record: JobRecord): string | undefined {
   if (record.goneAt) return undefined;
@@ -69,6 +69,15 @@ function replyHint(record: JobRecord): string | undefined {
     return 'Replies in this thread still go to the agent, and set it working again.';
   if (FINISHED.has(record.status)) return 'Replies in this thread still go to the agent.';
   return 'Reply in this thread to steer the job.';
+}
+
+/** A card not under the message its job is about links it (a digest's fix, a thread another job had). */
+function aboutNote(record: JobRecord): string {
+  if (!record.about || !isLinkable(record.about.link)) return '';
+  const link = linkTarget(record.about.link);
+  return record.about.what === 'digest'
+    ? `, from <${link}|the docs digest>`
+    : `, about <${link}|this message>`;
 }
 
 /** The job card: who asked, what, and where the job stands. Block Kit plus a plain-text fallback. */
@@ -99,7 +108,10 @@ export function jobCard(record: JobRecord): { text: string; blocks: KnownBlock[]
       type: 'section',
       text: {
         type: 'mrkdwn',
-        text: truncate(`*Docs agent job* for <@${record.requestedBy}>\n${quote(prompt)}`, 3000),
+        text: truncate(
+          `*Docs agent job* for <@${record.requestedBy}>${aboutNote(record)}\n${quote(prompt)}`,
+          3000,
+        ),
       },
     },
     { type: 'context', elements: [{ type: 'mrkdwn', text: truncate(details.join('  ·  '), 3000) }] },

@@ -26,6 +26,12 @@ export interface JobPreview {
   shown?: true;
 }
 
+/** A Slack message a job is about: one a person chose with the shortcut, or a digest's item. */
+export interface JobAbout {
+  link: string;
+  what: 'message' | 'digest';
+}
+
 /** One agent job and the Slack thread that belongs to it. */
 export interface JobRecord {
   jobId: string;
@@ -39,6 +45,8 @@ export interface JobRecord {
   /** The instruction as shown on the card (trimmed); the job received it in full. */
   prompt: string;
   door: JobDoor;
+  /** The message the job is about, when its card is not in that message's thread: the card links it. */
+  about?: JobAbout;
   status: JobState;
   prLink: string | null;
   repository: string | null;

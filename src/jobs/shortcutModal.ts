@@ -2,7 +2,7 @@ import type { types, ViewOutput } from '@slack/bolt';
 import { z } from 'zod';
 import { escapeSlackText, quote, truncate } from '../slack/escape.js';
 import { slackToPlainText } from '../slack/plainText.js';
-import { evidenceText, type StruggleValue, struggleValueSchema } from '../digest/strugglesMessage.js';
+import { evidenceText, listOf, type StruggleValue, struggleValueSchema } from '../digest/strugglesMessage.js';
 import { filesNote } from './threadContext.js';
 
 /** The message shortcut's callback_id: the same string is declared in manifest.yml. */
@@ -71,9 +71,13 @@ const MENTIONED = /@\uE000(U[A-Z0-9]+|W[A-Z0-9]+)\uE000/g;
  */
 export async function sendToAgentModal(
   message: ChosenMessage,
-  options: { instruction?: string } = {},
+  /** `fixedBy`: who the digest's item says started a job for it already. */
+  options: { instruction?: string; fixedBy?: string[] } = {},
 ): Promise<types.ModalView> {
-  if (message.struggle) return modalView(message, evidenceBlocks(message.struggle), options.instruction);
+  if (message.struggle) {
+    const blocks = evidenceBlocks(message.struggle, options.fixedBy ?? []);
+    return modalView(message, blocks, options.instruction);
+  }
   // No users.info here (the form must open within Slack's 3 s): people mentioned are shown as
   // Slack's own mentions, which a form renders as names and which notify nobody. Nothing else in
   // the message can render as a mention or a link.
@@ -117,7 +121,7 @@ export async function sendToAgentModal(
     elements: [
       {
         type: 'mrkdwn',
-        text: 'I post the job’s card in this message’s thread, unless a job has that thread already (then in the channel) or I’m not in this channel (then in our DM). Replies under the card steer the job.',
+        text: 'I post the job’s card in this message’s thread, unless a job has that thread already (then in the channel, linking the message) or I’m not in this channel (then in our DM). Replies under the card steer the job.',
       },
     ],
   });
@@ -125,8 +129,22 @@ export async function sendToAgentModal(
 }
 
 /** The evidence from a digest, in plain text: readers' words never render as mentions or links. */
-function evidenceBlocks(struggle: StruggleValue): types.KnownBlock[] {
+function evidenceBlocks(struggle: StruggleValue, fixedBy: string[]): types.KnownBlock[] {
+  const taken: types.KnownBlock[] =
+    fixedBy.length === 0
+      ? []
+      : [
+          {
+            type: 'section',
+            text: {
+              type: 'plain_text',
+              text: `⚠️ ${listOf(fixedBy, 'and')} already started a job for this. Start another only for what that job leaves out.`,
+              emoji: true,
+            },
+          },
+        ];
   return [
+    ...taken,
     {
       type: 'section',
       text: { type: 'mrkdwn', text: '*What readers struggled with* (from the docs digest)' },
@@ -137,7 +155,7 @@ function evidenceBlocks(struggle: StruggleValue): types.KnownBlock[] {
       elements: [
         {
           type: 'mrkdwn',
-          text: 'The job gets this as evidence, with your instruction. Its card goes in the digest’s thread, or in a thread of its own when a job already has that one.',
+          text: 'The job gets this as evidence, with your instruction. Its card is posted in this channel, linking the digest, and replies under the card steer the job; the digest’s own thread stays for talk.',
         },
       ],
     },

@@ -51,7 +51,7 @@ export async function startFromShortcut(
 ): Promise<ShortcutOutcome> {
   const { message } = request;
   const rootTs = message.threadTs ?? message.ts;
-  const { sections, threadLeftOut } = message.struggle
+  const { sections, threadLeftOut, permalink } = message.struggle
     ? {
         sections: [
           contextSection(
@@ -60,12 +60,15 @@ export async function startFromShortcut(
           ),
         ],
         threadLeftOut: false,
+        permalink: await permalinkOf(ctx, message),
       }
     : await messageSections(ctx, userNames, request, rootTs);
   const leftOut = threadLeftOut ? { threadLeftOut } : {};
 
-  // A thread that already belongs to a job keeps it: the new card then starts a thread of its own.
-  const taken = await ctx.records.byThread(message.channel, rootTs);
+  // The card goes under the message, its thread then the job's; a card of its own in the channel, linking
+  // the message, when a job has that thread already, or for a digest's item: people talk about the
+  // digest in its thread, and that talk is not for any one job.
+  const under = !message.struggle && !(await ctx.records.byThread(message.channel, rootTs));
   const outcome = await startJob(
     ctx,
     {
@@ -73,7 +76,9 @@ export async function startFromShortcut(
       displayPrompt: request.instruction,
       requestedBy: request.user,
       channel: message.channel,
-      ...(taken ? {} : { threadTs: rootTs }),
+      ...(under
+        ? { threadTs: rootTs }
+        : { about: { link: permalink, what: message.struggle ? 'digest' : 'message' } }),
       door: 'shortcut',
     },
     startId,
@@ -100,7 +105,7 @@ async function messageSections(
   userNames: UserNames,
   request: ShortcutRequest,
   rootTs: string,
-): Promise<{ sections: string[]; threadLeftOut: boolean }> {
+): Promise<{ sections: string[]; threadLeftOut: boolean; permalink: string }> {
   const { message } = request;
   const [thread, permalink] = await Promise.all([
     readThread(ctx.slack, message.channel, rootTs).catch(() => undefined),
@@ -114,7 +119,7 @@ async function messageSections(
       : undefined;
     sections.push(threadSection('The whole Slack thread it is in (oldest first)', transcript));
   }
-  return { sections, threadLeftOut: request.includeThread && thread === undefined };
+  return { sections, threadLeftOut: request.includeThread && thread === undefined, permalink };
 }
 
 async function permalinkOf(ctx: JobsContext, message: ChosenMessage): Promise<string> {

@@ -13,7 +13,14 @@ import {
   startFailureText,
   STARTED_WITHOUT_ID_TEXT,
 } from './jobAnswers.js';
-import { applyAgentJob, DISPLAY_PROMPT_MAX, FINISHED, type JobDoor, type JobRecord } from './jobRecord.js';
+import {
+  applyAgentJob,
+  DISPLAY_PROMPT_MAX,
+  FINISHED,
+  type JobAbout,
+  type JobDoor,
+  type JobRecord,
+} from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
 import {
   type JobStart,
@@ -51,6 +58,8 @@ export interface StartJobInput {
   /** Post the card as a reply under this message, which becomes the job's thread. */
   threadTs?: string;
   door: JobDoor;
+  /** The message the job is about, linked from its card (when the card is not under it). */
+  about?: JobAbout;
 }
 
 export type StartJobOutcome =
@@ -252,6 +261,7 @@ async function createAndPost(
       requestedBy: input.requestedBy,
       prompt,
       door: input.door,
+      ...(input.about ? { about: input.about } : {}),
       status: 'unknown',
       prLink: null,
       repository: null,

@@ -163,6 +163,6 @@ describe('the section with nothing to show', () => {
     expect(shown).toContain('did not give the searches');
     const none = lines(['page', 'search', 'question']).join('\n');
     expect(none).not.toContain('this week.');
-    expect(none).toContain('did not give the thumbs-down feedback, searches, assistant questions');
+    expect(none).toContain('did not give the thumbs-down feedback, searches and assistant questions');
   });
 });

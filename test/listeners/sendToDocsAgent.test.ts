@@ -106,6 +106,10 @@ describe('the “Send to docs agent” message shortcut', () => {
     const [first, second] = h.slack.callsTo('chat.postMessage');
     expect(first?.args.thread_ts).toBe(lone.ts);
     expect(second?.args.thread_ts).toBeUndefined();
+    // Away from the message, the second card links it; the first, right under it, needs no link.
+    const permalink = `https://acme.slack.com/archives/C0DOCS/p${lone.ts.replace('.', '')}`;
+    expect(JSON.stringify(second?.args.blocks)).toContain(`about <${permalink}|this message>`);
+    expect(JSON.stringify(first?.args.blocks)).not.toContain('this message>');
     const notes = h.slack.callsTo('chat.postEphemeral');
     expect(notes.map((call) => call.args.thread_ts)).toEqual([lone.ts, undefined]);
     expect(String(notes[1]?.args.text)).toContain('agent uses left');

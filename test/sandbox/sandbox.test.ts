@@ -41,7 +41,7 @@ const DONE =
   /↳ #1 @docs-agent: @ada ✅ The docs agent is done: .*https:\/\/github\.com\/acme\/docs\/pull\/101.* is ready for review/;
 
 describe('npm run sandbox', () => {
-  it('fixes what readers struggled with from the digest: the form filled in, the card in the digest’s thread', async () => {
+  it('fixes what readers struggled with from the digest: the form filled in, the card in the channel linking the digest', async () => {
     const printed = await runScript(['/docs-agent digest', 'fix 1 2', 'wait-for ready for review']);
     expectInOrder(printed, [
       'Where readers struggled',
@@ -52,8 +52,9 @@ describe('npm run sandbox', () => {
       '[Improve the page "/cli/deploy": readers gave it 9 thumbs down',
       'Page /cli/deploy: 9 thumbs down',
       '(modal) you keep the instruction as filled in and choose Start job',
-      '↳ #1 @docs-agent: Docs agent job for @ada',
-      '✅ Pull request ready',
+      '#2 @docs-agent in #docs\n  Docs agent job for @ada, from the docs digest (https://acme.slack.com/archives/C0DOCS/p',
+      '✎ #1 edited by @docs-agent:\n  🛠 ada started a job for this',
+      '✎ #2 edited by @docs-agent:\n  ✅ Pull request ready',
     ]);
   });
 

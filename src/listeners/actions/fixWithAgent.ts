@@ -4,6 +4,7 @@ import {
   parseStruggleValue,
   suggestedInstruction,
 } from '../../digest/strugglesMessage.js';
+import { fixesNoted } from '../../digest/fixNote.js';
 import { accessRefusal } from '../../jobs/access.js';
 import { sendToAgentModal } from '../../jobs/shortcutModal.js';
 import type { ListenerContext } from '../context.js';
@@ -37,7 +38,7 @@ export function fixWithAgent(ctx: ListenerContext) {
       try {
         const view = await sendToAgentModal(
           { channel, ts, text: '', files: [], struggle: value },
-          { instruction: suggestedInstruction(value) },
+          { instruction: suggestedInstruction(value), fixedBy: fixedBy(body, action.block_id) },
         );
         await client.views.open({ trigger_id: body.trigger_id, view });
       } catch (error) {
@@ -47,6 +48,13 @@ export function fixWithAgent(ctx: ListenerContext) {
     };
     ctx.track(open());
   };
+}
+
+/** Who the clicked item, as the digest shows it now, says started a job for it already. */
+function fixedBy(body: BlockButtonAction, blockId: string): string[] {
+  const blocks = (body.message?.blocks ?? []) as Array<{ block_id?: string; text?: { text?: string } }>;
+  const item = blocks.find((block) => block.block_id === blockId);
+  return fixesNoted(item?.text?.text ?? '');
 }
 
 export function registerFixWithAgent(app: App, ctx: ListenerContext): void {
