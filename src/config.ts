@@ -111,9 +111,16 @@ const envSchema = z.object({
     z
       .string()
       .regex(/^rediss?:\/\//, { error: 'must be a redis:// or rediss:// URL', abort: true })
+      .refine((value) => URL.canParse(value) && new URL(value).hostname !== '', {
+        error:
+          'is not a URL that names a host (redis://:password@host:6379): percent-encode characters such as # / @ : in the password (# is %23)',
+        abort: true,
+      })
+      // The Redis client decodes them, and a lone % stops it with nothing but "URI malformed".
       .refine(
-        (value) => URL.canParse(value) && new URL(value).hostname !== '',
-        'is not a URL that names a host (redis://:password@host:6379): percent-encode characters such as # / @ : in the password (# is %23)',
+        (value) =>
+          [new URL(value).username, new URL(value).password].every((part) => decoded(part) !== undefined),
+        'has a user name or password with a % that is not percent-encoded: write % as %25 (and # / @ : as %23 %2F %40 %3A)',
       )
       .optional(),
   ),
@@ -197,7 +204,10 @@ const EXAMPLE_VALUES: Record<string, string> = {
   MINTLIFY_PROJECT_ID: 'your-project-id',
 };
 
-/** Checks that span several variables; they run even when other variables are wrong. */
+/**
+ * Checks that span several variables; they run even when other variables are wrong.
+ * `receivesRequests`: this process takes Slack's requests (the web role), and needs a way to verify them.
+ */
 function crossChecks(
   env: Record<string, string | undefined>,
   receivesRequests: boolean,
@@ -215,6 +225,19 @@ function crossChecks(
       problem:
         'is missing: the Signing Secret from "Basic Information" (needed in HTTP mode; set SLACK_APP_TOKEN instead for Socket Mode)',
     });
+  }
+  // node-redis takes TLS from the URL's scheme alone: with redis:// these would do nothing, unsaid.
+  const url = env.REDIS_URL?.trim() ?? '';
+  if (/^redis:\/\//i.test(url)) {
+    for (const variable of ['REDIS_TLS_CA', 'REDIS_TLS_REJECT_UNAUTHORIZED']) {
+      if (present(variable)) {
+        problems.push({
+          variable,
+          problem:
+            'is set, but REDIS_URL is a plain redis:// URL, which uses no TLS: use a rediss:// URL (two s) for TLS, or unset it',
+        });
+      }
+    }
   }
   const timezone = env.DIGEST_TIMEZONE?.trim() || 'UTC';
   if (!isValidTimeZone(timezone)) {
@@ -353,14 +376,21 @@ export function secretsOf(config: Config): string[] {
     config.slack.signingSecret,
     config.slack.appToken,
     config.mintlify.apiKey,
-    redisPassword(config.store.redisUrl),
+    ...redisPassword(config.store.redisUrl),
   ].filter((value): value is string => typeof value === 'string' && value.length > 0);
 }
 
-function redisPassword(url: string | undefined): string | undefined {
-  if (!url) return undefined;
+/** REDIS_URL's password as written (percent-encoded) and as sent to Redis (decoded): a log line may hold either. */
+function redisPassword(url: string | undefined): string[] {
+  if (!url || !URL.canParse(url)) return [];
+  const written = new URL(url).password;
+  return [...new Set([written, decoded(written)])].filter((value): value is string => Boolean(value));
+}
+
+/** A URL's percent-encoded part, decoded; undefined when it cannot be (a % not followed by two hex digits). */
+function decoded(part: string): string | undefined {
   try {
-    return decodeURIComponent(new URL(url).password) || undefined;
+    return decodeURIComponent(part);
   } catch {
     return undefined;
   }
@@ -383,7 +413,8 @@ export class ConfigError extends Error {
 
 /**
  * Reads the environment into a Config, or throws a ConfigError naming every problem at once.
- * `receivesRequests: false` (the one-shot digest): no signing secret or app token is needed.
+ * `receivesRequests: false` (the one-shot digest), or SERVICES without `web`: no signing secret or
+ * app token is needed.
  */
 export function loadConfig(
   env: Record<string, string | undefined>,
@@ -398,7 +429,6 @@ export function loadConfig(
           variable: String(issue.path[0] ?? 'environment'),
           problem: issue.message,
         }))),
-    ...crossChecks(env, options.receivesRequests ?? true),
   ];
   // Variables that tie together, each read on its own: their problems are told with any other's.
   const valid = <K extends keyof typeof envSchema.shape>(
@@ -409,6 +439,9 @@ export function loadConfig(
   };
   const services = valid('SERVICES');
   const roles = services ? new Set(services) : undefined;
+  // Only the web role takes Slack's requests: a worker-only process verifies none (it still needs
+  // SLACK_BOT_TOKEN). SERVICES that cannot be read is told on its own, and the secret asked for.
+  problems.push(...crossChecks(env, (options.receivesRequests ?? true) && (roles?.has('web') ?? true)));
   if (roles && roles.size < SERVICE_NAMES.length && !env.REDIS_URL?.trim()) {
     problems.push({
       variable: 'SERVICES',

@@ -107,6 +107,21 @@ describe('configuration', () => {
     expect(loadConfig(withoutSecret, { receivesRequests: false }).slack.signingSecret).toBeUndefined();
   });
 
+  it('needs no signing secret or app token for a worker-only process, which takes no request from Slack', () => {
+    const { SLACK_SIGNING_SECRET: _unneeded, ...withoutSecret } = valid;
+    const redis = { ...withoutSecret, REDIS_URL: 'redis://127.0.0.1:6379' };
+    expect(loadConfig({ ...redis, SERVICES: 'worker' }).services).toEqual({ web: false, worker: true });
+    for (const services of ['web', 'web,worker']) {
+      expect(problemsOf({ ...redis, SERVICES: services }).problems).toEqual([
+        { variable: 'SLACK_SIGNING_SECRET', problem: expect.stringContaining('is missing') },
+      ]);
+    }
+    // A worker still needs the bot token.
+    expect(problemsOf({ ...redis, SERVICES: 'worker', SLACK_BOT_TOKEN: undefined }).problems).toEqual([
+      { variable: 'SLACK_BOT_TOKEN', problem: expect.stringContaining('is missing') },
+    ]);
+  });
+
   it.each([
     ['mint_dsc_assistant_key_secret', 'an assistant key (mint_dsc_)'],
     ['mint_us_index_key_secret', 'an index key (mint_us_)'],
@@ -132,6 +147,48 @@ describe('configuration', () => {
     expect(
       loadConfig({ ...valid, REDIS_URL: 'redis://:s3cr3t%23pw@redis.example.com:6379' }).store.redisUrl,
     ).toBe('redis://:s3cr3t%23pw@redis.example.com:6379');
+  });
+
+  it('refuses a REDIS_URL whose password holds a % that is not percent-encoded, saying to write %25', () => {
+    for (const url of [
+      'redis://:se%cret@redis.example.com:6379',
+      'rediss://us%er:pw@redis.example.com:6379',
+    ]) {
+      const error = problemsOf({ ...valid, REDIS_URL: url });
+      expect(error.problems).toEqual([
+        { variable: 'REDIS_URL', problem: expect.stringContaining('write % as %25') },
+      ]);
+      expect(error.message).not.toContain('cret');
+    }
+    expect(
+      loadConfig({ ...valid, REDIS_URL: 'redis://:se%25cret@redis.example.com:6379' }).store.redisUrl,
+    ).toBe('redis://:se%25cret@redis.example.com:6379');
+  });
+
+  it('refuses TLS settings with a plain redis:// URL, which uses no TLS', () => {
+    const error = problemsOf({
+      ...valid,
+      REDIS_URL: 'redis://redis.example.com:6379',
+      REDIS_TLS_REJECT_UNAUTHORIZED: 'false',
+      REDIS_TLS_CA: '-----BEGIN CERTIFICATE-----\\nMIIB\\n-----END CERTIFICATE-----',
+    });
+    expect(error.problems).toEqual(
+      ['REDIS_TLS_CA', 'REDIS_TLS_REJECT_UNAUTHORIZED'].map((variable) => ({
+        variable,
+        problem: expect.stringContaining(
+          'REDIS_URL is a plain redis:// URL, which uses no TLS: use a rediss:// URL',
+        ),
+      })),
+    );
+    const tls = loadConfig({
+      ...valid,
+      REDIS_URL: 'rediss://redis.example.com:6379',
+      REDIS_TLS_REJECT_UNAUTHORIZED: 'false',
+    });
+    expect(tls.store.tls.rejectUnauthorized).toBe(false);
+    expect(
+      loadConfig({ ...valid, REDIS_URL: 'redis://redis.example.com:6379', REDIS_TLS_CA: ' ' }).store.tls.ca,
+    ).toBe(undefined);
   });
 
   it('takes the APIs’ URLs over https only, but for this machine: they carry the token and the key', () => {
@@ -219,6 +276,17 @@ describe('configuration', () => {
     expect(secretsOf(config).sort()).toEqual(
       [valid.SLACK_BOT_TOKEN, valid.SLACK_SIGNING_SECRET, valid.MINTLIFY_API_KEY, 'xapp-1-app-token'].sort(),
     );
+  });
+});
+
+describe('REDIS_URL’s password in the log', () => {
+  it('is redacted both as written in the URL (percent-encoded) and as sent to Redis (decoded)', () => {
+    const config = loadConfig({ ...valid, REDIS_URL: 'rediss://:s3cr3t%23pw%25x@redis.example.com:6379' });
+    expect(secretsOf(config)).toEqual(expect.arrayContaining(['s3cr3t%23pw%25x', 's3cr3t#pw%x']));
+    const lines: string[] = [];
+    const logger = createLogger({ level: 'info', secrets: secretsOf(config), sink: (l) => lines.push(l) });
+    logger.error('connect to rediss://:s3cr3t%23pw%25x@redis.example.com failed: AUTH s3cr3t#pw%x');
+    expect(lines[0]).not.toMatch(/s3cr3t/);
   });
 });
 

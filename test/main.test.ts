@@ -7,6 +7,7 @@ import { type SlackFake, startSlackFake } from './fakes/slackFake.js';
 import { PROJECT_ID, SECRETS } from './support/botHarness.js';
 import { botEnv, runBot } from './support/botProcess.js';
 import { heldStep } from './support/leases.js';
+import { TEST_REDIS_URL, uniqueNamespace } from './support/redis.js';
 import { sendSlashCommand } from './support/slackRequests.js';
 
 const children: ChildProcess[] = [];
@@ -44,6 +45,24 @@ describe('npm start', () => {
       'To try the bot without Slack or a Mintlify account, run: npm run sandbox',
     );
     expect(bot.output()).not.toContain(SECRETS.botToken);
+  });
+
+  it('as a worker only (SERVICES=worker), starts without a signing secret: it takes no request from Slack', async () => {
+    const { slack, mintlify } = await startFakes();
+    const worker = runBot(
+      botEnv(slack, mintlify, {
+        SLACK_SIGNING_SECRET: undefined,
+        SERVICES: 'worker',
+        REDIS_URL: TEST_REDIS_URL,
+        STORE_NAMESPACE: uniqueNamespace('worker-only'),
+      }),
+    );
+    children.push(worker.child);
+    await worker.printed(/docs-agent worker is running \(SERVICES=worker/);
+    expect(worker.output()).not.toContain('SLACK_SIGNING_SECRET');
+    expect(worker.output()).not.toContain('listening on port');
+    worker.child.kill('SIGTERM');
+    expect(await worker.exited).toBe(0);
   });
 
   it('with a wrong SLACK_BOT_TOKEN says so in plain words and exits', async () => {

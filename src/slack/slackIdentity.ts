@@ -7,7 +7,25 @@ export interface SlackIdentity {
   botId: string;
 }
 
-/** A wrong token fails at start with a clear line, not on the first request; the bot's ids come with it. */
+/**
+ * The bot scopes the bot uses: the same list as manifest.yml's `oauth_config.scopes.bot`
+ * (test/slackIdentity.test.ts holds them equal).
+ */
+export const BOT_SCOPES: readonly string[] = [
+  'commands',
+  'chat:write',
+  'channels:history',
+  'groups:history',
+  'reactions:write',
+  'users:read',
+  'app_mentions:read',
+  'im:history',
+];
+
+/**
+ * A wrong token fails at start with a clear line, not on the first request; the bot's ids come with
+ * it. A token installed from an older manifest is told at start too, by the scopes it lacks.
+ */
 export async function verifySlackToken(client: webApi.WebClient, logger: Logger): Promise<SlackIdentity> {
   let auth: webApi.AuthTestResponse;
   try {
@@ -19,7 +37,24 @@ export async function verifySlackToken(client: webApi.WebClient, logger: Logger)
   if (!auth.user_id || !auth.bot_id) {
     throw new Error('SLACK_BOT_TOKEN is not a bot token: use the Bot User OAuth Token (xoxb-...)');
   }
+  const missing = missingScopes(auth.response_metadata?.scopes);
+  if (missing.length > 0) {
+    logger.warn(
+      `SLACK_BOT_TOKEN lacks ${missing.join(', ')}: update the app from manifest.yml and reinstall it`,
+    );
+  }
   return { botUserId: auth.user_id, botId: auth.bot_id };
+}
+
+/**
+ * The bot scopes the token was not granted, from the scopes Slack sends with each answer
+ * (`x-oauth-scopes`, which the Web API client puts in `response_metadata.scopes`); none when
+ * Slack (or a proxy) sent no such header.
+ */
+function missingScopes(granted: string[] | undefined): string[] {
+  if (granted === undefined) return [];
+  const have = new Set(granted.map((scope) => scope.trim()));
+  return BOT_SCOPES.filter((scope) => !have.has(scope));
 }
 
 /** Why `auth.test` failed, in plain words: Slack's refusal (and what to do), or why Slack could not be reached. */

@@ -6,6 +6,7 @@ import { withoutCredentials } from '../log.js';
 import { withDeadlines } from './deadline.js';
 import { RedisAtomicOps } from './redisAtomic.js';
 import type { Store } from './store.js';
+import { isRequestLimitReply, REQUEST_LIMIT } from './storeErrors.js';
 
 /** How long a connection may take to open (TCP and TLS). */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -39,6 +40,17 @@ const UNACCEPTABLE_CERTIFICATE = new Set([
   'CERT_NOT_YET_VALID',
 ]);
 
+/**
+ * A Redis the bot cannot work with, told at start by what it says of itself (INFO): its message
+ * is the whole of what is wrong, and what to do.
+ */
+class UnsupportedRedisError extends Error {
+  constructor(problem: string) {
+    super(problem);
+    this.name = 'UnsupportedRedisError';
+  }
+}
+
 export class StoreUnavailableError extends Error {
   constructor(url: string, cause: unknown) {
     super(`Redis at ${withoutCredentials(url, 'REDIS_URL')} ${problemOf(cause, url)}`, { cause });
@@ -48,6 +60,14 @@ export class StoreUnavailableError extends Error {
 
 /** Why the bot could not use Redis, in plain words, and what to do about it. */
 function problemOf(cause: unknown, url: string): string {
+  if (cause instanceof UnsupportedRedisError) return cause.message;
+  // The Redis client decodes the URL's user name and password; a lone % cannot be.
+  if (cause instanceof URIError) {
+    return (
+      `cannot be connected to: the user name or password in REDIS_URL cannot be decoded (${cause.message}). ` +
+      'Percent-encode a % in it as %25 (and # / @ : as %23 %2F %40 %3A)'
+    );
+  }
   const code = errorCode(cause);
   const reason = cause instanceof Error ? cause.message : String(cause);
   if (typeof code === 'string' && UNTRUSTED_CERTIFICATE.has(code)) {
@@ -127,6 +147,7 @@ function redisRefusal(reason: string): string | undefined {
   }
   if (/^LOADING\b/.test(reason))
     return 'is still loading its data after a restart: start the bot again shortly';
+  if (isRequestLimitReply(reason)) return REQUEST_LIMIT;
   return undefined;
 }
 
@@ -182,30 +203,33 @@ async function connectRedis(
   let down = false;
   let everConnected = false;
   const options = clientOptions(settings);
-  const client = createClient({
-    ...options,
-    socket: {
-      ...options.socket,
-      // At start a few quick tries, then a clear failure (at once for a certificate: trying again
-      // changes nothing); once running, keep trying for good.
-      reconnectStrategy: (retries: number, cause: Error) => {
-        if (everConnected) return Math.min(100 * 2 ** retries, 5_000);
-        return retries < 3 && !isCertificateProblem(cause) ? 200 : cause;
-      },
-    },
-  }) as RedisClientType;
-  client.on('error', (error: Error) => {
-    if (down || !everConnected) return;
-    down = true;
-    events.onDown?.(error);
-  });
-  client.on('ready', () => {
-    everConnected = true;
-    if (down) events.onUp?.();
-    down = false;
-  });
+  let client: RedisClientType | undefined;
   let timer: NodeJS.Timeout | undefined;
   try {
+    // In the try: the client reads the URL as it is made, and a password it cannot decode throws.
+    client = createClient({
+      ...options,
+      socket: {
+        ...options.socket,
+        // At start a few quick tries, then a clear failure (at once for a certificate: trying again
+        // changes nothing); once running, keep trying for good.
+        reconnectStrategy: (retries: number, cause: Error) => {
+          if (everConnected) return Math.min(100 * 2 ** retries, 5_000);
+          return retries < 3 && !isCertificateProblem(cause) ? 200 : cause;
+        },
+      },
+    }) as RedisClientType;
+    client.on('error', (error: Error) => {
+      if (down || !everConnected) return;
+      down = true;
+      events.onDown?.(error);
+    });
+    client.on('ready', () => {
+      everConnected = true;
+      if (down) events.onUp?.();
+      down = false;
+    });
+    const connecting = client;
     // A server that takes the connection but never answers (a stuck proxy) would hold the start forever.
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -213,9 +237,9 @@ async function connectRedis(
         start.timeoutMs,
       );
     });
-    await Promise.race([client.connect().then(() => start.prepare(client)), late]);
+    await Promise.race([connecting.connect().then(() => start.prepare(connecting)), late]);
   } catch (error) {
-    if (client.isOpen) client.destroy();
+    if (client?.isOpen) client.destroy();
     throw new StoreUnavailableError(settings.redisUrl, error);
   } finally {
     clearTimeout(timer);
@@ -254,12 +278,25 @@ export async function openRedisStore(options: {
     },
     {
       timeoutMs: options.startTimeoutMs ?? START_TIMEOUT_MS,
-      // Both at once: one round trip to a hosted Redis rather than two, before the bot can listen.
+      // Asked at once: one round trip to a hosted Redis rather than several, before the bot can listen.
+      // Nothing is written before the Redis is known to be one the bot can work with.
       prepare: async (connected) => {
-        await Promise.all([
-          warnUnlessNoEviction(connected, logger),
-          moveDoubledKeys(connected, namespace, logger, options.retentionMs),
+        const layout = connected.get(`${namespace}:${LAYOUT_KEY}`);
+        layout.catch(() => {}); // a Redis refused below answers it with an error nobody waits for
+        // A provider that refuses a section of INFO it keeps to itself leaves that check be; INFO
+        // itself refused (an ACL user without it) stops the start, through `memory`.
+        const unlessRefused = (error: unknown) => {
+          if (error instanceof Error && error.constructor.name === 'ErrorReply') return '';
+          throw error;
+        };
+        const [memory, replication, cluster] = await Promise.all([
+          connected.info('memory'),
+          connected.info('replication').catch(unlessRefused),
+          connected.info('cluster').catch(unlessRefused),
         ]);
+        refuseUnsupported(replication, cluster);
+        warnUnlessNoEviction(memory, logger);
+        await moveDoubledKeys(connected, namespace, logger, options.retentionMs, await layout);
       },
     },
   );
@@ -284,17 +321,38 @@ export async function openRedisStore(options: {
 }
 
 /**
+ * A read-only replica (a reader endpoint) takes the start's reads, then refuses every write; a
+ * Redis Cluster node answers only for its own keys, and the bot's and BullMQ's commands span keys
+ * of many slots. Read from INFO; a Redis that hides a section is left be.
+ */
+function refuseUnsupported(replication: string, cluster: string): void {
+  const role = /^role:(\S+)/m.exec(replication)?.[1];
+  if (role === 'slave' || role === 'replica') {
+    throw new UnsupportedRedisError(
+      'is a read-only replica: REDIS_URL points at a replica (a reader endpoint?), where every write of the bot ' +
+        'would be refused. Point REDIS_URL at the primary (on ElastiCache, the primary endpoint)',
+    );
+  }
+  if (/^cluster_enabled:1\b/m.test(cluster)) {
+    throw new UnsupportedRedisError(
+      'runs Redis Cluster (cluster mode), which the bot does not support (ElastiCache with cluster mode on, ' +
+        'ElastiCache Serverless and MemoryDB run it): use a Redis without cluster mode, by its primary endpoint',
+    );
+  }
+}
+
+/**
  * BullMQ needs `maxmemory-policy noeviction`: a Redis that evicts keys when full may drop queued
  * work. Read from INFO (CONFIG is disabled on most hosted Redis); a Redis that hides it is left be.
  */
-async function warnUnlessNoEviction(client: RedisClientType, logger: Logger): Promise<void> {
-  const info = await client.info('memory');
+function warnUnlessNoEviction(info: string, logger: Logger): void {
   const policy = /maxmemory_policy:(\S+)/.exec(info)?.[1];
   if (policy === undefined || policy === 'noeviction') return;
   logger.warn(
     `Redis's maxmemory-policy is ${policy}: when its memory is full it deletes keys, queued work and job ` +
-      'records among them. Set it to noeviction (on Heroku: heroku redis:maxmemory --policy noeviction), so a full ' +
-      'Redis refuses writes instead, which the bot reports',
+      'records among them. Set it to noeviction (on Heroku: heroku redis:maxmemory --policy noeviction; on ' +
+      'ElastiCache, whose default is volatile-lru: in a custom parameter group), so a full Redis refuses writes ' +
+      'instead, which the bot reports',
   );
 }
 
@@ -308,9 +366,10 @@ async function moveDoubledKeys(
   namespace: string,
   logger: Logger,
   retentionMs: number | undefined,
+  layout: string | null,
 ): Promise<void> {
   const layoutKey = `${namespace}:${LAYOUT_KEY}`;
-  if ((await client.get(layoutKey)) === LAYOUT) return;
+  if (layout === LAYOUT) return;
   const oldPrefix = `${namespace}::${namespace}:`;
   let moved = 0;
   for await (const keys of client.scanIterator({ MATCH: `${globEscape(oldPrefix)}*`, COUNT: 1_000 })) {

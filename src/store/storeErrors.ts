@@ -34,6 +34,19 @@ const UNAVAILABLE = new Set([
 const PASSING_REPLY = /^(OOM|READONLY|LOADING|MISCONF|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|BUSY)\b/;
 const REPLY_ERRORS = new Set(['ErrorReply', 'SimpleError', 'BlobError']);
 
+/**
+ * Upstash's reply once a plan's command allowance is spent (the free plan's, or a pay-as-you-go
+ * budget's): passing too, until the allowance renews or the plan changes.
+ */
+export function isRequestLimitReply(message: string): boolean {
+  return /^ERR max (?:daily )?requests? limit exceeded/i.test(message);
+}
+
+/** What that reply means, in plain words. */
+export const REQUEST_LIMIT =
+  "refuses commands: its plan's allowance of commands is used up (Upstash: ERR max requests limit exceeded). " +
+  "BullMQ's workers send commands even when idle: take a fixed plan, not a pay-as-you-go or free one";
+
 /** The passing error reply `error` is, or one of a transaction's replies it holds, if there is one. */
 function passingReply(error: Error): string | undefined {
   const { replies: multi } = error as { replies?: unknown };
@@ -42,7 +55,9 @@ function passingReply(error: Error): string | undefined {
       ? multi.filter((reply): reply is Error => reply instanceof Error)
       : [error];
   return replies.find(
-    (reply) => REPLY_ERRORS.has(reply.constructor.name) && PASSING_REPLY.test(reply.message),
+    (reply) =>
+      REPLY_ERRORS.has(reply.constructor.name) &&
+      (PASSING_REPLY.test(reply.message) || isRequestLimitReply(reply.message)),
   )?.message;
 }
 
@@ -54,6 +69,7 @@ export function storeTrouble(error: unknown): string {
     if (reply?.startsWith('READONLY')) {
       return 'Redis answers as a read-only replica (during a failover; if it lasts, the bot is still connected to the old primary: restart it)';
     }
+    if (reply && isRequestLimitReply(reply)) return `Redis ${REQUEST_LIMIT}`;
     if (reply) return `Redis cannot take writes for now (${reply.split(' ')[0]})`;
     current = current.cause;
   }

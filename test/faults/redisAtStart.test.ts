@@ -1,3 +1,8 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
 import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
@@ -94,6 +99,71 @@ describe('Redis at start', () => {
     },
   );
 
+  it('when REDIS_URL names a read-only replica (a reader endpoint), the bot says so before it writes, and exits', async () => {
+    const { slack, mintlify } = await startFakes();
+    const primary = await startPrivateRedis();
+    const replica = await startPrivateRedis();
+    try {
+      // A Redis the bot has used before: the start has nothing to write, and READONLY would come only later.
+      expect(await primary.command('SET docs-agent:store-layout 2')).toContain('+OK');
+      expect(await replica.command(`REPLICAOF 127.0.0.1 ${primary.port}`)).toContain('+OK');
+      await expect.poll(() => replica.command('GET docs-agent:store-layout')).toContain('2');
+      const bot = runBot(botEnv(slack, mintlify, { REDIS_URL: replica.url }));
+      bots.push(bot);
+      // A bot that starts listens: the test fails then, rather than wait out its time limit.
+      expect(await Promise.race([bot.exited, bot.listening().then(() => 'listening')])).toBe(1);
+      const output = bot.output();
+      expect(output).toContain(
+        `docs-agent cannot start: Redis at ${replica.url} is a read-only replica: REDIS_URL points at a replica (a reader endpoint?)`,
+      );
+      expect(output).toContain('Point REDIS_URL at the primary');
+      expect(output).not.toContain('listening on port');
+    } finally {
+      await replica.close();
+      await primary.close();
+    }
+  });
+
+  it('when REDIS_URL names a Redis Cluster node, the bot says cluster mode is not supported, and exits', async () => {
+    const { slack, mintlify } = await startFakes();
+    const node = await startClusterNode();
+    try {
+      const bot = runBot(botEnv(slack, mintlify, { REDIS_URL: node.url }));
+      bots.push(bot);
+      // A bot that starts listens: the test fails then, rather than wait out its time limit.
+      expect(await Promise.race([bot.exited, bot.listening().then(() => 'listening')])).toBe(1);
+      const output = bot.output();
+      expect(output).toContain(
+        `docs-agent cannot start: Redis at ${node.url} runs Redis Cluster (cluster mode), which the bot does not support`,
+      );
+      expect(output).toContain('use a Redis without cluster mode, by its primary endpoint');
+      expect(output).not.toContain('listening on port');
+    } finally {
+      await node.close();
+    }
+  });
+
+  it('when the password in REDIS_URL holds a % that is not percent-encoded, the bot says to write %25, not "URI malformed"', async () => {
+    const { slack, mintlify } = await startFakes();
+    const redis = await startPrivateRedis();
+    try {
+      const bot = runBot(
+        botEnv(slack, mintlify, { REDIS_URL: `redis://:pass%word-42@127.0.0.1:${redis.port}` }),
+      );
+      bots.push(bot);
+      expect(await bot.exited).toBe(1);
+      const output = bot.output();
+      expect(output).toContain('docs-agent cannot start: 1 configuration problem');
+      expect(output).toContain(
+        'REDIS_URL has a user name or password with a % that is not percent-encoded: write % as %25',
+      );
+      expect(output).not.toContain('URI malformed');
+      expect(output).not.toContain('word-42');
+    } finally {
+      await redis.close();
+    }
+  });
+
   it('when Redis refuses more clients than the store’s, the log names the queues left without a worker, and why', async () => {
     const redis = await startPrivateRedis();
     // The store's connection and the workers' own get in; most workers' blocking connections do not.
@@ -125,3 +195,50 @@ describe('Redis at start', () => {
     );
   });
 });
+
+/**
+ * A redis-server in cluster mode, one node serving every slot: ElastiCache with cluster mode on,
+ * ElastiCache Serverless and MemoryDB answer as such a node does (`cluster_enabled:1`).
+ */
+async function startClusterNode(): Promise<{ url: string; close(): Promise<void> }> {
+  // A free port: taken from a private Redis, which gives it up as it closes.
+  const probe = await startPrivateRedis();
+  await probe.close();
+  const port = probe.port;
+  const dir = mkdtempSync(join(tmpdir(), 'docs-agent-cluster-'));
+  const child: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir].concat([
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      join(dir, 'nodes.conf'),
+    ]),
+    { stdio: 'ignore' },
+  );
+  const cli = (...args: string[]) =>
+    execFileSync('redis-cli', ['-p', String(port), ...args], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+  await expect
+    .poll(() => {
+      try {
+        return cli('PING');
+      } catch {
+        return '';
+      }
+    })
+    .toBe('PONG');
+  expect(cli('CLUSTER', 'ADDSLOTSRANGE', '0', '16383')).toBe('OK');
+  await expect.poll(() => cli('CLUSTER', 'INFO')).toContain('cluster_state:ok');
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    close: async () => {
+      const exited = once(child, 'exit');
+      child.kill('SIGKILL');
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
