@@ -50,7 +50,7 @@ export function homeView(facts: HomeFacts): types.HomeView {
 export function homeJobLine(record: JobRecord): string {
   const prompt = escapeSlackText(truncate(record.prompt.replace(/\s+/g, ' '), 150));
   const details = [`started ${slackDate(new Date(record.createdAt), '{ago}')}`, ...jobLinks(record)];
-  return `${statusLabel(record)}  ${prompt}\n${details.join('  ·  ')}`;
+  return `${statusLabel(record)}  “${prompt}”\n${details.join('  ·  ')}`;
 }
 
 function budgetLine(budget: AgentBudget | undefined, now: Date): string {
@@ -63,7 +63,7 @@ function budgetLine(budget: AgentBudget | undefined, now: Date): string {
     : `${left} The count goes back up from ${next}, as each use turns an hour old.`;
 }
 
-const DIGEST_NOW = '`/docs-agent digest` in a channel I’m in posts the last 7 days’ there.';
+const DIGEST_NOW = '`/docs-agent digest` in a channel I’m in posts there the digest of the last 7 days.';
 
 function digestLine(digest: HomeFacts['digest']): string {
   if (!digest.channel)

@@ -1,6 +1,6 @@
 import { isDirectMessage } from '../slack/conversations.js';
 import { escapeSlackText, quote, truncate } from '../slack/escape.js';
-import { USAGE } from './jobAnswers.js';
+import { DM_USAGE } from './jobAnswers.js';
 
 /** What the doors other than the slash command say, in plain words. */
 
@@ -24,7 +24,7 @@ export function commandWordText(word: 'status' | 'digest'): string {
 export const DM_HELP = [
   'Send me what to change in the docs, for example _Document the new --dry-run flag_. I start a job and post its card in the thread under your message; reply in that thread to steer it.',
   '',
-  USAGE,
+  DM_USAGE,
 ].join('\n');
 
 /** Said in the DM thread of a job whose card could not go where it was asked for. */

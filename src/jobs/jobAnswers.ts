@@ -27,6 +27,14 @@ export const USAGE = [
   '• `/docs-agent help`: this message.',
 ].join('\n');
 
+/** The same, said in the bot's DM (where the DM door is the one in use, and no channel is "this" one). */
+export const DM_USAGE = [
+  ...DOORS,
+  STEERING,
+  '• `/docs-agent status` in a channel: its recent jobs. `/docs-agent digest` in a channel: the most visited docs pages of the last 7 days, posted there.',
+  '• My Home tab lists your recent jobs.',
+].join('\n');
+
 /** The same, as the Home tab says it (it is no channel, and no answer to `help`). */
 export const HOME_USAGE = [
   ...DOORS,

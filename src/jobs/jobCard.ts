@@ -2,6 +2,7 @@ import type { types } from '@slack/bolt';
 
 type KnownBlock = types.KnownBlock;
 
+import { isDirectMessage } from '../slack/conversations.js';
 import { isLinkable, linkTarget } from '../slack/links.js';
 import { escapeSlackText, quote, slackDate, truncate } from '../slack/escape.js';
 import { FINISHED, type JobPreview, type JobRecord, type JobState } from './jobRecord.js';
@@ -49,7 +50,7 @@ function previewLine(preview: JobPreview): string | undefined {
       return `:hourglass_flowing_sand: Deploying a preview of ${branch}…`;
     case 'failure':
       return truncate(
-        `:warning: The preview of ${branch} failed: ${escapeSlackText(truncate(preview.summary ?? 'no reason given', 300))}. The pull request stands.`,
+        `:warning: The preview of ${branch} failed: ${escapeSlackText(truncate(preview.summary ?? 'no reason given', 300))}. The pull request is not affected.`,
         2000,
       );
     case 'success':
@@ -82,7 +83,8 @@ function aboutNote(record: JobRecord): string {
 
 /** The job card: who asked, what, and where the job stands. Block Kit plus a plain-text fallback. */
 export function jobCard(record: JobRecord): { text: string; blocks: KnownBlock[] } {
-  const prompt = escapeSlackText(truncate(record.prompt, 600));
+  // 500 characters, each at most 5 once escaped (`&amp;`): the section's 3,000 never cut an entity in half.
+  const prompt = escapeSlackText(truncate(record.prompt, 500));
   // This round's: a job reopened days later did not take days.
   const since = record.roundStartedAt ?? record.createdAt;
   const details = [
@@ -141,10 +143,11 @@ export function jobCard(record: JobRecord): { text: string; blocks: KnownBlock[]
   if (previewNote) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: previewNote }] });
   const replies = replyHint(record);
   if (replies) {
-    blocks.push({
-      type: 'context',
-      elements: [{ type: 'mrkdwn', text: `${replies} Start a reply with \`//\` to keep it between people.` }],
-    });
+    // In the bot's DM, nobody else is there to talk to.
+    const betweenPeople = isDirectMessage(record.channel)
+      ? ''
+      : ' Start a reply with `//` to keep it between people.';
+    blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: `${replies}${betweenPeople}` }] });
   }
   const text = `Docs agent job for <@${record.requestedBy}>: ${statusLabel(record).replace(/^:[a-z_]+: /, '')}. ${escapeSlackText(truncate(record.prompt, 200))}`; // cut before escaping: never half an &amp;
   return { text, blocks };

@@ -31,7 +31,7 @@ export function jobLinks(record: JobRecord): string[] {
 export function jobLine(record: JobRecord): string {
   const links = jobLinks(record);
   const prompt = escapeSlackText(truncate(record.prompt.replace(/\s+/g, ' '), 120));
-  return `${statusLabel(record)}  ${prompt}\n      ${slackDate(new Date(record.createdAt), '{ago}')} by <@${record.requestedBy}>${links.length ? `  ·  ${links.join('  ·  ')}` : ''}`;
+  return `${statusLabel(record)}  “${prompt}”\n      ${slackDate(new Date(record.createdAt), '{ago}')} by <@${record.requestedBy}>${links.length ? `  ·  ${links.join('  ·  ')}` : ''}`;
 }
 
 /** The answer to `/docs-agent status`: this channel's recent jobs, for the person alone. */
@@ -50,5 +50,6 @@ export function channelJobList(records: JobRecord[]): { text: string; blocks: Kn
       text: { type: 'mrkdwn', text: truncate(jobLine(record), 3000) },
     })),
   ];
-  return { text: `${records.length} recent docs agent jobs in this channel`, blocks };
+  const jobs = records.length === 1 ? 'job' : 'jobs';
+  return { text: `${records.length} recent docs agent ${jobs} in this channel`, blocks };
 }

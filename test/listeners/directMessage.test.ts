@@ -34,6 +34,9 @@ describe('a direct message to the bot', () => {
     const asked = await sendDm(h, 'Document the --json flag');
     const card = await h.slack.waitForCall('chat.postMessage');
     expect(card.args).toMatchObject({ channel: DM, thread_ts: asked });
+    // Nobody else is in the DM: the card says nothing of keeping replies between people.
+    expect(JSON.stringify(card.args.blocks)).toContain('Reply in this thread to steer the job.');
+    expect(JSON.stringify(card.args.blocks)).not.toContain('between people');
     expect(h.mintlify.requestsFor('createJob').map((r) => r.body)).toEqual([
       { prompt: 'Document the --json flag' },
     ]);

@@ -143,7 +143,7 @@ describe('preview deployments of a job’s pull request', () => {
     );
   });
 
-  it('says the preview failed, with the deployment’s summary; the pull request stands', async () => {
+  it('says the preview failed, with the deployment’s summary; the pull request is not affected', async () => {
     const h = await bot();
     const job = await startFollowedJob(h, 'Document the failure case');
     await finish(h, job);
@@ -155,7 +155,7 @@ describe('preview deployments of a job’s pull request', () => {
     await expect.poll(() => cardEditsWith(h, job, 'The preview of').length).toBeGreaterThan(0);
     const text = lastCardText(h, job);
     expect(text).toContain('Broken link in &lt;quickstart.mdx&gt;');
-    expect(text).toContain('The pull request stands');
+    expect(text).toContain('The pull request is not affected');
     expect(cardButtons(h, job)).toEqual([{ text: 'Open pull request', url: PR }]);
     expect(text).not.toContain(deployment.previewUrl);
   });

@@ -245,10 +245,10 @@ describe('npm run sandbox', () => {
       '› home',
       '@docs-agent’s Home tab, as @ada sees it\n  Docs agent\n  Your recent jobs',
       // Newest first, each with its thread, read as the number of the message it is under.
-      /✅ Pull request ready {2}Document the --json flag\n {2}started just now {2}· {2}thread \(#4\)/,
-      /Document the CSV default and the --json flag\n.*thread \(#3\)/,
-      /document the retry behaviour\n.*thread \(#1\)/,
-      /Document the --dry-run flag\n.*thread \(#2\)/,
+      /✅ Pull request ready {2}“Document the --json flag”\n {2}started just now {2}· {2}thread \(#4\)/,
+      /Document the CSV default and the --json flag”\n.*thread \(#3\)/,
+      /document the retry behaviour”\n.*thread \(#1\)/,
+      /Document the --dry-run flag”\n.*thread \(#2\)/,
       /\d+ of 100 agent uses/,
       '› quit',
     ]);
