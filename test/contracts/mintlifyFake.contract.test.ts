@@ -382,6 +382,13 @@ describe('the Mintlify fake answers what the published specs allow', () => {
     expect(validateComponent('admin', 'AgentJob', { id: null }).valid).toBe(false);
     expect(validateComponent('admin', 'AgentJob', { prLink: 'not a uri' }).valid).toBe(false);
   });
+
+  it('the helper refuses a field the spec does not list, at any depth', () => {
+    expect(validateComponent('admin', 'AgentJob', { id: 'job-1', title: 'not in the spec' }).valid).toBe(
+      false,
+    );
+    expect(validateComponent('admin', 'AgentJob', { source: { monorepoPath: '/docs' } }).valid).toBe(false);
+  });
 });
 
 describe('the Mintlify fake keeps the documented limits', () => {

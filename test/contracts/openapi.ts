@@ -1,6 +1,6 @@
 /**
  * Validates a JSON body against a response schema of the copied Mintlify specs, so the fakes
- * are checked against what Mintlify publishes. OpenAPI 3.0's `nullable: true` becomes a JSON
+ * are checked against what Mintlify publishes, field for field (no field the spec does not list). OpenAPI 3.0's `nullable: true` becomes a JSON
  * Schema type union, and `#/components/schemas/...` references resolve into the same spec.
  */
 import { readFileSync } from 'node:fs';
@@ -43,6 +43,10 @@ function toJsonSchema(node: unknown, spec: SpecName, isOpenApi30: boolean): unkn
       out[key] = toJsonSchema(value, spec, isOpenApi30);
     }
   }
+  // The fake answers only what the spec lists: an object has no fields beyond its properties (the specs
+  // leave additionalProperties out, which JSON Schema would read as "anything more is fine").
+  if (out.properties !== undefined && out.additionalProperties === undefined)
+    out.additionalProperties = false;
   if (!isOpenApi30 || nullable !== true) return out;
   // OpenAPI 3.0: `nullable: true` adds null to the allowed values.
   if (typeof out.type === 'string') out.type = [out.type, 'null'];
