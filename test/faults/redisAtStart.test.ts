@@ -1,14 +1,9 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
 import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
 import { PROJECT_ID, SECRETS, startBot } from '../support/botHarness.js';
 import { type BotProcess, botEnv, runBot } from '../support/botProcess.js';
-import { startPrivateRedis } from '../support/privateRedis.js';
+import { type PrivateRedis, startPrivateRedis } from '../support/privateRedis.js';
 
 const bots: BotProcess[] = [];
 const fakes: Array<SlackFake | MintlifyFake> = [];
@@ -196,49 +191,12 @@ describe('Redis at start', () => {
   });
 });
 
-/**
- * A redis-server in cluster mode, one node serving every slot: ElastiCache with cluster mode on,
- * ElastiCache Serverless and MemoryDB answer as such a node does (`cluster_enabled:1`).
- */
-async function startClusterNode(): Promise<{ url: string; close(): Promise<void> }> {
-  // A free port: taken from a private Redis, which gives it up as it closes.
-  const probe = await startPrivateRedis();
-  await probe.close();
-  const port = probe.port;
-  const dir = mkdtempSync(join(tmpdir(), 'docs-agent-cluster-'));
-  const child: ChildProcess = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir].concat([
-      '--cluster-enabled',
-      'yes',
-      '--cluster-config-file',
-      join(dir, 'nodes.conf'),
-    ]),
-    { stdio: 'ignore' },
-  );
-  const cli = (...args: string[]) =>
-    execFileSync('redis-cli', ['-p', String(port), ...args], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    }).trim();
-  await expect
-    .poll(() => {
-      try {
-        return cli('PING');
-      } catch {
-        return '';
-      }
-    })
-    .toBe('PONG');
-  expect(cli('CLUSTER', 'ADDSLOTSRANGE', '0', '16383')).toBe('OK');
-  await expect.poll(() => cli('CLUSTER', 'INFO')).toContain('cluster_state:ok');
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    close: async () => {
-      const exited = once(child, 'exit');
-      child.kill('SIGKILL');
-      await exited;
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+/** A Redis Cluster node (cluster mode on) holding every slot: what ElastiCache's cluster mode answers. */
+async function startClusterNode(): Promise<PrivateRedis> {
+  const node = await startPrivateRedis({
+    args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'],
+  });
+  expect(await node.command('CLUSTER ADDSLOTSRANGE 0 16383')).toContain('+OK');
+  await expect.poll(() => node.command('CLUSTER INFO')).toContain('cluster_state:ok');
+  return node;
 }

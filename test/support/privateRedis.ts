@@ -27,7 +27,10 @@ export interface PrivateRedis {
   close(): Promise<void>;
 }
 
-export async function startPrivateRedis(options: { tls?: boolean } = {}): Promise<PrivateRedis> {
+export async function startPrivateRedis(
+  /** `args`: more redis-server options (relative paths are in the server's own directory). */
+  options: { tls?: boolean; args?: string[] } = {},
+): Promise<PrivateRedis> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'docs-agent-redis-'));
   const certificateFile = options.tls ? selfSignedCertificate(dir) : undefined;
@@ -46,7 +49,18 @@ export async function startPrivateRedis(options: { tls?: boolean } = {}): Promis
       : ['--port', String(port)];
     const child = spawn(
       'redis-server',
-      [...listen, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+      [
+        ...listen,
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        dir,
+        ...(options.args ?? []),
+      ],
       { stdio: 'ignore' },
     );
     server = child;
