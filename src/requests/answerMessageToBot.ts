@@ -60,6 +60,41 @@ export async function answerMessageToBot(
 }
 
 /**
+ * A mention or DM gets no acknowledgement Slack shows (a slash command gets its ephemeral): when
+ * its answer (most often the job's card, once Mintlify has created the job) takes longer than this,
+ * the message gets a 👀 meanwhile, taken off once the answer is there.
+ */
+const SHOW_WORKING_AFTER_MS = 1_500;
+const WORKING = 'eyes';
+
+function showWorkingIfSlow(
+  client: webApi.WebClient,
+  logger: Logger,
+  message: Pick<MessageToBot, 'channel' | 'ts'>,
+): { done(): Promise<void> } {
+  const reaction = { channel: message.channel, timestamp: message.ts, name: WORKING };
+  let shown: Promise<boolean> | undefined;
+  const timer = setTimeout(() => {
+    shown = client.reactions.add(reaction).then(
+      () => true,
+      (error: unknown) => {
+        logger.debug(`could not mark a message to the bot as being worked on: ${String(error)}`);
+        return false;
+      },
+    );
+  }, SHOW_WORKING_AFTER_MS);
+  return {
+    async done() {
+      clearTimeout(timer);
+      if (!shown || !(await shown)) return;
+      await client.reactions.remove(reaction).catch((error: unknown) => {
+        logger.debug(`could not take the working mark off a message to the bot: ${String(error)}`);
+      });
+    },
+  };
+}
+
+/**
  * Both doors that receive a message to the bot (a mention, a DM) run it the same way, with a plain
  * answer to the person if anything unexpected breaks.
  */
@@ -72,9 +107,11 @@ export async function handleAndAnswerMessageToBot(
   const { slack: client, logger } = jobs;
   const what = message.door === 'dm' ? 'direct message' : 'mention';
   let outcome: MessageToBotOutcome;
+  const working = showWorkingIfSlow(client, logger, message);
   try {
     outcome = await handleMessageToBot(jobs, userNames, message, startId);
   } catch (error) {
+    await working.done();
     if (isStoreUnavailable(error)) throw error; // the queue job waits for Redis, then resumes
     logger.error(`a ${what} could not be handled: ${String(error)}`);
     await client.chat
@@ -87,6 +124,7 @@ export async function handleAndAnswerMessageToBot(
       .catch((error: unknown) => logger.warn(`could not answer a message to the bot: ${String(error)}`));
     return;
   }
+  await working.done();
   // It was handled (a job may have started): a failed answer is logged, never turned into
   // "something went wrong", which would send the person to do it again.
   await answerMessageToBot(client, logger, message, outcome).catch((error: unknown) => {

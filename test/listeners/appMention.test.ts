@@ -46,6 +46,26 @@ async function jobThread(h: BotHarness): Promise<string> {
 }
 
 describe('@docs-agent <instruction>', () => {
+  it('shows 👀 on the message while Mintlify is slow to create the job, and takes it off once the card is there', async () => {
+    h = await startBot();
+    const create = heldStep();
+    h.mintlify.injectFault('createJob', { until: create.until });
+    const said = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      text: `<@${BOT}> Document the --dry-run flag`,
+    });
+    await h.event(mention({ ts: said.ts, text: said.text }));
+
+    const working = await h.slack.waitForCall('reactions.add');
+    expect(working.args).toMatchObject({ channel: 'C0DOCS', timestamp: said.ts, name: 'eyes' });
+    expect(h.slack.callsTo('chat.postMessage')).toHaveLength(0);
+    create.release();
+    await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === said.ts);
+    const taken = await h.slack.waitForCall('reactions.remove');
+    expect(taken.response.ok).toBe(true);
+    expect(h.slack.message('C0DOCS', said.ts)?.reactions ?? []).toEqual([]);
+  });
+
   it('at the top of a channel starts a job whose card is the reply under the message, and whose thread steers it', async () => {
     h = await startBot();
     const said = h.slack.seedMessage('C0DOCS', {

@@ -114,6 +114,26 @@ const addReaction: SlackMethod = {
   },
 };
 
+const removeReaction: SlackMethod = {
+  scopes: () => ['reactions:write'],
+  answer(args, ws) {
+    const channel = stringArg(args, 'channel');
+    const ts = stringArg(args, 'timestamp');
+    const name = stringArg(args, 'name');
+    if (!channel || !ts) return fail('no_item_specified');
+    if (!name || /[:\s]/.test(name)) return fail('invalid_name');
+    const message = ws.find(channel, ts);
+    if (!message) return fail('message_not_found');
+    const bot = ws.identity.botUserId;
+    const existing = message.reactions?.find((reaction) => reaction.name === name);
+    if (!existing?.users.includes(bot)) return fail('no_reaction');
+    existing.users = existing.users.filter((user) => user !== bot);
+    existing.count -= 1;
+    if (existing.count === 0) message.reactions = message.reactions?.filter((reaction) => reaction !== existing);
+    return { ok: true };
+  },
+};
+
 const replies: SlackMethod = {
   // Slack asks for the history scope of the channel's kind; ids alone cannot tell public from private.
   scopes: (args) =>
@@ -201,6 +221,7 @@ export const messageMethods: Record<string, SlackMethod> = {
   'chat.postEphemeral': postEphemeral,
   'chat.getPermalink': getPermalink,
   'reactions.add': addReaction,
+  'reactions.remove': removeReaction,
   'conversations.replies': replies,
   'conversations.history': history,
 };
