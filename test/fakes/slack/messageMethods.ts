@@ -87,21 +87,31 @@ const getPermalink: SlackMethod = {
   },
 };
 
+/** The message and reaction a reactions.* call names, or the error Slack answers for what it lacks. */
+function reactionTarget(
+  args: Parameters<SlackMethod['answer']>[0],
+  ws: Parameters<SlackMethod['answer']>[1],
+): { message: StoredMessage; name: string; bot: string } | string {
+  const channel = stringArg(args, 'channel');
+  const ts = stringArg(args, 'timestamp');
+  const name = stringArg(args, 'name');
+  if (!channel || !ts) return 'no_item_specified';
+  if (!ws.isMember(channel)) return 'not_in_channel';
+  // Slack wants the bare name: "white_check_mark", not ":white_check_mark:".
+  if (!name || /[:\s]/.test(name)) return 'invalid_name';
+  const message = ws.find(channel, ts);
+  if (!message) return 'message_not_found';
+  return { message, name, bot: ws.identity.botUserId };
+}
+
 const addReaction: SlackMethod = {
   scopes: () => ['reactions:write'],
   answer(args, ws) {
-    const channel = stringArg(args, 'channel');
-    const ts = stringArg(args, 'timestamp');
-    const name = stringArg(args, 'name');
-    if (!channel || !ts) return fail('no_item_specified');
-    if (!ws.isMember(channel)) return fail('not_in_channel');
-    // Slack wants the bare name: "white_check_mark", not ":white_check_mark:".
-    if (!name || /[:\s]/.test(name)) return fail('invalid_name');
-    const message = ws.find(channel, ts);
-    if (!message) return fail('message_not_found');
+    const target = reactionTarget(args, ws);
+    if (typeof target === 'string') return fail(target);
+    const { message, name, bot } = target;
     const reactions = message.reactions ?? [];
     message.reactions = reactions;
-    const bot = ws.identity.botUserId;
     const existing = reactions.find((reaction) => reaction.name === name);
     if (existing?.users.includes(bot)) return fail('already_reacted');
     if (existing) {
@@ -117,19 +127,15 @@ const addReaction: SlackMethod = {
 const removeReaction: SlackMethod = {
   scopes: () => ['reactions:write'],
   answer(args, ws) {
-    const channel = stringArg(args, 'channel');
-    const ts = stringArg(args, 'timestamp');
-    const name = stringArg(args, 'name');
-    if (!channel || !ts) return fail('no_item_specified');
-    if (!name || /[:\s]/.test(name)) return fail('invalid_name');
-    const message = ws.find(channel, ts);
-    if (!message) return fail('message_not_found');
-    const bot = ws.identity.botUserId;
+    const target = reactionTarget(args, ws);
+    if (typeof target === 'string') return fail(target);
+    const { message, name, bot } = target;
     const existing = message.reactions?.find((reaction) => reaction.name === name);
     if (!existing?.users.includes(bot)) return fail('no_reaction');
     existing.users = existing.users.filter((user) => user !== bot);
     existing.count -= 1;
-    if (existing.count === 0) message.reactions = message.reactions?.filter((reaction) => reaction !== existing);
+    if (existing.count === 0)
+      message.reactions = message.reactions?.filter((reaction) => reaction !== existing);
     return { ok: true };
   },
 };
