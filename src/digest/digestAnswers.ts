@@ -2,7 +2,7 @@ import { isMintlifyError } from '../mintlify/index.js';
 import { escapeSlackText, slackDate } from '../slack/escape.js';
 import { classifySlackError, slackErrorCode } from '../slack/slackErrors.js';
 import { DigestGaveUpError } from './collectVisitors.js';
-import type { DigestOutcome } from './postDigest.js';
+import type { DigestRequestOutcome } from './postDigest.js';
 
 /**
  * What a person who typed `/docs-agent digest` is told, in plain words, when the digest could not
@@ -47,19 +47,23 @@ export function digestFailureText(error: unknown, now: Date): string {
 }
 
 /** The answer to `/docs-agent digest` once it is done; undefined when the digest is in the channel. */
-export function digestRequestAnswer(outcome: DigestOutcome): string | undefined {
+export function digestRequestAnswer(outcome: DigestRequestOutcome): string | undefined {
   switch (outcome.kind) {
     case 'posted':
     case 'already_posted':
       return undefined;
     case 'in_progress':
       return ALREADY_RUNNING_TEXT;
+    case 'busy_elsewhere':
+      return BUSY_ELSEWHERE_TEXT;
     case 'failed':
       return outcome.text;
   }
 }
 
 export const STOPPED_TEXT = 'I was restarted before the digest was ready. Please try again in a minute.';
+export const BUSY_ELSEWHERE_TEXT =
+  'A digest for another channel is being prepared right now, and they share Mintlify’s analytics limit: try again in a few minutes.';
 export const ALREADY_RUNNING_TEXT =
   'A digest for this channel is already being prepared; it will appear here shortly.';
 

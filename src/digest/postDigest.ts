@@ -24,6 +24,9 @@ export type DigestOutcome =
   /** `text` is for the person who asked, in plain words. */
   | { kind: 'failed'; period: DigestPeriod; error: unknown; text: string };
 
+/** `/docs-agent digest`'s, which may also find another channel's digest being prepared (one at a time). */
+export type DigestRequestOutcome = DigestOutcome | { kind: 'busy_elsewhere'; period: DigestPeriod };
+
 // A response URL works for 30 minutes: a person's digest gives up in time to be told so.
 const ON_REQUEST_GIVE_UP_MAX_MS = 25 * 60_000;
 
@@ -91,16 +94,33 @@ export interface DigestRequest {
 const LONG_WAIT_MS = 10_000;
 
 /** `/docs-agent digest`: the last 7 full days, posted now in the channel where it was asked. */
-export async function postDigestNow(ctx: DigestContext, request: DigestRequest): Promise<DigestOutcome> {
+export async function postDigestNow(
+  ctx: DigestContext,
+  request: DigestRequest,
+): Promise<DigestRequestOutcome> {
   const period = periodOfRun(ctx.now(), ctx.config.digest.timezone);
   const giveUpMs = Math.min(ctx.config.digest.giveUpMs, ON_REQUEST_GIVE_UP_MAX_MS);
   // One at a time per channel: a second request would spend the same shared analytics budget again.
+  // And one at a time in the whole deployment: a digest may wait long for Mintlify's analytics limit,
+  // holding one of the worker's request slots, and every channel's digest spends the same budget.
   const leased = await withRenewedLease(
     ctx.store.atomic,
     `digest-request:${request.channel}`,
     RENEWED_LEASE_MS,
-    () =>
-      gatherAndPost(ctx, period, request.channel, { giveUpMs, onRateLimited: onceLong(request.onLongWait) }),
+    async (): Promise<DigestRequestOutcome> => {
+      const anywhere = await withRenewedLease(
+        ctx.store.atomic,
+        'digest-request',
+        RENEWED_LEASE_MS,
+        () =>
+          gatherAndPost(ctx, period, request.channel, {
+            giveUpMs,
+            onRateLimited: onceLong(request.onLongWait),
+          }),
+        { logger: ctx.logger },
+      );
+      return anywhere.ran ? anywhere.value : { kind: 'busy_elsewhere', period };
+    },
     { logger: ctx.logger },
   );
   return leased.ran ? leased.value : { kind: 'in_progress', period };

@@ -180,6 +180,25 @@ describe('/docs-agent digest', () => {
     expect(pageRequests(h)).toHaveLength(1);
   });
 
+  it('one in another channel meanwhile is told to try again shortly: one digest at a time, as they share the analytics limit', async () => {
+    h = await startBot();
+    h.mintlify.setVisitors(rows(3));
+    const read = heldStep();
+    h.mintlify.injectFault('visitors', { until: read.until });
+
+    await h.command('digest', { channel_id: 'C0FIRST' });
+    await expect.poll(() => pageRequests(h).length).toBe(1);
+    await h.command('digest', { channel_id: 'C0SECOND', response_url: h.slack.responseUrl('second') });
+    const busy = await h.slack.waitForCall('response_url', (call) => call.responseId === 'second');
+    expect(busy.args.text).toBe(
+      'A digest for another channel is being prepared right now, and they share Mintlify’s analytics limit: try again in a few minutes.',
+    );
+    read.release();
+    await h.slack.waitForCall('chat.postMessage', (call) => call.args.channel === 'C0FIRST');
+    await h.bot.drained();
+    expect(h.slack.callsTo('chat.postMessage').map((call) => call.args.channel)).toEqual(['C0FIRST']);
+  });
+
   it('posts a short digest for a week without visits', async () => {
     h = await startBot();
 
