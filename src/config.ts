@@ -228,9 +228,14 @@ function crossChecks(
   }
   // node-redis takes TLS from the URL's scheme alone: with redis:// these would do nothing, unsaid.
   const url = env.REDIS_URL?.trim() ?? '';
+  // REDIS_TLS_REJECT_UNAUTHORIZED=true is the default said aloud: it asks for nothing TLS would do.
+  const tlsAsked = {
+    REDIS_TLS_CA: present('REDIS_TLS_CA'),
+    REDIS_TLS_REJECT_UNAUTHORIZED: env.REDIS_TLS_REJECT_UNAUTHORIZED?.trim().toLowerCase() === 'false',
+  };
   if (/^redis:\/\//i.test(url)) {
-    for (const variable of ['REDIS_TLS_CA', 'REDIS_TLS_REJECT_UNAUTHORIZED']) {
-      if (present(variable)) {
+    for (const [variable, asked] of Object.entries(tlsAsked)) {
+      if (asked) {
         problems.push({
           variable,
           problem:

@@ -189,6 +189,14 @@ describe('configuration', () => {
     expect(
       loadConfig({ ...valid, REDIS_URL: 'redis://redis.example.com:6379', REDIS_TLS_CA: ' ' }).store.tls.ca,
     ).toBe(undefined);
+    // The default said aloud asks TLS for nothing: an existing setting keeps starting.
+    expect(
+      loadConfig({
+        ...valid,
+        REDIS_URL: 'redis://redis.example.com:6379',
+        REDIS_TLS_REJECT_UNAUTHORIZED: 'true',
+      }).store.tls.rejectUnauthorized,
+    ).toBe(true);
   });
 
   it('takes the APIs’ URLs over https only, but for this machine: they carry the token and the key', () => {

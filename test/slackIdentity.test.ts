@@ -51,9 +51,15 @@ describe('the bot token’s scopes at start', () => {
     expect(h.logs.filter((line) => line.includes('lacks'))).toEqual([]);
   });
 
-  it('says nothing when the answer carries no scopes (a proxy that drops x-oauth-scopes)', async () => {
+  it.each([
+    ['no scopes (a proxy that drops x-oauth-scopes)', undefined],
+    ['an empty x-oauth-scopes', ''],
+  ])('says nothing when the answer carries %s', async (_case, header) => {
     const server = createServer((_request, response) => {
-      response.writeHead(200, { 'content-type': 'application/json' });
+      response.writeHead(200, {
+        'content-type': 'application/json',
+        ...(header === undefined ? {} : { 'x-oauth-scopes': header }),
+      });
       response.end(
         JSON.stringify({ ok: true, team: 'T', team_id: 'T1', user: 'bot', user_id: 'U1', bot_id: 'B1' }),
       );

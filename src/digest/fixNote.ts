@@ -47,7 +47,8 @@ export async function noteFixOnDigest(
     // Only the bot's own digest: anyone may post a message with buttons of the same action id.
     if (!posted || posted.ts !== digest.ts || !parts.bot.botId || posted.bot_id !== parts.bot.botId) return;
     const wanted = JSON.stringify(digest.struggle);
-    const name = (await parts.userNames(user).catch(() => undefined)) ?? 'Someone';
+    const known = await parts.userNames(user).catch(() => undefined);
+    const name = known ?? 'Someone';
     let found = false;
     const blocks = ((posted.blocks ?? []) as PostedBlock[]).map((block) => {
       if (found || block.type !== 'section' || block.accessory?.action_id !== FIX_WITH_AGENT_ACTION)
@@ -59,7 +60,8 @@ export async function noteFixOnDigest(
         return block;
       }
       found = true;
-      if (fixesNoted(block.text.text).includes(name)) return block; // said once per person
+      // Said once per person (by name: whoever Slack would not name is noted each time).
+      if (known !== undefined && fixesNoted(block.text.text).includes(name)) return block;
       // Plain text, as the item's line is (a name is a person's own words).
       const text = truncate(`${block.text.text}\n${FIX_NOTE}${name}${FIX_NOTE_END}`, 3_000);
       return { ...block, text: { ...block.text, text } };

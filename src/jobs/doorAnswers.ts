@@ -13,11 +13,15 @@ export const MENTION_HELP = [
   '`/docs-agent help` says more.',
 ].join(' ');
 
-/** The answer to `status` or `digest` said to the bot in a mention or its DM. */
-export function commandWordText(word: 'status' | 'digest'): string {
-  return word === 'status'
-    ? 'To see a channel’s recent jobs, type `/docs-agent status` in it; my Home tab lists yours. I didn’t start a job for “status”.'
-    : 'To post the docs digest, type `/docs-agent digest` in the channel it should go to. I didn’t start a job for “digest”.';
+/** The answer to `status` or `digest` said to the bot (a mention, its DM) or in a job's thread. */
+export function commandWordText(word: 'status' | 'digest', where: 'new' | 'thread'): string {
+  const what =
+    word === 'status'
+      ? 'To see a channel’s recent jobs, type `/docs-agent status` in it; my Home tab lists yours.'
+      : 'To post the docs digest, type `/docs-agent digest` in the channel it should go to.';
+  return where === 'new'
+    ? `${what} I didn’t start a job for “${word}”.`
+    : `${what} I didn’t send “${word}” to the agent; this job’s card shows where it stands.`;
 }
 
 /** The answer to `help` (or an empty message) in the bot's DM. */

@@ -67,19 +67,24 @@ function previewLine(preview: JobPreview): string | undefined {
 function replyHint(record: JobRecord): string | undefined {
   if (record.goneAt) return undefined;
   if (record.status === 'completed')
-    return 'Replies in this thread still go to the agent, and set it working again.';
+    return 'Replies in this thread (a thanks or an OK aside) still go to the agent, and set it working again.';
   if (FINISHED.has(record.status)) return 'Replies in this thread still go to the agent.';
   return 'Reply in this thread to steer the job.';
 }
 
-/** A card not under the message its job is about links it (a digest's fix, a thread another job had). */
+/**
+ * A card not under the message its job is about links it: a digest's fix, a thread another job had,
+ * a card the channel would not take (moved to the person's DM).
+ */
 function aboutNote(record: JobRecord): string {
-  if (!record.about || !isLinkable(record.about.link)) return '';
-  const link = linkTarget(record.about.link);
-  return record.about.what === 'digest'
-    ? `, from <${link}|the docs digest>`
-    : `, about <${link}|this message>`;
+  const { about } = record;
+  if (!about || !isLinkable(about.link) || (about.under && about.channel === record.channel)) return '';
+  const link = linkTarget(about.link);
+  return about.what === 'digest' ? `, from <${link}|the docs digest>` : `, about <${link}|this message>`;
 }
+
+/** A person's id, as a card posted to it lands in the app's DM with them. */
+const isPersonId = (channel: string) => /^[UW]/.test(channel);
 
 /** The job card: who asked, what, and where the job stands. Block Kit plus a plain-text fallback. */
 export function jobCard(record: JobRecord): { text: string; blocks: KnownBlock[] } {
@@ -144,9 +149,10 @@ export function jobCard(record: JobRecord): { text: string; blocks: KnownBlock[]
   const replies = replyHint(record);
   if (replies) {
     // In the bot's DM, nobody else is there to talk to.
-    const betweenPeople = isDirectMessage(record.channel)
-      ? ''
-      : ' Start a reply with `//` to keep it between people.';
+    const betweenPeople =
+      isDirectMessage(record.channel) || isPersonId(record.channel)
+        ? ''
+        : ' Start a reply with `//` to keep it between people.';
     blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: `${replies}${betweenPeople}` }] });
   }
   const text = `Docs agent job for <@${record.requestedBy}>: ${statusLabel(record).replace(/^:[a-z_]+: /, '')}. ${escapeSlackText(truncate(record.prompt, 200))}`; // cut before escaping: never half an &amp;

@@ -30,6 +30,9 @@ export interface JobPreview {
 export interface JobAbout {
   link: string;
   what: 'message' | 'digest';
+  /** Its channel, and whether the card was asked to go in its thread (where no link is needed). */
+  channel: string;
+  under?: true;
 }
 
 /** One agent job and the Slack thread that belongs to it. */
@@ -45,7 +48,7 @@ export interface JobRecord {
   /** The instruction as shown on the card (trimmed); the job received it in full. */
   prompt: string;
   door: JobDoor;
-  /** The message the job is about, when its card is not in that message's thread: the card links it. */
+  /** The message the job is about: the card links it, unless the card is in that message's thread. */
   about?: JobAbout;
   status: JobState;
   prLink: string | null;

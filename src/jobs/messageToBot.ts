@@ -72,8 +72,9 @@ export async function handleMessageToBot(
     !(await ctx.starts.get(startId))
   ) {
     if (input.door === 'dm') return { kind: 'job_thread' };
-    // "help" in a job's thread is a follow-up like any other reply; only an empty mention asks for help.
-    if (instruction !== '') {
+    // "help" in a job's thread is a follow-up like any other reply; an empty mention or a greeting
+    // asks for help. The rest is the job's (a thanks, `status`: `steerJob` knows what to do with them).
+    if (instruction !== '' && !(smallTalkOf(input.text) === 'greeting' && !input.files?.length)) {
       const steerInput = {
         channel,
         threadTs: input.threadTs,
@@ -107,16 +108,14 @@ export async function handleMessageToBot(
   const files = filesNote(input.files);
   // Files alone in a DM: told why nothing starts, as a reply with files alone is (a bare mention
   // with a file gets the mention's help).
-  if (instruction === '' && files !== '' && input.door === 'dm')
+  // A greeting or a thanks with files is the files alone.
+  const talk = smallTalkOf(input.text);
+  if ((instruction === '' || talk) && files !== '' && input.door === 'dm')
     return { kind: 'refused', text: DM_FILES_ONLY_TEXT };
-  if (instruction === '' || /^help[.!?]?$/i.test(instruction)) return { kind: 'help' };
-  if (files === '') {
-    const word = commandWordOf(instruction);
-    if (word) return { kind: 'command_word', word };
-    const talk = smallTalkOf(instruction);
-    if (talk === 'greeting') return { kind: 'help' };
-    if (talk === 'thanks') return { kind: 'small_talk' };
-  }
+  if (instruction === '' || /^help[.!?]*$/i.test(instruction) || talk === 'greeting') return { kind: 'help' };
+  if (talk === 'thanks') return { kind: 'small_talk' };
+  const word = files === '' ? commandWordOf(instruction) : undefined;
+  if (word) return { kind: 'command_word', word };
 
   const asked = files ? `${instruction}\n${files}` : instruction;
   const sections =

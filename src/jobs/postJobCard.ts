@@ -31,7 +31,8 @@ export async function postJobCard(
   record: JobRecord,
   where: { channel: string; threadTs?: string | null | undefined },
 ): Promise<CardPost> {
-  const card = jobCard(record);
+  // Drawn for where it goes: a card moved to the person's DM (posted to their user id) is a DM's.
+  const card = jobCard({ ...record, channel: where.channel });
   const post = (blocks: typeof card.blocks | undefined) =>
     ctx.slack.chat.postMessage({
       channel: where.channel,

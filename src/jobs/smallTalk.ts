@@ -4,25 +4,53 @@
  * each spends one of the project's hourly agent uses.
  */
 
-const GREETING =
-  /^(?:hi|hello|hey|hiya|howdy|yo|good (?:morning|afternoon|evening))(?: (?:there|all|everyone|team|docs-agent))?$/;
-const ACKNOWLEDGEMENT =
-  /^(?:(?:thanks|thank you|thx|ty|tysm|cheers|much appreciated|appreciated)(?: (?:so much|very much|a lot|again|all|everyone|team))?|ok|okay|kk|cool|great|nice|awesome|perfect|lgtm|sounds good|got it|great work|nice work|good job)$/;
-// Slack's emoji codes (`:+1:`, `:tada::skin-tone-2:`) and the punctuation around small talk.
-const DECORATION =
-  /:[a-z0-9_+'-]+:|\p{Extended_Pictographic}|[\u{1F3FB}-\u{1F3FF}]|\u{FE0F}|\u{200D}|[!.?,~…]/gu;
+const GREETINGS = new Set(['hi', 'hello', 'hey', 'hiya', 'howdy', 'yo', 'morning', 'afternoon', 'evening']);
+const THANKS = new Set([
+  ...['thanks', 'thank', 'thx', 'ty', 'tysm', 'cheers', 'appreciated', 'appreciate', 'kudos'],
+  ...['ok', 'okay', 'kk', 'k', 'cool', 'great', 'nice', 'awesome', 'perfect', 'lgtm', 'noted'],
+  ...['brilliant', 'amazing', 'excellent', 'wonderful', 'sweet', 'neat', 'good'],
+]);
+// Words that go with the ones above without making an instruction of them.
+const FILLERS = new Set([
+  ...['you', 'u', 'so', 'much', 'very', 'a', 'lot', 'again', 'all', 'everyone', 'team', 'guys', 'folks'],
+  ...['there', 'mate', 'work', 'job', 'sounds', 'got', 'it', 'and', 'really', 'many', 'bot'],
+  ...['docs-agent', 'for', 'that'],
+]);
+// Mentions of people (thanking one by name), Slack's emoji codes, pictographs and emoticons.
+const MENTION = /<[@!][^>]*>/g;
+const EMOJI =
+  /:[a-z0-9_+'-]+:|\p{Extended_Pictographic}|[\u{1F3FB}-\u{1F3FF}]|\u{FE0F}|\u{200D}|[:;]-?[)(DPp]|<3/gu;
+const MOST_WORDS = 8;
 
-/** `greeting` (answered with help), `thanks` (left unanswered), or undefined for an instruction. */
+/**
+ * `greeting` (answered with help; punctuation alone, a "?", is one too), `thanks` (left unanswered),
+ * or undefined for an instruction. `text` is as Slack delivered it (mentions of people as `<@U…>`,
+ * `&`, `<` and `>` escaped).
+ */
 export function smallTalkOf(text: string): 'greeting' | 'thanks' | undefined {
-  const words = text.toLowerCase().replace(DECORATION, ' ').replace(/\s+/g, ' ').trim();
-  if (words === '') return text.trim() === '' ? undefined : 'thanks'; // emoji alone: a 👍, a 🎉
-  if (GREETING.test(words)) return 'greeting';
-  if (ACKNOWLEDGEMENT.test(words)) return 'thanks';
-  return undefined;
+  const withoutMentions = text
+    .replace(MENTION, ' ')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
+  const withoutEmoji = withoutMentions.replace(EMOJI, ' ');
+  const words = withoutEmoji
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}'-]+/u)
+    .map((word) => word.replace(/^['-]+|['-]+$/g, ''))
+    .filter((word) => word !== '');
+  if (words.length === 0) {
+    if (withoutMentions.trim() === '') return undefined; // nothing said (a bare mention has its own answer)
+    return withoutEmoji.trim() === withoutMentions.trim() ? 'greeting' : 'thanks'; // a "?"; an emoji
+  }
+  if (words.length > MOST_WORDS) return undefined;
+  if (!words.every((word) => GREETINGS.has(word) || THANKS.has(word) || FILLERS.has(word))) return undefined;
+  if (words.some((word) => GREETINGS.has(word))) return 'greeting';
+  return words.some((word) => THANKS.has(word)) ? 'thanks' : undefined;
 }
 
 /** The slash command's own words, said to the bot in a mention or its DM rather than after `/docs-agent`. */
 export function commandWordOf(text: string): 'status' | 'digest' | undefined {
-  const match = /^(status|digest)[.!?]?$/i.exec(text.trim());
+  const match = /^(status|digest)[.!?]*$/i.exec(text.trim());
   return match ? (match[1]!.toLowerCase() as 'status' | 'digest') : undefined;
 }

@@ -76,9 +76,13 @@ export async function startFromShortcut(
       displayPrompt: request.instruction,
       requestedBy: request.user,
       channel: message.channel,
-      ...(under
-        ? { threadTs: rootTs }
-        : { about: { link: permalink, what: message.struggle ? 'digest' : 'message' } }),
+      ...(under ? { threadTs: rootTs } : {}),
+      about: {
+        link: permalink,
+        what: message.struggle ? 'digest' : 'message',
+        channel: message.channel,
+        ...(under ? { under: true } : {}),
+      },
       door: 'shortcut',
     },
     startId,
@@ -129,7 +133,9 @@ async function permalinkOf(ctx: JobsContext, message: ChosenMessage): Promise<st
   } catch (error) {
     ctx.logger.debug(`no permalink for ${message.channel}/${message.ts}: ${String(error)}`);
   }
-  return threadLink(message.channel, message.ts);
+  // A reply's link names its thread, so that Slack opens the reply where it is.
+  const link = threadLink(message.channel, message.ts);
+  return message.threadTs ? `${link}?thread_ts=${message.threadTs}&cid=${message.channel}` : link;
 }
 
 /** The message itself: from the thread when Slack let us read it (full text), else the form's copy. */

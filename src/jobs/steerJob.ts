@@ -10,6 +10,7 @@ import {
   INTERRUPTED_FOLLOW_UP,
   tooOldToSteerText,
 } from './jobAnswers.js';
+import { commandWordText } from './doorAnswers.js';
 import { editJobCard } from './jobNotifications.js';
 import { JOB_CARD_MARK_TYPE } from './postJobCard.js';
 import { applyFollowUpAnswer, FINISHED, type JobRecord } from './jobRecord.js';
@@ -18,7 +19,7 @@ import { isStoreUnavailable } from '../store/storeErrors.js';
 import type { JobsContext } from './jobsContext.js';
 import { againOnceRedisAnswers } from './onceRedisAnswers.js';
 import { ThreadStartingError } from './jobStarts.js';
-import { smallTalkOf } from './smallTalk.js';
+import { commandWordOf, smallTalkOf } from './smallTalk.js';
 import { filesNote } from './threadContext.js';
 import type { ThreadMessage } from '../slack/threadMessages.js';
 
@@ -42,6 +43,8 @@ export interface SteerJobInput {
 
 export type SteerJobOutcome =
   | { kind: 'ignored'; why: 'not_a_job_thread' | 'between_people' | 'small_talk' | 'empty' | 'already_sent' }
+  /** `status` or `digest` alone: words for `/docs-agent`, not sent; its author is told where to type them. */
+  | { kind: 'command_word'; text: string }
   | { kind: 'refused'; text: string }
   /** The thread is the card's of a job forgotten after JOB_RETENTION_DAYS: its author is told. */
   | { kind: 'too_old'; text: string }
@@ -67,6 +70,10 @@ export async function steerJob(
   userNames: UserNames,
   input: SteerJobInput,
 ): Promise<SteerJobOutcome> {
+  // A thanks or an OK is for the people in the thread: sent, it would set a finished job working again
+  // and spend an agent use. Known from the words alone, before the thread's job is looked up.
+  const talk = smallTalkOf(input.text);
+  if (talk && !input.files?.length) return { kind: 'ignored', why: 'small_talk' };
   let record = await ctx.records.byThread(input.channel, input.threadTs);
   if (!record) {
     // Its job is being created: the reply waits for it, and is sent to it then.
@@ -85,11 +92,11 @@ export async function steerJob(
   // A reply is activity: the job is kept JOB_RETENTION_DAYS from now, whatever comes of it.
   await ctx.records.touch(record.jobId);
 
-  const said = (await slackToPlainText(input.text, userNames)).trim();
-  if (said.startsWith(BETWEEN_PEOPLE)) return { kind: 'ignored', why: 'between_people' };
+  const plain = (await slackToPlainText(input.text, userNames)).trim();
+  if (plain.startsWith(BETWEEN_PEOPLE)) return { kind: 'ignored', why: 'between_people' };
   const files = filesNote(input.files);
-  // A thanks or an OK is for the people in the thread: sent, it would set a finished job working again.
-  if (files === '' && smallTalkOf(said)) return { kind: 'ignored', why: 'small_talk' };
+  // With files, a thanks is the files alone (which the agent cannot open).
+  const said = talk ? '' : plain;
   // No words: nothing for the job. A bare mention (with a file or not) is the mention's to answer,
   // with help; Slack sends no mention for a message in the bot's DM.
   const mentionAnswers = input.mentionsBot === true && !isDirectMessage(input.channel);
@@ -98,6 +105,9 @@ export async function steerJob(
   if (!(await firstSighting(ctx.store.atomic, key, { by: input.handledBy }))) {
     return { kind: 'ignored', why: 'already_sent' };
   }
+  // Told once (after the dedupe), however often Slack delivers it.
+  const word = files === '' ? commandWordOf(said) : undefined;
+  if (word) return { kind: 'command_word', text: commandWordText(word, 'thread') };
   const prompt = files ? `${said}\n${files}` : said;
   // After the dedupe, so a reply delivered as both a message and a mention is refused once.
   const refusal = accessRefusal(ctx.config.access, input.user, input.channel);

@@ -32,7 +32,7 @@ export async function answerMessageToBot(
       await client.chat.postMessage({
         channel,
         thread_ts: threadTs,
-        text: commandWordText(outcome.word),
+        text: commandWordText(outcome.word, 'new'),
         unfurl_links: false,
       });
       return;

@@ -52,8 +52,8 @@ export async function verifySlackToken(client: webApi.WebClient, logger: Logger)
  * Slack (or a proxy) sent no such header.
  */
 function missingScopes(granted: string[] | undefined): string[] {
-  if (granted === undefined) return [];
-  const have = new Set(granted.map((scope) => scope.trim()));
+  const have = new Set((granted ?? []).map((scope) => scope.trim()).filter((scope) => scope !== ''));
+  if (have.size === 0) return []; // no header, or an empty one: nothing to go by
   return BOT_SCOPES.filter((scope) => !have.has(scope));
 }
 

@@ -6,7 +6,7 @@ import { withoutCredentials } from '../log.js';
 import { withDeadlines } from './deadline.js';
 import { RedisAtomicOps } from './redisAtomic.js';
 import type { Store } from './store.js';
-import { isRequestLimitReply, REQUEST_LIMIT } from './storeErrors.js';
+import { isErrorReply, isRequestLimitReply, REQUEST_LIMIT } from './storeErrors.js';
 
 /** How long a connection may take to open (TCP and TLS). */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -286,7 +286,7 @@ export async function openRedisStore(options: {
         // A provider that refuses a section of INFO it keeps to itself leaves that check be; INFO
         // itself refused (an ACL user without it) stops the start, through `memory`.
         const unlessRefused = (error: unknown) => {
-          if (error instanceof Error && error.constructor.name === 'ErrorReply') return '';
+          if (isErrorReply(error)) return '';
           throw error;
         };
         const [memory, replication, cluster] = await Promise.all([

@@ -34,6 +34,11 @@ const UNAVAILABLE = new Set([
 const PASSING_REPLY = /^(OOM|READONLY|LOADING|MISCONF|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|BUSY)\b/;
 const REPLY_ERRORS = new Set(['ErrorReply', 'SimpleError', 'BlobError']);
 
+/** An error reply of Redis's own (node-redis names its kinds ErrorReply, SimpleError, BlobError). */
+export function isErrorReply(error: unknown): error is Error {
+  return error instanceof Error && REPLY_ERRORS.has(error.constructor.name);
+}
+
 /**
  * Upstash's reply once a plan's command allowance is spent (the free plan's, or a pay-as-you-go
  * budget's): passing too, until the allowance renews or the plan changes.
@@ -56,7 +61,7 @@ function passingReply(error: Error): string | undefined {
       : [error];
   return replies.find(
     (reply) =>
-      REPLY_ERRORS.has(reply.constructor.name) &&
+      isErrorReply(reply) &&
       (PASSING_REPLY.test(reply.message) || isRequestLimitReply(reply.message)),
   )?.message;
 }

@@ -2,9 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { commandWordOf, smallTalkOf } from '../../src/jobs/smallTalk.js';
 
 describe('smallTalkOf', () => {
-  it.each(['hi', 'Hello there!', 'hey team', 'Good morning, everyone'])('%s is a greeting', (text) => {
-    expect(smallTalkOf(text)).toBe('greeting');
-  });
+  it.each(['hi', 'Hello there!', 'hey team', 'Good morning, everyone', '?', '...'])(
+    '%j is a greeting',
+    (text) => {
+      expect(smallTalkOf(text)).toBe('greeting');
+    },
+  );
 
   it.each([
     'thanks',
@@ -16,18 +19,31 @@ describe('smallTalkOf', () => {
     ':+1::skin-tone-2:',
     '🙏🏽',
     'Great work 🎉',
-  ])('%s is a thanks', (text) => {
+    'ok thanks',
+    'Awesome, thanks!',
+    'perfect, thank you',
+    'thanks :)',
+    'thank u',
+    'nice work team',
+    'cheers mate',
+    'thanks <@U0JANE>!',
+    '<@U0JANE> thanks &lt;3',
+    'good',
+  ])('%j is a thanks', (text) => {
     expect(smallTalkOf(text)).toBe('thanks');
   });
 
   it.each([
     '',
+    '<@U0JANE>',
     'Document the --json flag',
     'Thanks, now also document the --json flag',
     'ok, add an example with curl',
     'Hi, please document the --json flag',
     'no',
     'fix the typo',
+    'ok do it',
+    'thanks thanks thanks thanks thanks thanks thanks thanks thanks',
   ])('%j is no small talk', (text) => {
     expect(smallTalkOf(text)).toBeUndefined();
   });
@@ -36,7 +52,7 @@ describe('smallTalkOf', () => {
 describe('commandWordOf', () => {
   it('finds the slash command’s words said alone, and nothing in an instruction', () => {
     expect(commandWordOf('status')).toBe('status');
-    expect(commandWordOf(' Digest! ')).toBe('digest');
+    expect(commandWordOf(' Digest!! ')).toBe('digest');
     expect(commandWordOf('Document the status page')).toBeUndefined();
   });
 });

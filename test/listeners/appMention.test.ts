@@ -46,6 +46,31 @@ async function jobThread(h: BotHarness): Promise<string> {
 }
 
 describe('@docs-agent <instruction>', () => {
+  it('in a job’s thread, a greeting gets the help and a thanks nothing: neither goes to the job', async () => {
+    h = await startBot();
+    const thread = await jobThread(h);
+    for (const words of ['hi', 'thanks!']) {
+      const said = h.slack.seedMessage('C0DOCS', {
+        user: 'U0ADA',
+        text: `<@${BOT}> ${words}`,
+        thread_ts: thread,
+      });
+      const event = mention({ ts: said.ts, text: said.text, thread_ts: thread });
+      await h.event(event);
+      await h.event(asMessage(event)); // a reply in a thread that mentions the bot comes both ways
+    }
+    const help = await h.slack.waitForCall(
+      'chat.postMessage',
+      (call) => call.args.thread_ts === thread && String(call.args.text).startsWith('Tell me what to change'),
+    );
+    expect(help.response.ok).toBe(true);
+    await h.bot.drained();
+    expect(followUps(h)).toEqual([]);
+    expect(h.slack.callsTo('chat.postMessage').filter((call) => call.args.thread_ts === thread)).toHaveLength(
+      1,
+    );
+  });
+
   it('shows 👀 on the message while Mintlify is slow to create the job, and takes it off once the card is there', async () => {
     h = await startBot();
     const create = heldStep();

@@ -230,6 +230,11 @@ describe('the “Send to docs agent” message shortcut', () => {
     const dm = String(dmCard.response.channel);
     expect(dm).toMatch(/^D/);
     expect(JSON.stringify(dmCard.args.blocks)).toContain('Document the CSV default');
+    // Away from the message, the card links it (its thread named, as Slack's own permalink does).
+    expect(JSON.stringify(dmCard.args.blocks)).toContain(
+      `about <https://acme.slack.com/archives/C0DOCS/p${chosen.ts.replace('.', '')}?thread_ts=${root.ts}&cid=C0DOCS|this message>`,
+    );
+    expect(JSON.stringify(dmCard.args.blocks)).not.toContain('between people');
     const note = await h.slack.waitForCall(
       'chat.postMessage',
       (call) => call.args.thread_ts === dmCard.response.ts,

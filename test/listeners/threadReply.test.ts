@@ -78,6 +78,7 @@ describe('replies in a job’s thread', () => {
     await h.event(reply(thread, '// let’s wait for the PR before adding more'));
     // Thanks and OKs are for the people in the thread: sent, they would set a finished job working again.
     await h.event(reply(thread, 'Thanks a lot! :tada:'));
+    await h.event(reply(thread, 'ok thanks <@U0CAT>'));
     await h.event(reply(thread, 'LGTM'));
     await h.event(reply(thread, '👍'));
     await h.event(reply(thread, 'edited text', { subtype: 'message_changed' }));
@@ -150,6 +151,24 @@ describe('replies in a job’s thread', () => {
     expect(String(told.args.text)).toContain('can’t open files');
     await h.bot.drained();
     expect(h.slack.callsTo('chat.postEphemeral')).toHaveLength(1);
+    expect(followUps(h)).toEqual([]);
+    expect(h.slack.callsTo('reactions.add')).toEqual([]);
+  });
+
+  it('answer a thanks with files as files alone, and `status` with where to type it, each to its author, sending nothing', async () => {
+    const h = await bot();
+    const thread = await startJob(h);
+    await h.event(
+      reply(thread, 'thanks!', { subtype: 'file_share', files: [{ id: 'F0SHOT', name: 'shot.png' }] }),
+    );
+    const files = await h.slack.waitForCall('chat.postEphemeral');
+    expect(String(files.args.text)).toContain('can’t open files');
+    await h.event(reply(thread, 'status?'));
+    const [, word] = await h.slack.waitForCalls('chat.postEphemeral', 2);
+    expect(word?.args).toMatchObject({ channel: 'C0DOCS', user: 'U0BEA', thread_ts: thread });
+    expect(String(word?.args.text)).toContain('type `/docs-agent status`');
+    expect(String(word?.args.text)).toContain('I didn’t send “status” to the agent');
+    await h.bot.drained();
     expect(followUps(h)).toEqual([]);
     expect(h.slack.callsTo('reactions.add')).toEqual([]);
   });

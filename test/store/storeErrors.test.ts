@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { openRedisStore, StoreUnavailableError } from '../../src/store/redisStore.js';
 import type { Store } from '../../src/store/store.js';
-import { isStoreUnavailable, storeTrouble } from '../../src/store/storeErrors.js';
+import { isErrorReply, isStoreUnavailable, storeTrouble } from '../../src/store/storeErrors.js';
 import { TEST_REDIS_URL, uniqueNamespace } from '../support/redis.js';
 
 const logger = createLogger({ level: 'error', secrets: [], sink: () => {} });
@@ -25,6 +25,20 @@ describe('Redis URLs and replies the bot explains in plain words', () => {
     expect(message).toContain(`Redis at ${url.protocol}//${url.host}`);
     expect(message).toContain('Percent-encode a % in it as %25');
     expect(message).not.toContain('word-42');
+  });
+
+  it('knows Redis’s own error replies, as node-redis raises them, from other errors', async () => {
+    const store = await openRedisStore({ url: TEST_REDIS_URL, namespace: uniqueNamespace('reply'), logger });
+    opened.push(store);
+    // A NOPERM (an ACL refusing a section of INFO, as a provider may) and an error a script returns.
+    const refused: unknown = await store.redis
+      ?.eval("return redis.error_reply('NOPERM this user has no permissions to run the info command')")
+      .catch((caught: unknown) => caught);
+    const wrongType: unknown = await store.redis?.sendCommand(['INCR']).catch((caught: unknown) => caught);
+    expect(isErrorReply(refused)).toBe(true);
+    expect(isErrorReply(wrongType)).toBe(true);
+    expect(isErrorReply(new Error('Socket closed unexpectedly'))).toBe(false);
+    expect(isErrorReply('NOPERM')).toBe(false);
   });
 
   it('Upstash’s "max requests limit exceeded" is waited out like a full Redis, and said in plain words', async () => {
