@@ -1,6 +1,6 @@
 import type { types } from '@slack/bolt';
 import { escapeSlackText, slackDate, truncate } from '../slack/escape.js';
-import { linkTarget } from '../slack/links.js';
+import { isLinkable, linkTarget } from '../slack/links.js';
 import { statusLabel } from './jobCard.js';
 import { pullRequestLink } from './jobNews.js';
 import type { JobRecord } from './jobRecord.js';
@@ -23,7 +23,7 @@ export function jobLinks(record: JobRecord): string[] {
   return [
     record.threadTs ? `<${threadLink(record.channel, record.threadTs)}|thread>` : undefined,
     record.prLink ? pullRequestLink(record.prLink) : undefined,
-    previewUrlOf(record) ? `<${linkTarget(previewUrlOf(record) as string)}|preview>` : undefined,
+    isLinkable(previewUrlOf(record)) ? `<${linkTarget(previewUrlOf(record) as string)}|preview>` : undefined,
   ].filter((link): link is string => link !== undefined);
 }
 

@@ -1,5 +1,5 @@
 import { escapeSlackText, truncate } from '../slack/escape.js';
-import { linkTarget } from '../slack/links.js';
+import { isLinkable, linkTarget } from '../slack/links.js';
 import { elapsed } from './jobCard.js';
 import type { JobRecord } from './jobRecord.js';
 
@@ -54,6 +54,8 @@ export function strayJobNewsText(record: JobRecord, news: string): string {
  * labelled `owner/repo#42` for a GitHub pull request and shown as it is otherwise.
  */
 export function pullRequestLink(url: string): string {
+  // Only http(s) becomes a link: Mintlify's answer is not Slack markup (`!channel` would be a ping).
+  if (!isLinkable(url)) return `\`${escapeSlackText(truncate(url, 300))}\``;
   const safe = linkTarget(url);
   const github = /^https:\/\/github\.com\/([\w.-]+\/[\w.-]+)\/pull\/(\d+)/.exec(url);
   return github ? `<${safe}|${github[1]}#${github[2]}>` : `<${safe}>`;

@@ -12,6 +12,8 @@ import {
   type BotIdentity,
   contextSection,
   filesNote,
+  indentLines,
+  NOT_AN_INSTRUCTION,
   promptWithContext,
   threadSection,
   transcriptOf,
@@ -151,10 +153,11 @@ async function messageSection(
   const text = (await slackToPlainText(full?.text ?? message.text, userNames)).trim();
   const files = filesNote(full?.files ?? message.files.map((name) => ({ name })));
   return contextSection('The Slack message this is about', [
+    NOT_AN_INSTRUCTION,
     `From: ${author}`,
     `Link: ${permalink}`,
     // Every line indented, so nothing in it can read as the end of this section.
-    ...(text ? [`  ${text.replace(/\n/g, '\n  ')}`] : []),
+    ...(text ? [`  ${indentLines(text)}`] : []),
     ...(files ? [files] : []),
   ]);
 }

@@ -61,8 +61,7 @@ function passingReply(error: Error): string | undefined {
       : [error];
   return replies.find(
     (reply) =>
-      isErrorReply(reply) &&
-      (PASSING_REPLY.test(reply.message) || isRequestLimitReply(reply.message)),
+      isErrorReply(reply) && (PASSING_REPLY.test(reply.message) || isRequestLimitReply(reply.message)),
   )?.message;
 }
 
