@@ -20,7 +20,8 @@ export function messageToBotFrom(
     threadTs: event.thread_ts,
     user,
     text: withoutBotMention(event.text, context.botUserId),
-    files: event.files,
+    // Their names only (what the agent is told): the queue keeps no private file URLs of Slack's.
+    ...(event.files ? { files: event.files.map(({ name, title }) => ({ name, title })) } : {}),
     door,
     bot: { userId: context.botUserId, botId: context.botId },
   };
