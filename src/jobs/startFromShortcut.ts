@@ -1,5 +1,5 @@
 import { slackToPlainText, type UserNames } from '../slack/plainText.js';
-import { readThread, type ThreadMessage } from '../slack/threadMessages.js';
+import { readThread, readThreadMessage, type ThreadMessage } from '../slack/threadMessages.js';
 import type { AgentBudget } from '../store/rateLedger.js';
 import { followInDm } from './followInDm.js';
 import type { JobRecord } from './jobRecord.js';
@@ -113,8 +113,14 @@ async function messageSections(
   rootTs: string,
 ): Promise<{ sections: string[]; threadLeftOut: boolean; permalink: string }> {
   const { message } = request;
+  // The whole thread only when asked for: otherwise the message alone (one request, whatever the thread's length).
   const [thread, permalink] = await Promise.all([
-    readThread(ctx.slack, message.channel, rootTs).catch(() => undefined),
+    request.includeThread
+      ? readThread(ctx.slack, message.channel, rootTs).catch(() => undefined)
+      : readThreadMessage(ctx.slack, message.channel, rootTs, message.ts).then(
+          (alone) => (alone ? { messages: [alone], truncated: false } : undefined),
+          () => undefined,
+        ),
     permalinkOf(ctx, message),
   ]);
   const full = thread?.messages.find((candidate) => candidate.ts === message.ts);

@@ -19,6 +19,28 @@ const KEEP = 1_000;
 const MAX_PAGES = 25;
 
 /**
+ * One message of the thread rooted at `threadTs` (the root itself, or a reply), read alone: one
+ * request, however long the thread. Undefined when Slack has no such message.
+ */
+export async function readThreadMessage(
+  slack: webApi.WebClient,
+  channel: string,
+  threadTs: string,
+  ts: string,
+): Promise<ThreadMessage | undefined> {
+  // Slack answers the thread's parent first, whatever the window, then the replies within it.
+  const answer = await slack.conversations.replies({
+    channel,
+    ts: threadTs,
+    oldest: ts,
+    latest: ts,
+    inclusive: true,
+    limit: 2,
+  });
+  return ((answer.messages ?? []) as ThreadMessage[]).find((message) => message.ts === ts);
+}
+
+/**
  * The messages of the thread rooted at `threadTs`, parent first, then the newest replies, oldest to
  * newest. `truncated` is true when older replies were left out, or the thread was longer than the
  * bot reads.

@@ -77,6 +77,25 @@ describe('the “Send to docs agent” message shortcut', () => {
     await expect.poll(async () => (await records.byThread('C0DOCS', root.ts))?.door).toBe('shortcut');
   });
 
+  it('reads the chosen reply alone, in one request, when the thread is not asked for', async () => {
+    h = await startBot();
+    const { root, chosen } = seedThread(h);
+    for (let i = 0; i < 250; i += 1) {
+      h.slack.seedMessage('C0DOCS', { user: 'U0ADA', thread_ts: root.ts, text: `later reply ${i}` });
+    }
+    await chooseShortcut(h, { ts: chosen.ts, user: 'U0BEA', text: chosen.text, thread_ts: root.ts });
+    await submit(h, await h.slack.waitForCall('views.open'), 'Document the JSON export');
+    await h.slack.waitForCall('chat.postMessage');
+
+    const reads = h.slack.callsTo('conversations.replies');
+    expect(reads).toHaveLength(1);
+    expect(reads[0]?.args).toMatchObject({ ts: root.ts, oldest: chosen.ts, latest: chosen.ts });
+    // The message as Slack holds it (its author named, its markup read), not the form's copy.
+    expect(prompts(h)[0]).toContain('From: bea');
+    expect(prompts(h)[0]).toContain('and JSON with `--json` <ask @ada>');
+    expect(prompts(h)[0]).not.toContain('later reply');
+  });
+
   it('leaves the thread out unless asked, and offers no thread checkbox for a message outside a thread', async () => {
     h = await startBot();
     h.slack.seedUser({ id: 'U0ADA', name: 'ada' });
