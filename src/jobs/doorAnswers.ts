@@ -9,8 +9,14 @@ export const SOMETHING_WRONG = 'Sorry, something went wrong on my side. Please t
 /** The answer to a mention with no instruction. */
 export const MENTION_HELP = [
   'Tell me what to change in the docs, for example `@docs-agent Document the new --dry-run flag`.',
-  'In a thread, I pass the thread so far to the agent as context. Reply in the job’s thread to steer it.',
+  'In a thread, I pass the thread so far to the agent as context. Reply in a job card’s thread to steer that job.',
   '`/docs-agent help` says more.',
+].join(' ');
+
+/** The same, asked in a job's thread: there a mention, like any reply, goes to the job. */
+export const JOB_THREAD_HELP = [
+  'This thread belongs to a docs agent job: a reply here, with `@docs-agent` or without, goes to the job as a follow-up.',
+  'Start a reply with `//` to keep it between people. `/docs-agent help` says more.',
 ].join(' ');
 
 /** The answer to `status` or `digest` said to the bot (a mention, its DM) or in a job's thread. */

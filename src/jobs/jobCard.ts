@@ -67,7 +67,7 @@ function previewLine(preview: JobPreview): string | undefined {
 function replyHint(record: JobRecord): string | undefined {
   if (record.goneAt) return undefined;
   if (record.status === 'completed')
-    return 'Replies in this thread (a thanks or an OK aside) still go to the agent, and set it working again.';
+    return 'Replies in this thread go to the agent and set it working again (one that is only a thanks or an OK is not sent).';
   if (FINISHED.has(record.status)) return 'Replies in this thread still go to the agent.';
   return 'Reply in this thread to steer the job.';
 }

@@ -37,7 +37,8 @@ export type MessageToBotOutcome =
   /** A DM reply in a job's thread: the thread-reply listener owns those. */
   | { kind: 'job_thread' }
   | { kind: 'refused'; text: string }
-  | { kind: 'help' }
+  /** `inJobThread`: asked in a job's thread, where a mention is a follow-up. */
+  | { kind: 'help'; inJobThread?: true }
   /** `status` or `digest` alone: words for `/docs-agent`, not an instruction. */
   | { kind: 'command_word'; word: 'status' | 'digest' }
   /** Thanks, an OK, an emoji: nothing for the agent, and nothing to answer. */
@@ -65,12 +66,12 @@ export async function handleMessageToBot(
 
   // A job's thread is steered, unless this delivery began a start there itself (run again after
   // its lease was lost, its own job's card may have made the thread a job's since): that start answers.
-  if (
+  const jobThread =
     reply &&
-    input.threadTs &&
-    (await ctx.records.byThread(channel, input.threadTs)) &&
-    !(await ctx.starts.get(startId))
-  ) {
+    input.threadTs !== undefined &&
+    (await ctx.records.byThread(channel, input.threadTs)) !== undefined &&
+    !(await ctx.starts.get(startId));
+  if (jobThread && input.threadTs) {
     if (input.door === 'dm') return { kind: 'job_thread' };
     // "help" in a job's thread is a follow-up like any other reply; an empty mention or a greeting
     // asks for help. The rest is the job's (a thanks, `status`: `steerJob` knows what to do with them).
@@ -112,7 +113,9 @@ export async function handleMessageToBot(
   const talk = smallTalkOf(input.text);
   if ((instruction === '' || talk) && files !== '' && input.door === 'dm')
     return { kind: 'refused', text: DM_FILES_ONLY_TEXT };
-  if (instruction === '' || /^help[.!?]*$/i.test(instruction) || talk === 'greeting') return { kind: 'help' };
+  if (instruction === '' || /^help[.!?]*$/i.test(instruction) || talk === 'greeting') {
+    return jobThread ? { kind: 'help', inJobThread: true } : { kind: 'help' };
+  }
   if (talk === 'thanks') return { kind: 'small_talk' };
   const word = files === '' ? commandWordOf(instruction) : undefined;
   if (word) return { kind: 'command_word', word };

@@ -1,5 +1,11 @@
 import type { Logger, webApi } from '@slack/bolt';
-import { commandWordText, DM_HELP, MENTION_HELP, SOMETHING_WRONG } from '../jobs/doorAnswers.js';
+import {
+  commandWordText,
+  DM_HELP,
+  JOB_THREAD_HELP,
+  MENTION_HELP,
+  SOMETHING_WRONG,
+} from '../jobs/doorAnswers.js';
 import { budgetNote } from '../jobs/jobAnswers.js';
 import { handleMessageToBot, type MessageToBot, type MessageToBotOutcome } from '../jobs/messageToBot.js';
 import type { JobsContext } from '../jobs/jobsContext.js';
@@ -42,7 +48,7 @@ export async function answerMessageToBot(
       await client.chat.postMessage({
         channel,
         thread_ts: threadTs,
-        text: message.door === 'dm' ? DM_HELP : MENTION_HELP,
+        text: message.door === 'dm' ? DM_HELP : outcome.inJobThread ? JOB_THREAD_HELP : MENTION_HELP,
         unfurl_links: false,
       });
       return;
@@ -62,10 +68,10 @@ export async function answerMessageToBot(
 /**
  * A mention or DM gets no acknowledgement Slack shows (a slash command gets its ephemeral): when
  * its answer (most often the job's card, once Mintlify has created the job) takes longer than this,
- * the message gets a 👀 meanwhile, taken off once the answer is there.
+ * the message gets a ⏳ meanwhile, taken off once the answer is there.
  */
 const SHOW_WORKING_AFTER_MS = 1_500;
-const WORKING = 'eyes';
+const WORKING = 'hourglass_flowing_sand';
 
 function showWorkingIfSlow(
   client: webApi.WebClient,

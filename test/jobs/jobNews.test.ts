@@ -150,7 +150,7 @@ describe('job cards', () => {
       // Only a completed job is known to take a reply up again (Mintlify does not say for the others).
       expect(card).toContain(
         status === 'completed'
-          ? 'Replies in this thread (a thanks or an OK aside) still go to the agent, and set it working again.'
+          ? 'Replies in this thread go to the agent and set it working again (one that is only a thanks or an OK is not sent).'
           : 'Replies in this thread still go to the agent. Start',
       );
       expect(card).toContain('Start a reply with `//` to keep it between people.');

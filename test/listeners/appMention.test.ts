@@ -61,7 +61,9 @@ describe('@docs-agent <instruction>', () => {
     }
     const help = await h.slack.waitForCall(
       'chat.postMessage',
-      (call) => call.args.thread_ts === thread && String(call.args.text).startsWith('Tell me what to change'),
+      (call) =>
+        call.args.thread_ts === thread &&
+        String(call.args.text).startsWith('This thread belongs to a docs agent job'),
     );
     expect(help.response.ok).toBe(true);
     await h.bot.drained();
@@ -71,7 +73,7 @@ describe('@docs-agent <instruction>', () => {
     );
   });
 
-  it('shows 👀 on the message while Mintlify is slow to create the job, and takes it off once the card is there', async () => {
+  it('shows ⏳ on the message while Mintlify is slow to create the job, and takes it off once the card is there', async () => {
     h = await startBot();
     const create = heldStep();
     h.mintlify.injectFault('createJob', { until: create.until });
@@ -82,7 +84,11 @@ describe('@docs-agent <instruction>', () => {
     await h.event(mention({ ts: said.ts, text: said.text }));
 
     const working = await h.slack.waitForCall('reactions.add');
-    expect(working.args).toMatchObject({ channel: 'C0DOCS', timestamp: said.ts, name: 'eyes' });
+    expect(working.args).toMatchObject({
+      channel: 'C0DOCS',
+      timestamp: said.ts,
+      name: 'hourglass_flowing_sand',
+    });
     expect(h.slack.callsTo('chat.postMessage')).toHaveLength(0);
     create.release();
     await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === said.ts);
@@ -364,7 +370,8 @@ describe('@docs-agent <instruction>', () => {
       await h.bot.drained();
       await h.event(other);
       const help = await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === thread);
-      expect(String(help.args.text)).toContain('Tell me what to change in the docs');
+      // The help of a job's thread: there a mention, like any reply, goes to the job.
+      expect(String(help.args.text)).toContain('This thread belongs to a docs agent job');
       await h.bot.drained();
       expect(h.slack.callsTo('chat.postEphemeral')).toEqual([]);
       expect(
