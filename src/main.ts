@@ -9,6 +9,16 @@ async function main(): Promise<void> {
   if (!config) process.exit(1);
 
   const logger = createLogger({ level: config.logLevel, secrets: secretsOf(config) });
+  // Node would print such an error as it is, and exit: printed through the logger, which keeps every
+  // secret out of it, then the same exit.
+  const unexpected = (error: unknown) => {
+    logger.error(
+      `stopped by an unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
+    process.exit(1);
+  };
+  process.on('unhandledRejection', unexpected);
+  process.on('uncaughtException', unexpected);
   const cannotStart = (error: unknown) => {
     // The logger prints its name, docs-agent, before each line.
     logger.error(`cannot start: ${startProblem(error, config.port)}`);

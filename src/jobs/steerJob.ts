@@ -89,8 +89,9 @@ export async function steerJob(
     }
     return { kind: 'ignored', why: 'not_a_job_thread' };
   }
-  // A reply is activity: the job is kept JOB_RETENTION_DAYS from now, whatever comes of it.
-  await ctx.records.touch(record.jobId);
+  // A reply is activity: the job is kept JOB_RETENTION_DAYS from now, whatever comes of it (but not
+  // for someone the allowlists leave out, who cannot steer it either).
+  if (!accessRefusal(ctx.config.access, input.user, input.channel)) await ctx.records.touch(record.jobId);
 
   const plain = (await slackToPlainText(input.text, userNames)).trim();
   if (plain.startsWith(BETWEEN_PEOPLE)) return { kind: 'ignored', why: 'between_people' };
