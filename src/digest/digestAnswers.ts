@@ -1,7 +1,9 @@
 import { isMintlifyError } from '../mintlify/index.js';
 import { escapeSlackText, slackDate } from '../slack/escape.js';
+import { messageLink } from '../slack/links.js';
 import { classifySlackError, slackErrorCode } from '../slack/slackErrors.js';
 import { DigestGaveUpError } from './collectVisitors.js';
+import { ASKED_KEEP_MS } from './digestRecords.js';
 import type { DigestRequestOutcome } from './postDigest.js';
 
 /**
@@ -56,6 +58,12 @@ export function digestRequestAnswer(outcome: DigestRequestOutcome): string | und
       return ALREADY_RUNNING_TEXT;
     case 'busy_elsewhere':
       return BUSY_ELSEWHERE_TEXT;
+    case 'posted_recently': {
+      const { record } = outcome;
+      const postedAt = new Date(record.postedAt);
+      const again = new Date(postedAt.getTime() + ASKED_KEEP_MS);
+      return `The digest of the last 7 days was posted in this channel ${slackDate(postedAt, '{ago}')}: <${messageLink(record.channel, record.ts)}|see it>. Ask again after ${slackDate(again, '{time}')} to have it posted anew.`;
+    }
     case 'failed':
       return outcome.text;
   }

@@ -31,6 +31,10 @@ const strugglesKey = (period: PeriodDates) => `digest-struggles:${periodKey(peri
 const postedKey = (period: PeriodDates, channel: string) => `digest-posted:${channel}:${periodKey(period)}`;
 const totalsKey = (period: PeriodDates) => `digest-totals:${periodKey(period)}`;
 const failedKey = (period: PeriodDates, channel: string) => `digest-failed:${channel}:${periodKey(period)}`;
+const askedKey = (period: PeriodDates, channel: string) => `digest-asked:${channel}:${periodKey(period)}`;
+
+/** How long a digest posted on request stands for the next request in its channel. */
+export const ASKED_KEEP_MS = 3_600_000;
 
 export class DigestRecords {
   constructor(private readonly store: Store) {}
@@ -67,6 +71,15 @@ export class DigestRecords {
 
   posted(period: PeriodDates, channel: string): Promise<PostedDigest | undefined> {
     return this.store.kv.get<PostedDigest>(postedKey(period, channel));
+  }
+
+  /** A digest of the period posted on request (`/docs-agent digest`) in the channel within the hour. */
+  postedOnRequest(period: PeriodDates, channel: string): Promise<PostedDigest | undefined> {
+    return this.store.kv.get<PostedDigest>(askedKey(period, channel));
+  }
+
+  async markPostedOnRequest(record: PostedDigest): Promise<void> {
+    await this.store.kv.set(askedKey(record, record.channel), record, ASKED_KEEP_MS);
   }
 
   async markPosted(record: PostedDigest): Promise<void> {

@@ -25,7 +25,11 @@ export type DigestOutcome =
   | { kind: 'failed'; period: DigestPeriod; error: unknown; text: string };
 
 /** `/docs-agent digest`'s, which may also find another channel's digest being prepared (one at a time). */
-export type DigestRequestOutcome = DigestOutcome | { kind: 'busy_elsewhere'; period: DigestPeriod };
+export type DigestRequestOutcome =
+  | DigestOutcome
+  | { kind: 'busy_elsewhere'; period: DigestPeriod }
+  /** Asked for in the channel within the hour, and posted then: not posted twice. */
+  | { kind: 'posted_recently'; period: DigestPeriod; record: PostedDigest };
 
 // A response URL works for 30 minutes: a person's digest gives up in time to be told so.
 const ON_REQUEST_GIVE_UP_MAX_MS = 25 * 60_000;
@@ -100,6 +104,9 @@ export async function postDigestNow(
 ): Promise<DigestRequestOutcome> {
   const period = periodOfRun(ctx.now(), ctx.config.digest.timezone);
   const giveUpMs = Math.min(ctx.config.digest.giveUpMs, ON_REQUEST_GIVE_UP_MAX_MS);
+  // The same digest twice in a channel within the hour is a duplicate: the person is shown the first.
+  const recent = await ctx.records.postedOnRequest(period, request.channel);
+  if (recent) return { kind: 'posted_recently', period, record: recent };
   // One at a time per channel: a second request would spend the same shared analytics budget again.
   // And one at a time in the whole deployment: a digest may wait long for Mintlify's analytics limit,
   // holding one of the worker's request slots, and every channel's digest spends the same budget.
@@ -119,7 +126,22 @@ export async function postDigestNow(
           }),
         { logger: ctx.logger },
       );
-      return anywhere.ran ? anywhere.value : { kind: 'busy_elsewhere', period };
+      if (!anywhere.ran) return { kind: 'busy_elsewhere', period };
+      const outcome = anywhere.value;
+      if (outcome.kind === 'posted') {
+        const posted = {
+          channel: outcome.channel,
+          dateFrom: period.dateFrom,
+          dateTo: period.dateTo,
+          ts: outcome.ts,
+        };
+        await ctx.records
+          .markPostedOnRequest({ ...posted, postedAt: ctx.now().toISOString() })
+          .catch((error: unknown) =>
+            ctx.logger.warn(`could not note the digest posted in ${outcome.channel}: ${String(error)}`),
+          );
+      }
+      return outcome;
     },
     { logger: ctx.logger },
   );

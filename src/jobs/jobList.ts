@@ -1,16 +1,11 @@
 import type { types } from '@slack/bolt';
 import { escapeSlackText, slackDate, truncate } from '../slack/escape.js';
-import { isLinkable, linkTarget } from '../slack/links.js';
+import { isLinkable, linkTarget, messageLink } from '../slack/links.js';
 import { statusLabel } from './jobCard.js';
 import { pullRequestLink } from './jobNews.js';
 import type { JobRecord } from './jobRecord.js';
 
 type KnownBlock = types.KnownBlock;
-
-/** A link to a message's thread that Slack resolves to the reader's workspace. */
-export function threadLink(channel: string, ts: string): string {
-  return `https://slack.com/archives/${channel}/p${ts.replace('.', '')}`;
-}
 
 /** The latest round's preview, once deployed. */
 function previewUrlOf(record: JobRecord): string | undefined {
@@ -21,7 +16,7 @@ function previewUrlOf(record: JobRecord): string | undefined {
 /** Links to a job's thread, pull request and preview, those it has. */
 export function jobLinks(record: JobRecord): string[] {
   return [
-    record.threadTs ? `<${threadLink(record.channel, record.threadTs)}|thread>` : undefined,
+    record.threadTs ? `<${messageLink(record.channel, record.threadTs)}|thread>` : undefined,
     record.prLink ? pullRequestLink(record.prLink) : undefined,
     isLinkable(previewUrlOf(record)) ? `<${linkTarget(previewUrlOf(record) as string)}|preview>` : undefined,
   ].filter((link): link is string => link !== undefined);

@@ -1,10 +1,10 @@
 import { slackToPlainText, type UserNames } from '../slack/plainText.js';
+import { messageLink } from '../slack/links.js';
 import { readThread, readThreadMessage, type ThreadMessage } from '../slack/threadMessages.js';
 import type { AgentBudget } from '../store/rateLedger.js';
 import { followInDm } from './followInDm.js';
 import type { JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
-import { threadLink } from './jobList.js';
 import { evidenceLines } from '../digest/strugglesMessage.js';
 import type { ChosenMessage } from './shortcutModal.js';
 import { startJob } from './startJob.js';
@@ -142,7 +142,7 @@ async function permalinkOf(ctx: JobsContext, message: ChosenMessage): Promise<st
     ctx.logger.debug(`no permalink for ${message.channel}/${message.ts}: ${String(error)}`);
   }
   // A reply's link names its thread, so that Slack opens the reply where it is.
-  const link = threadLink(message.channel, message.ts);
+  const link = messageLink(message.channel, message.ts);
   return message.threadTs ? `${link}?thread_ts=${message.threadTs}&cid=${message.channel}` : link;
 }
 

@@ -15,3 +15,8 @@ export function isLinkable(url: string | undefined | null): url is string {
 export function linkTarget(url: string): string {
   return url.replace(/[<>|\s]/g, (character) => encodeURIComponent(character));
 }
+
+/** A Slack message's own link, as Slack's permalinks read (they open it in the workspace that has it). */
+export function messageLink(channel: string, ts: string): string {
+  return `https://slack.com/archives/${channel}/p${ts.replace('.', '')}`;
+}

@@ -180,6 +180,25 @@ describe('/docs-agent digest', () => {
     expect(pageRequests(h)).toHaveLength(1);
   });
 
+  it('asked again in the same channel within the hour, points at the digest posted there rather than post it twice', async () => {
+    h = await startBot();
+    h.mintlify.setVisitors(rows(3));
+    await h.command('digest');
+    const first = await h.slack.waitForCall('chat.postMessage', (call) => call.response.ok === true);
+    await h.bot.drained();
+
+    await h.command('digest', { response_url: h.slack.responseUrl('again') });
+    const answer = await h.slack.waitForCall('response_url', (call) => call.responseId === 'again');
+    const link = `https://slack.com/archives/${String(first.args.channel)}/p${String(first.response.ts).replace('.', '')}`;
+    expect(answer.args.text).toContain(`was posted in this channel <!date^`);
+    expect(answer.args.text).toContain(`<${link}|see it>`);
+    await h.bot.drained();
+    expect(h.slack.callsTo('chat.postMessage')).toHaveLength(1);
+    // Another channel gets its own.
+    await h.command('digest', { channel_id: 'C0OTHER' });
+    await h.slack.waitForCall('chat.postMessage', (call) => call.args.channel === 'C0OTHER');
+  });
+
   it('one in another channel meanwhile is told to try again shortly: one digest at a time, as they share the analytics limit', async () => {
     h = await startBot();
     h.mintlify.setVisitors(rows(3));
