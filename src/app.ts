@@ -179,6 +179,10 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
             .reconcile()
             .catch((error: unknown) => logger.error(`could not set up the queues' work: ${String(error)}`));
           void background.run(() => reconciling);
+        } else {
+          logger.info(
+            'docs-agent runs the web role only (SERVICES=web): Slack requests are queued for the workers',
+          );
         }
         return { port };
       } catch (error) {

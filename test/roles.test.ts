@@ -1,4 +1,6 @@
+import { createClient } from '@keyv/redis';
 import { afterEach, describe, expect, it } from 'vitest';
+import { REQUESTS_QUEUE } from '../src/queue/queueNames.js';
 import { type MintlifyFake, startMintlifyFake } from './fakes/mintlifyFake.js';
 import { type SlackFake, startSlackFake } from './fakes/slackFake.js';
 import { PROJECT_ID, SECRETS } from './support/botHarness.js';
@@ -25,6 +27,17 @@ async function world() {
       POLL_INTERVAL_MS: '200',
     });
   return { slack, mintlify, env };
+}
+
+/** The Slack requests waiting in the queue for a worker (BullMQ's wait list, under the namespace). */
+async function waitingRequests(namespace: string): Promise<number> {
+  const client = createClient({ url: TEST_REDIS_URL });
+  await client.connect();
+  try {
+    return await client.lLen(`${namespace}:${REQUESTS_QUEUE}:wait`);
+  } finally {
+    await client.quit();
+  }
 }
 
 function start(env: Record<string, string>): BotProcess {
@@ -54,7 +67,13 @@ describe('SERVICES: the web and worker roles in processes of their own', () => {
       ts: '1800000001.000100',
     };
     expect((await sendEvent(url, SECRETS.signingSecret, mention)).status).toBe(200);
-    // The web process never does the work itself.
+    // The web process never does the work itself: both requests wait in the queue, for as long as no
+    // worker runs (a worker in the web process would have taken the first while the second came).
+    const waiting = () => waitingRequests(webEnv.STORE_NAMESPACE as string);
+    expect(await waiting()).toBe(2);
+    // Started in full (a worker, had it one, would be running by now), and none runs.
+    expect(await web.printed(/runs the web role only|worker is running/)).toMatch(/runs the web role only/);
+    expect(await waiting()).toBe(2);
     expect(mintlify.requestsFor('createJob')).toHaveLength(0);
     expect(slack.callsTo('chat.postMessage')).toHaveLength(0);
 

@@ -134,6 +134,10 @@ describe('editing the card', () => {
     h.slack.failNext('chat.update', { status: 429, retryAfter: 1, channel: job.channel });
     h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
     await waitForCardEdit(h, job, PR);
+    // Refused once, then taken after Slack's Retry-After (1 s), not sooner.
+    const edits = h.slack.callsTo('chat.update').filter((call) => call.args.ts === job.cardTs);
+    expect(edits.map((call) => call.status)).toEqual([429, 200]);
+    expect(edits[1]!.at - edits[0]!.at).toBeGreaterThanOrEqual(900);
   });
 
   it('Slack failing (5xx) past the retries: the next check edits it', async () => {

@@ -303,6 +303,31 @@ describe('the “Send to docs agent” message shortcut', () => {
     );
   });
 
+  it('refuses, in the form, a submission from someone the allowlist left out since it was opened', async () => {
+    h = await startBot();
+    const lone = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'Typo' });
+    await chooseShortcut(h, { ts: lone.ts, user: 'U0ADA', text: lone.text });
+    const opened = await h.slack.waitForCall('views.open');
+    // The bot restarted meanwhile with an allowlist that leaves the person (U0USER) out.
+    const restarted = await startBot({
+      env: { ALLOWED_USER_IDS: 'U0ADA' },
+      slack: h.slack,
+      mintlify: h.mintlify,
+    });
+    try {
+      const submitted = await submit(restarted, opened, 'Fix the typo');
+      expect(submitted.status).toBe(200);
+      expect(JSON.parse(submitted.body)).toMatchObject({
+        response_action: 'errors',
+        errors: { instruction: expect.stringContaining('only available') },
+      });
+      await restarted.bot.drained();
+      expect(h.mintlify.requestsFor('createJob')).toEqual([]);
+    } finally {
+      await restarted.close();
+    }
+  });
+
   it('refuses people outside the allowlist without opening the form', async () => {
     h = await startBot({ env: { ALLOWED_USER_IDS: 'U0ADA' } });
     const lone = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'Typo' });

@@ -85,8 +85,8 @@ describe('reads are retried when a second try can help', () => {
     );
 
     expect(error).toBeInstanceOf(ServiceError);
-    // Well short of what 1,000 attempts 40 ms apart would take (40 s): the budget ended them.
-    expect(Date.now() - startedAt).toBeLessThan(10_000);
+    // Within a few times the 1-s budget, far short of what 1,000 attempts 40 ms apart would take (40 s).
+    expect(Date.now() - startedAt).toBeLessThan(3_000);
     expect(fake.requestsFor('visitors').length).toBeGreaterThan(1);
     expect(fake.requestsFor('visitors').length).toBeLessThan(1_000);
   });

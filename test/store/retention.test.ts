@@ -124,3 +124,28 @@ describe('what a job leaves in Redis', () => {
     expect(h.slack.callsTo('chat.postEphemeral')).toHaveLength(1);
   });
 });
+
+describe('a reply from someone the allowlist leaves out', () => {
+  it('is refused, and does not start the job’s retention again', async () => {
+    const h = await startBot({ env: { ...FAST_POLL, JOB_RETENTION_DAYS: '2', ALLOWED_USER_IDS: 'U0USER' } });
+    const redis = createClient({ url: TEST_REDIS_URL }) as RedisClientType;
+    await redis.connect();
+    try {
+      const job = await startFollowedJob(h, 'Document the key layout');
+      const recordKey = `${h.config.store.namespace}:job:${job.jobId}`;
+      await redis.pExpire(recordKey, 60_000);
+      await h.event(replyUnder(job.channel, job.cardTs, 'Also the namespace'));
+      const refused = await h.slack.waitForCall(
+        'chat.postEphemeral',
+        (call) => call.args.user === 'U0READER',
+      );
+      expect(textOf(refused)).toContain('only available');
+      await h.bot.drained();
+      expect(await redis.pTTL(recordKey)).toBeLessThanOrEqual(60_000);
+      expect(h.mintlify.requestsFor('sendMessage')).toEqual([]);
+    } finally {
+      await redis.quit();
+      await h.close();
+    }
+  });
+});

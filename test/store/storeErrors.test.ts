@@ -55,7 +55,7 @@ describe('Redis URLs and replies the bot explains in plain words', () => {
       "Redis refuses commands: its plan's allowance of commands is used up",
     );
     expect(storeTrouble(error)).toContain('take a fixed plan');
-    // At start, the same reply stops the bot with the same words.
+    // At start, the same reply is told in the same words (the message the start stops with).
     expect(new StoreUnavailableError('rediss://:pw@example.upstash.io:6379', error).message).toContain(
       'Redis at rediss://example.upstash.io:6379 refuses commands: its plan',
     );
