@@ -1,3 +1,4 @@
+import { isDirectMessage } from '../slack/conversations.js';
 import { escapeSlackText, truncate } from '../slack/escape.js';
 import { isLinkable, linkTarget } from '../slack/links.js';
 import { elapsed } from './jobCard.js';
@@ -22,24 +23,26 @@ export function jobNewsText(
   // A round's end is news for whoever steered it, too.
   const steerers = (record.steeredBy ?? []).filter((user) => user !== record.requestedBy);
   const people = [requester, ...steerers.map((user) => `<@${user}>`)].join(' ');
+  // In the bot's DM with the person, the message itself is for them: a mention adds nothing.
+  const to = (who: string) => (isDirectMessage(record.channel) ? '' : `${who} `);
   const pr = record.prLink ? pullRequestLink(record.prLink) : undefined;
   const itsPr = pr ? ` Its pull request: ${pr}.` : '';
   switch (kind) {
     case 'completed':
       return pr
-        ? `${people} :white_check_mark: The docs agent is done: pull request ${pr} is ready for review.`
-        : `${people} :white_check_mark: The docs agent is done and changed nothing, so there is no pull request. If you expected a change, reply in this thread to say what to do.`;
+        ? `${to(people)}:white_check_mark: The docs agent is done: pull request ${pr} is ready for review.`
+        : `${to(people)}:white_check_mark: The docs agent is done and changed nothing, so there is no pull request. If you expected a change, reply in this thread to say what to do.`;
     case 'failed':
       // Whether Mintlify takes a failed or archived job up again on a follow-up is not documented.
-      return `${people} :x: The docs agent job failed. A reply in this thread still goes to the agent, which may take the job up again; or ${START_AGAIN}.`;
+      return `${to(people)}:x: The docs agent job failed. A reply in this thread still goes to the agent, which may take the job up again; or ${START_AGAIN}.`;
     case 'archived':
-      return `${people} :file_cabinet: This job was archived in Mintlify, so the agent has stopped working on it.${itsPr} A reply in this thread still goes to the agent; or ${START_AGAIN}.`;
+      return `${to(people)}:file_cabinet: This job was archived in Mintlify, so the agent has stopped working on it.${itsPr} A reply in this thread still goes to the agent; or ${START_AGAIN}.`;
     case 'gone':
-      return `${requester} Mintlify no longer knows this job (\`${escapeSlackText(record.jobId)}\`), so I’ve stopped following it. If the work still needs doing, ${START_AGAIN}.`;
+      return `${to(requester)}Mintlify no longer knows this job (\`${escapeSlackText(record.jobId)}\`), so I’ve stopped following it. If the work still needs doing, ${START_AGAIN}.`;
     case 'slow':
-      return `${requester} :hourglass: This job has been running for ${elapsed(when.activeSince.toISOString(), when.now)}, which is unusually long. I’ll keep checking, less often, and post here when it ends. Reply in this thread to steer it.`;
+      return `${to(requester)}:hourglass: This job has been running for ${elapsed(when.activeSince.toISOString(), when.now)}, which is unusually long. I’ll keep checking, less often, and post here when it ends. Reply in this thread to steer it.`;
     case 'refused':
-      return `${requester} :warning: I can’t check on this job: Mintlify refuses the bot’s requests (its API key is wrong or has expired, or is not allowed from this server). Please ask the person who installed this app to fix the key. I’ll keep trying, and post here when the job ends.`;
+      return `${to(requester)}:warning: I can’t check on this job: Mintlify refuses the bot’s requests (its API key is wrong or has expired, or is not allowed from this server). Please ask the person who installed this app to fix the key. I’ll keep trying, and post here when the job ends.`;
   }
 }
 

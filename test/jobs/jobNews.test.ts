@@ -32,6 +32,18 @@ const record = (changes: Partial<JobRecord> = {}): JobRecord => ({
 const when = { now: new Date('2025-01-02T06:00:00Z'), activeSince: new Date('2025-01-01T00:00:00Z') };
 
 describe('the news a job thread gets', () => {
+  it('mentions nobody in the bot’s DM with the person, where the message is for them anyway', () => {
+    const done = jobNewsText(
+      'completed',
+      record({ channel: 'D0ADA', prLink: 'https://github.com/acme/docs/pull/42' }),
+      when,
+    );
+    expect(done).toMatch(/^:white_check_mark: The docs agent is done/);
+    expect(jobNewsText('slow', record({ channel: 'D0ADA', status: 'active' }), when)).toMatch(
+      /^:hourglass: /,
+    );
+  });
+
   it('links a GitHub pull request by its short name and mentions the requester', () => {
     const text = jobNewsText('completed', record({ prLink: 'https://github.com/acme/docs/pull/42' }), when);
     expect(text).toContain('<@U1>');
