@@ -62,7 +62,7 @@ export function digestRequestAnswer(outcome: DigestRequestOutcome): string | und
       const { record } = outcome;
       const postedAt = new Date(record.postedAt);
       const again = new Date(postedAt.getTime() + ASKED_KEEP_MS);
-      return `The digest of the last 7 days was posted in this channel ${slackDate(postedAt, '{ago}')}: <${messageLink(record.channel, record.ts)}|see it>. Ask again after ${slackDate(again, '{time}')} to have it posted anew.`;
+      return `The digest of the last 7 days was posted in this channel ${slackDate(postedAt, '{ago}')}: <${messageLink(record.channel, record.ts)}|see it>. Ask again after ${slackDate(again)} to have it posted anew.`;
     }
     case 'failed':
       return outcome.text;

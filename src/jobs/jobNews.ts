@@ -23,8 +23,10 @@ export function jobNewsText(
   // A round's end is news for whoever steered it, too.
   const steerers = (record.steeredBy ?? []).filter((user) => user !== record.requestedBy);
   const people = [requester, ...steerers.map((user) => `<@${user}>`)].join(' ');
-  // In the bot's DM with the person, the message itself is for them: a mention adds nothing.
-  const to = (who: string) => (isDirectMessage(record.channel) ? '' : `${who} `);
+  // In the bot's DM, under the person's own message, the news is for them and Slack tells them of it:
+  // a mention adds nothing. Under the bot's card (a job moved to the DM), the mention is what notifies.
+  const underTheirMessage = isDirectMessage(record.channel) && record.threadTs !== record.cardTs;
+  const to = (who: string) => (underTheirMessage ? '' : `${who} `);
   const pr = record.prLink ? pullRequestLink(record.prLink) : undefined;
   const itsPr = pr ? ` Its pull request: ${pr}.` : '';
   switch (kind) {

@@ -75,7 +75,7 @@ async function messageLine(message: ThreadMessage, userNames: UserNames): Promis
 
 /** Every line after the first indented, whichever line break ends the one before (\r, U+2028 too). */
 export function indentLines(text: string): string {
-  return text.replace(/\r\n|[\n\r\u0085\u2028\u2029]/g, '\n  ');
+  return text.replace(/\r\n|[\n\v\f\r\u0085\u2028\u2029]/g, '\n  ');
 }
 
 /** Said first in every section of Slack's words: what people wrote is context, not the instruction. */

@@ -11,6 +11,7 @@ import { handleMessageToBot, type MessageToBot, type MessageToBotOutcome } from 
 import type { JobsContext } from '../jobs/jobsContext.js';
 import type { UserNames } from '../slack/plainText.js';
 import { answerFollowUp } from './answerFollowUp.js';
+import { slackErrorCode } from '../slack/slackErrors.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
 
 /**
@@ -84,6 +85,8 @@ function showWorkingIfSlow(
     shown = client.reactions.add(reaction).then(
       () => true,
       (error: unknown) => {
+        // This message's handling run again (after a crash): the first run's ⏳ is taken off as this one's.
+        if (slackErrorCode(error) === 'already_reacted') return true;
         logger.debug(`could not mark a message to the bot as being worked on: ${String(error)}`);
         return false;
       },

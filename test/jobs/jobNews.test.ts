@@ -32,16 +32,16 @@ const record = (changes: Partial<JobRecord> = {}): JobRecord => ({
 const when = { now: new Date('2025-01-02T06:00:00Z'), activeSince: new Date('2025-01-01T00:00:00Z') };
 
 describe('the news a job thread gets', () => {
-  it('mentions nobody in the bot’s DM with the person, where the message is for them anyway', () => {
-    const done = jobNewsText(
-      'completed',
-      record({ channel: 'D0ADA', prLink: 'https://github.com/acme/docs/pull/42' }),
-      when,
+  it('mentions nobody in the bot’s DM under the person’s own message, but does under a card moved there', () => {
+    const pr = 'https://github.com/acme/docs/pull/42';
+    const underTheirs = { channel: 'D0ADA', threadTs: '1.000100', cardTs: '1.000200', prLink: pr };
+    expect(jobNewsText('completed', record(underTheirs), when)).toMatch(
+      /^:white_check_mark: The docs agent is done/,
     );
-    expect(done).toMatch(/^:white_check_mark: The docs agent is done/);
-    expect(jobNewsText('slow', record({ channel: 'D0ADA', status: 'active' }), when)).toMatch(
-      /^:hourglass: /,
-    );
+    expect(jobNewsText('slow', record({ ...underTheirs, status: 'active' }), when)).toMatch(/^:hourglass: /);
+    // A job whose channel would not take its card: the thread is the bot's card's, and only a mention notifies.
+    const moved = { channel: 'D0ADA', threadTs: '1.000200', cardTs: '1.000200', prLink: pr };
+    expect(jobNewsText('completed', record(moved), when)).toMatch(/^<@U1> :white_check_mark:/);
   });
 
   it('links a GitHub pull request by its short name and mentions the requester', () => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SeededMessage } from '../fakes/slackFake.js';
-import { type BotHarness, startBot } from '../support/botHarness.js';
+import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
 import { heldStep } from '../support/leases.js';
 
 let h: BotHarness;
@@ -46,6 +46,31 @@ async function jobThread(h: BotHarness): Promise<string> {
 }
 
 describe('@docs-agent <instruction>', () => {
+  it('takes off the ⏳ a first run left on the message, when its handling runs again after a crash', async () => {
+    h = await startBot();
+    const create = heldStep();
+    h.mintlify.injectFault('createJob', { until: create.until });
+    const said = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      text: `<@${BOT}> Document the --dry-run flag`,
+    });
+    // The first run's ⏳, as it reached Slack before that run died.
+    const first = await fetch(`${h.slack.url}/api/reactions.add`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${SECRETS.botToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ channel: 'C0DOCS', timestamp: said.ts, name: 'hourglass_flowing_sand' }),
+    });
+    expect(await first.json()).toMatchObject({ ok: true });
+    await h.event(mention({ ts: said.ts, text: said.text }));
+
+    const again = await h.slack.waitForCall('reactions.add', (call) => call.response.ok === false);
+    expect(again.response.error).toBe('already_reacted');
+    create.release();
+    const taken = await h.slack.waitForCall('reactions.remove');
+    expect(taken.response.ok).toBe(true);
+    expect(h.slack.message('C0DOCS', said.ts)?.reactions ?? []).toEqual([]);
+  });
+
   it('in a job’s thread, a greeting gets the help and a thanks nothing: neither goes to the job', async () => {
     h = await startBot();
     const thread = await jobThread(h);
