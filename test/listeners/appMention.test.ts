@@ -45,15 +45,21 @@ async function jobThread(h: BotHarness): Promise<string> {
   return thread;
 }
 
+/** A bot whose Mintlify holds every create until `create.release()`, and a mention to post. */
+async function withSlowCreate() {
+  h = await startBot();
+  const create = heldStep();
+  h.mintlify.injectFault('createJob', { until: create.until });
+  const said = h.slack.seedMessage('C0DOCS', {
+    user: 'U0ADA',
+    text: `<@${BOT}> Document the --dry-run flag`,
+  });
+  return { create, said };
+}
+
 describe('@docs-agent <instruction>', () => {
   it('takes off the ⏳ a first run left on the message, when its handling runs again after a crash', async () => {
-    h = await startBot();
-    const create = heldStep();
-    h.mintlify.injectFault('createJob', { until: create.until });
-    const said = h.slack.seedMessage('C0DOCS', {
-      user: 'U0ADA',
-      text: `<@${BOT}> Document the --dry-run flag`,
-    });
+    const { create, said } = await withSlowCreate();
     // The first run's ⏳, as it reached Slack before that run died.
     const first = await fetch(`${h.slack.url}/api/reactions.add`, {
       method: 'POST',
@@ -99,13 +105,7 @@ describe('@docs-agent <instruction>', () => {
   });
 
   it('shows ⏳ on the message while Mintlify is slow to create the job, and takes it off once the card is there', async () => {
-    h = await startBot();
-    const create = heldStep();
-    h.mintlify.injectFault('createJob', { until: create.until });
-    const said = h.slack.seedMessage('C0DOCS', {
-      user: 'U0ADA',
-      text: `<@${BOT}> Document the --dry-run flag`,
-    });
+    const { create, said } = await withSlowCreate();
     await h.event(mention({ ts: said.ts, text: said.text }));
 
     const working = await h.slack.waitForCall('reactions.add');
