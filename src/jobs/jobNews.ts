@@ -56,12 +56,14 @@ export function strayJobNewsText(record: JobRecord, news: string): string {
 
 /**
  * A link Slack cannot misread (the characters that end a `<url|label>` are percent-encoded),
- * labelled `owner/repo#42` for a GitHub pull request and shown as it is otherwise.
+ * labelled `owner/repo#42` for a GitHub pull request and "pull request" otherwise: a short label,
+ * whatever the URL's length, so a line cut to Slack's limits never cuts it inside its markup.
  */
 export function pullRequestLink(url: string): string {
   // Only http(s) becomes a link: Mintlify's answer is not Slack markup (`!channel` would be a ping).
   if (!isLinkable(url)) return `\`${escapeSlackText(truncate(url, 300))}\``;
   const safe = linkTarget(url);
   const github = /^https:\/\/github\.com\/([\w.-]+\/[\w.-]+)\/pull\/(\d+)/.exec(url);
-  return github ? `<${safe}|${github[1]}#${github[2]}>` : `<${safe}>`;
+  if (github) return `<${safe}|${github[1]}#${github[2]}>`;
+  return safe.length <= 1_000 ? `<${safe}|pull request>` : `\`${escapeSlackText(truncate(url, 300))}\``;
 }

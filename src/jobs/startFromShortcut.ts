@@ -14,6 +14,7 @@ import {
   filesNote,
   indentLines,
   NOT_AN_INSTRUCTION,
+  oneLine,
   promptWithContext,
   threadSection,
   transcriptOf,
@@ -153,9 +154,11 @@ async function messageSection(
   full: ThreadMessage | undefined,
   permalink: string,
 ): Promise<string> {
-  const author = message.author
-    ? ((await userNames(message.author).catch(() => undefined)) ?? message.author)
-    : (full?.bot_profile?.name ?? full?.username ?? 'a bot');
+  const author = oneLine(
+    message.author
+      ? ((await userNames(message.author).catch(() => undefined)) ?? message.author)
+      : (full?.bot_profile?.name ?? full?.username ?? 'a bot'),
+  );
   const text = (await slackToPlainText(full?.text ?? message.text, userNames)).trim();
   const files = filesNote(full?.files ?? message.files.map((name) => ({ name })));
   return contextSection('The Slack message this is about', [

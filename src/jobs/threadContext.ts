@@ -63,14 +63,21 @@ export async function transcriptOf(
 }
 
 async function messageLine(message: ThreadMessage, userNames: UserNames): Promise<string> {
-  const name = message.user
-    ? ((await userNames(message.user).catch(() => undefined)) ?? message.user)
-    : (message.bot_profile?.name ?? message.username ?? 'a bot');
+  const name = oneLine(
+    message.user
+      ? ((await userNames(message.user).catch(() => undefined)) ?? message.user)
+      : (message.bot_profile?.name ?? message.username ?? 'a bot'),
+  );
   const text = truncate((await slackToPlainText(message.text ?? '', userNames)).trim(), MESSAGE_MAX_CHARS);
   const files = filesNote(message.files);
   const body = [text, files].filter(Boolean).join(' ');
   // Continuation lines are indented, so each message still reads as one "name: text" entry.
   return `${name}: ${indentLines(body)}`;
+}
+
+/** A name (another app chooses its bot's) or a file's, kept on one line in the prompt. */
+export function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
 }
 
 /** Every line after the first indented, whichever line break ends the one before (\r, U+2028 too). */
@@ -84,7 +91,7 @@ export const NOT_AN_INSTRUCTION =
 
 /** Files are named for the agent, not fetched: it cannot open Slack files. */
 export function filesNote(files: ThreadMessage['files']): string {
-  const names = (files ?? []).map((file) => file.name || file.title).filter(Boolean);
+  const names = (files ?? []).map((file) => oneLine(file.name || file.title || '')).filter(Boolean);
   return names.length ? `[attached, not included: ${names.join(', ')}]` : '';
 }
 

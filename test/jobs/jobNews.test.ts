@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { jobCard } from '../../src/jobs/jobCard.js';
-import { jobNewsText, strayJobNewsText } from '../../src/jobs/jobNews.js';
+import { jobNewsText, pullRequestLink, strayJobNewsText } from '../../src/jobs/jobNews.js';
 import {
   applyAgentJob,
   applyFollowUpAnswer,
@@ -52,8 +52,16 @@ describe('the news a job thread gets', () => {
 
   it('never lets a pull request link break out of its brackets', () => {
     const text = jobNewsText('completed', record({ prLink: 'https://git.example/pr/1|<!channel>' }), when);
-    expect(text).toContain('<https://git.example/pr/1%7C%3C!channel%3E>');
+    expect(text).toContain('<https://git.example/pr/1%7C%3C!channel%3E|pull request>');
     expect(text).not.toContain('<!channel>');
+  });
+
+  it('labels any other pull request link shortly, and shows one too long to link as text', () => {
+    expect(pullRequestLink('https://gitlab.example/acme/docs/-/merge_requests/7')).toBe(
+      '<https://gitlab.example/acme/docs/-/merge_requests/7|pull request>',
+    );
+    const long = `https://git.example/pr/7?${'x'.repeat(2_000)}`;
+    expect(pullRequestLink(long)).toMatch(/^`https:\/\/git\.example\/pr\/7\?x+…`$/);
   });
 
   it('says how long a slow job has run', () => {
