@@ -2,7 +2,7 @@ import { slackToPlainText, type UserNames } from '../slack/plainText.js';
 import { readThread, type ThreadMessage } from '../slack/threadMessages.js';
 import { firstSighting } from '../store/dedupe.js';
 import { accessRefusal } from './access.js';
-import { DM_FILES_ONLY_TEXT } from './jobAnswers.js';
+import { DM_FILES_ONLY_TEXT, FILES_ONLY_TEXT } from './jobAnswers.js';
 import type { JobsContext } from './jobsContext.js';
 import { ThreadStartingError } from './jobStarts.js';
 import { commandWordOf, smallTalkOf } from './smallTalk.js';
@@ -109,10 +109,13 @@ export async function handleMessageToBot(
   const files = filesNote(input.files);
   // Files alone in a DM: told why nothing starts, as a reply with files alone is (a bare mention
   // with a file gets the mention's help).
-  // A greeting or a thanks with files is the files alone.
+  // A greeting or a thanks with files is the files alone: in the DM nothing starts, and in a job's
+  // thread nothing is sent, each told why (a top-level mention with only a file gets the help).
   const talk = smallTalkOf(input.text);
-  if ((instruction === '' || talk) && files !== '' && input.door === 'dm')
-    return { kind: 'refused', text: DM_FILES_ONLY_TEXT };
+  if ((instruction === '' || talk) && files !== '') {
+    if (input.door === 'dm') return { kind: 'refused', text: DM_FILES_ONLY_TEXT };
+    if (jobThread) return { kind: 'refused', text: FILES_ONLY_TEXT };
+  }
   if (instruction === '' || /^help[.!?]*$/i.test(instruction) || talk === 'greeting') {
     return jobThread ? { kind: 'help', inJobThread: true } : { kind: 'help' };
   }

@@ -381,7 +381,7 @@ describe('@docs-agent <instruction>', () => {
   });
 
   it.each(['the message', 'the mention'])(
-    'alone with a file in a job’s thread is answered once, with help, %s first',
+    'alone with a file in a job’s thread is answered once, as files alone, %s first',
     async (first) => {
       h = await startBot();
       const thread = await jobThread(h);
@@ -394,14 +394,15 @@ describe('@docs-agent <instruction>', () => {
       await h.event(one);
       await h.bot.drained();
       await h.event(other);
-      const help = await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === thread);
-      // The help of a job's thread: there a mention, like any reply, goes to the job.
-      expect(String(help.args.text)).toContain('This thread belongs to a docs agent job');
+      // As a reply with files and no words is: the agent cannot open them, and its author is told so.
+      const told = await h.slack.waitForCall('chat.postEphemeral', (call) => call.args.thread_ts === thread);
+      expect(told.args).toMatchObject({ user: 'U0BEA' });
+      expect(String(told.args.text)).toContain('can’t open files');
       await h.bot.drained();
-      expect(h.slack.callsTo('chat.postEphemeral')).toEqual([]);
+      expect(h.slack.callsTo('chat.postEphemeral')).toHaveLength(1);
       expect(
         h.slack.callsTo('chat.postMessage').filter((call) => call.args.thread_ts === thread),
-      ).toHaveLength(1);
+      ).toHaveLength(0);
       expect(h.mintlify.requestsFor('sendMessage')).toEqual([]);
     },
   );
