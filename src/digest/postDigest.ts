@@ -107,7 +107,8 @@ export async function postDigestNow(
   // The same digest twice in a channel within the hour is a duplicate: the person is shown the first.
   const postedRecently = async (): Promise<DigestRequestOutcome | undefined> => {
     const recent = await ctx.records.postedOnRequest(period, request.channel);
-    return recent ? { kind: 'posted_recently', period, record: recent } : undefined;
+    if (!recent || !(await stillThere(ctx, recent))) return undefined;
+    return { kind: 'posted_recently', period, record: recent };
   };
   const recent = await postedRecently();
   if (recent) return recent;
@@ -153,6 +154,21 @@ export async function postDigestNow(
     { logger: ctx.logger },
   );
   return leased.ran ? leased.value : { kind: 'in_progress', period };
+}
+
+/** A digest posted on request is still in its channel (not deleted); when Slack cannot say, it is taken to be. */
+async function stillThere(ctx: DigestContext, posted: PostedDigest): Promise<boolean> {
+  try {
+    const read = await ctx.slack.conversations.history({
+      channel: posted.channel,
+      latest: posted.ts,
+      inclusive: true,
+      limit: 1,
+    });
+    return read.messages?.[0]?.ts === posted.ts;
+  } catch {
+    return true;
+  }
 }
 
 function onceLong(notify: ((waitMs: number) => void) | undefined) {

@@ -180,7 +180,7 @@ describe('/docs-agent digest', () => {
     expect(pageRequests(h)).toHaveLength(1);
   });
 
-  it('asked again in the same channel within the hour, points at the digest posted there rather than post it twice', async () => {
+  it('asked again in the same channel within the hour, points at the digest posted there rather than post it twice; deleted, it is posted anew', async () => {
     h = await startBot();
     h.mintlify.setVisitors(rows(3));
     await h.command('digest');
@@ -197,6 +197,15 @@ describe('/docs-agent digest', () => {
     // Another channel gets its own.
     await h.command('digest', { channel_id: 'C0OTHER' });
     await h.slack.waitForCall('chat.postMessage', (call) => call.args.channel === 'C0OTHER');
+
+    // Deleted from the channel, it stands for nothing: asked again, it is posted anew.
+    expect(h.slack.deleteMessage(String(first.args.channel), String(first.response.ts))).toBe(true);
+    await h.command('digest');
+    await h.slack.waitForCalls(
+      'chat.postMessage',
+      2,
+      (call) => call.args.channel === first.args.channel && call.response.ok === true,
+    );
   });
 
   it('one in another channel meanwhile is told to try again shortly: one digest at a time, as they share the analytics limit', async () => {

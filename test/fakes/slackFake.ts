@@ -81,6 +81,8 @@ export interface SlackFake {
   /** Puts a message a person wrote into a channel's history (a thread reply when thread_ts is set). */
   seedMessage(channel: string, message: SeededMessage): StoredMessage;
   seedUser(user: SlackUser): void;
+  /** A person deletes a message (one without replies): Slack no longer has it. */
+  deleteMessage(channel: string, ts: string): boolean;
   /** The bot's DM with `user`, where posts to the user id land: for seeding what they send the bot. */
   dmWith(user: string): string;
   /** A copy of a channel's history in ts order, thread replies included. */
@@ -246,6 +248,7 @@ export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFa
     },
     seedMessage: (channel, message) => structuredClone(workspace.seedMessage(channel, message)),
     seedUser: (user) => workspace.seedUser(user),
+    deleteMessage: (channel, ts) => workspace.remove(channel, ts),
     setBotMember: (channel, member) => workspace.setMember(channel, member),
     dmWith: (user) => workspace.openDm(user).id,
     history: (channel) => structuredClone(workspace.history(channel)),

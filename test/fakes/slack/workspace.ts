@@ -100,6 +100,15 @@ export class Workspace {
     return this.channels.get(channel)?.find((message) => message.ts === ts);
   }
 
+  /** Takes a message out, as a person deleting it in Slack does (a top-level message without replies). */
+  remove(channel: string, ts: string): boolean {
+    const history = this.history(channel);
+    const at = history.findIndex((message) => message.ts === ts);
+    if (at === -1) return false;
+    history.splice(at, 1);
+    return true;
+  }
+
   /** Stores a message, keeping the history in ts order and the parent's reply summary current. */
   store(channel: string, message: StoredMessage): StoredMessage {
     const micros = parseTs(message.ts);
