@@ -104,14 +104,6 @@ export async function postDigestNow(
 ): Promise<DigestRequestOutcome> {
   const period = periodOfRun(ctx.now(), ctx.config.digest.timezone);
   const giveUpMs = Math.min(ctx.config.digest.giveUpMs, ON_REQUEST_GIVE_UP_MAX_MS);
-  // The same digest twice in a channel within the hour is a duplicate: the person is shown the first.
-  const postedRecently = async (): Promise<DigestRequestOutcome | undefined> => {
-    const recent = await ctx.records.postedOnRequest(period, request.channel);
-    if (!recent || !(await stillThere(ctx, recent))) return undefined;
-    return { kind: 'posted_recently', period, record: recent };
-  };
-  const recent = await postedRecently();
-  if (recent) return recent;
   // One at a time per channel: a second request would spend the same shared analytics budget again.
   // And one at a time in the whole deployment: a digest may wait long for Mintlify's analytics limit,
   // holding one of the worker's request slots, and every channel's digest spends the same budget.
@@ -120,9 +112,11 @@ export async function postDigestNow(
     `digest-request:${request.channel}`,
     RENEWED_LEASE_MS,
     async (): Promise<DigestRequestOutcome> => {
-      // Read again under the channel's lease: a request in another process may have posted it since.
-      const since = await postedRecently();
-      if (since) return since;
+      // The same digest twice in a channel within the hour is a duplicate: the person is shown the first.
+      // Read under the channel's lease, so that a request in another process cannot be posting it now.
+      const recent = await ctx.records.postedOnRequest(period, request.channel);
+      if (recent && (await stillThere(ctx, recent)))
+        return { kind: 'posted_recently', period, record: recent };
       const anywhere = await withRenewedLease(
         ctx.store.atomic,
         'digest-request',

@@ -66,6 +66,7 @@ export async function handleMessageToBot(
 
   // A job's thread is steered, unless this delivery began a start there itself (run again after
   // its lease was lost, its own job's card may have made the thread a job's since): that start answers.
+  const talk = smallTalkOf(input.text);
   const jobThread =
     reply &&
     input.threadTs !== undefined &&
@@ -75,7 +76,7 @@ export async function handleMessageToBot(
     if (input.door === 'dm') return { kind: 'job_thread' };
     // "help" in a job's thread is a follow-up like any other reply; an empty mention or a greeting
     // asks for help. The rest is the job's (a thanks, `status`: `steerJob` knows what to do with them).
-    if (instruction !== '' && !(smallTalkOf(input.text) === 'greeting' && !input.files?.length)) {
+    if (instruction !== '' && !(talk === 'greeting' && !input.files?.length)) {
       const steerInput = {
         channel,
         threadTs: input.threadTs,
@@ -107,11 +108,8 @@ export async function handleMessageToBot(
   const refusal = accessRefusal(ctx.config.access, user, channel);
   if (refusal) return { kind: 'refused', text: refusal };
   const files = filesNote(input.files);
-  // Files alone in a DM: told why nothing starts, as a reply with files alone is (a bare mention
-  // with a file gets the mention's help).
   // A greeting or a thanks with files is the files alone: in the DM nothing starts, and in a job's
   // thread nothing is sent, each told why (a top-level mention with only a file gets the help).
-  const talk = smallTalkOf(input.text);
   if ((instruction === '' || talk) && files !== '') {
     if (input.door === 'dm') return { kind: 'refused', text: DM_FILES_ONLY_TEXT };
     if (jobThread) return { kind: 'refused', text: FILES_ONLY_TEXT };

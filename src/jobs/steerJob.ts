@@ -89,9 +89,10 @@ export async function steerJob(
     }
     return { kind: 'ignored', why: 'not_a_job_thread' };
   }
+  const refusal = accessRefusal(ctx.config.access, input.user, input.channel);
   // A reply is activity: the job is kept JOB_RETENTION_DAYS from now, whatever comes of it (but not
   // for someone the allowlists leave out, who cannot steer it either).
-  if (!accessRefusal(ctx.config.access, input.user, input.channel)) await ctx.records.touch(record.jobId);
+  if (!refusal) await ctx.records.touch(record.jobId);
 
   const plain = (await slackToPlainText(input.text, userNames)).trim();
   if (plain.startsWith(BETWEEN_PEOPLE)) return { kind: 'ignored', why: 'between_people' };
@@ -111,7 +112,6 @@ export async function steerJob(
   if (word) return { kind: 'command_word', text: commandWordText(word, 'thread') };
   const prompt = files ? `${said}\n${files}` : said;
   // After the dedupe, so a reply delivered as both a message and a mention is refused once.
-  const refusal = accessRefusal(ctx.config.access, input.user, input.channel);
   if (refusal) return { kind: 'refused', text: refusal };
   // Told once (after the dedupe), however often Slack delivers it.
   if (said === '') return { kind: 'files_only', text: FILES_ONLY_TEXT };
