@@ -11,10 +11,9 @@ async function main(): Promise<void> {
   const logger = createLogger({ level: config.logLevel, secrets: secretsOf(config) });
   // Node would print such an error as it is, and exit: printed through the logger, which keeps every
   // secret out of it, then the same exit.
+  // Given as it is, util.format prints its stack and its causes.
   const unexpected = (error: unknown) => {
-    logger.error(
-      `stopped by an unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-    );
+    logger.error('stopped by an unexpected error:', error);
     process.exit(1);
   };
   process.on('unhandledRejection', unexpected);

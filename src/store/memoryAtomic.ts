@@ -119,6 +119,26 @@ export class MemoryAtomicOps implements AtomicOps {
     return { count: index.size, oldestMs };
   }
 
+  /** How many leases, markers and indexes it holds, expired or not. */
+  get size() {
+    return this.values.size + this.indexes.size;
+  }
+
+  /**
+   * Drops every lease, marker and index whose time to live has passed, as Redis does by itself:
+   * those nobody reads again (an event's dedupe marker, most of them) would otherwise stay for the
+   * life of the process. The records of `kv` are `records`' to sweep (see openMemoryStore).
+   */
+  sweep() {
+    const now = this.now();
+    for (const [key, entry] of this.values) if (entry.expiresAt <= now) this.values.delete(key);
+    for (const [key, expiresAt] of this.indexExpiry) {
+      if (expiresAt > now) continue;
+      this.indexes.delete(key);
+      this.indexExpiry.delete(key);
+    }
+  }
+
   async getRaw(key: string) {
     const raw = this.records.get(this.recordKey(key));
     return typeof raw === 'string' ? raw : undefined;

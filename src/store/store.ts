@@ -19,15 +19,35 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export function openMemoryStore(namespace: string, now: () => number = Date.now): Store {
+/** How often the memory store drops what has expired. */
+const SWEEP_EVERY_MS = 10 * 60_000;
+
+export function openMemoryStore(
+  namespace: string,
+  now: () => number = Date.now,
+  sweepEveryMs = SWEEP_EVERY_MS,
+): Store {
   // Our own Map, not Keyv's default one, so the atomic ops can compare-and-set the records in it.
   const records = new Map<string, unknown>();
   const kv = new Keyv({ store: records, namespace, throwOnErrors: true });
+  const atomic = new MemoryAtomicOps(now, records, (key) => kv._getKeyPrefix(key));
+  // Keyv drops an expired record only when it is read: records nobody reads again go here.
+  const sweep = async () => {
+    atomic.sweep();
+    for (const [key, raw] of records) {
+      const stored = typeof raw === 'string' ? await kv.deserializeData(raw) : undefined;
+      if (typeof stored?.expires === 'number' && Date.now() > stored.expires && records.get(key) === raw) {
+        records.delete(key);
+      }
+    }
+  };
+  const sweeper = setInterval(() => void sweep().catch(() => {}), sweepEveryMs);
+  sweeper.unref();
   return {
     kind: 'memory',
     kv,
-    atomic: new MemoryAtomicOps(now, records, (key) => kv._getKeyPrefix(key)),
-    close: async () => {},
+    atomic,
+    close: async () => clearInterval(sweeper),
   };
 }
 

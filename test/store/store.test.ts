@@ -5,6 +5,7 @@ import { firstSighting } from '../../src/store/dedupe.js';
 import { tryLease, withLease } from '../../src/store/lease.js';
 import { AGENT_USES_PER_HOUR, RateLedger } from '../../src/store/rateLedger.js';
 import { openRedisStore, StoreUnavailableError } from '../../src/store/redisStore.js';
+import type { MemoryAtomicOps } from '../../src/store/memoryAtomic.js';
 import { openMemoryStore, type Store } from '../../src/store/store.js';
 import { startPrivateRedis } from '../support/privateRedis.js';
 import { TEST_REDIS_URL, uniqueNamespace } from '../support/redis.js';
@@ -98,6 +99,32 @@ describe.each(Object.entries(kinds))('the %s store', (_kind, open) => {
     now += 21 * 60_000;
     expect(await ledger.current('proj')).toMatchObject({ used: 1 });
     expect(await ledger.current('other')).toMatchObject({ used: 0, nextFreeAt: undefined });
+  });
+});
+
+describe('the memory store', () => {
+  it('drops what has expired by itself, as Redis does, read again or not', async () => {
+    let now = Date.now();
+    const store = openMemoryStore(uniqueNamespace('store'), () => now, 20);
+    opened.push(store);
+    const atomic = store.atomic as MemoryAtomicOps;
+    const records = store.kv.store as Map<string, unknown>;
+    await store.kv.set('gone', 'soon', 1);
+    await store.kv.set('kept', 'for a day', 86_400_000);
+    await store.kv.set('forever', 'no expiry');
+    expect(await firstSighting(store.atomic, 'event:Ev1')).toBe(true);
+    expect(await tryLease(store.atomic, 'brief', 1_000)).toBeDefined();
+    await store.atomic.indexAdd('recent', 'job-1', 1, undefined, 1_000);
+    await store.atomic.indexAdd('all', 'job-1', 1);
+    expect(atomic.size).toBe(4);
+
+    now += 2_000; // the lease and the index are past their time; the event's marker is not
+    await expect.poll(() => atomic.size).toBe(2);
+    expect(await firstSighting(store.atomic, 'event:Ev1')).toBe(false);
+    expect(await store.atomic.indexAll('all')).toEqual(['job-1']);
+    await expect.poll(() => records.size).toBe(2);
+    expect(await store.kv.get('kept')).toBe('for a day');
+    expect(await store.kv.get('forever')).toBe('no expiry');
   });
 });
 
