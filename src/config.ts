@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isIPv4 } from 'node:net';
-import { Cron } from 'croner';
 import { z } from 'zod';
+import { nextCronRun } from './queue/cron.js';
 
 /**
  * The environment, read once at the edge and validated into one typed object.
@@ -303,17 +303,23 @@ function isValidTimeZone(timeZone: string): boolean {
 }
 
 /**
- * `?` ("no specific value", as Quartz and AWS write a day field) read as `*`, as BullMQ's cron parser
- * reads it. croner, which checks the pattern, computes the catch-up and schedules without Redis,
- * would read it as today's day of the month: `0 9 ? * 1` would mean Mondays and the 24th.
+ * `?` ("no specific value", as Quartz, AWS and cron-parser read a day field) read as `*`. croner,
+ * which reads every pattern of the bot (see queue/cron.ts), would read it as today's day of the
+ * month: `0 9 ? * 1` would mean Mondays and the 24th.
  */
 function cronPattern(pattern: string): string {
   return pattern.replaceAll('?', '*');
 }
 
 function cronError(pattern: string, timezone: string): string | undefined {
+  // Quartz and cron-parser read `5L` as the last Friday of the month; croner reads it as every Friday.
+  if (/[0-7]L/i.test(pattern.trim().split(/\s+/).at(-1) ?? '')) {
+    return 'for the last Friday of the month write 5#L, not 5L (and so for any day)';
+  }
   try {
-    new Cron(pattern, { timezone, paused: true }).stop();
+    if (!nextCronRun(pattern, timezone, new Date())) {
+      return 'it never comes round, as a date that does not exist (30 February) never does';
+    }
     return undefined;
   } catch (error) {
     return error instanceof Error ? error.message : String(error);

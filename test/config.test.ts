@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, secretsOf } from '../src/config.js';
 import { createLogger, redact } from '../src/log.js';
-import { previousScheduledRun } from '../src/digest/period.js';
+import { previousScheduledRun } from '../src/queue/cron.js';
 
 const valid = {
   SLACK_BOT_TOKEN: 'xoxb-1111-secret-bot-token',
@@ -240,6 +240,20 @@ describe('configuration', () => {
     expect(problemsOf({ ...valid, DIGEST_CRON: 'never' }).problems).toEqual([
       { variable: 'DIGEST_CRON', problem: expect.stringContaining('(off: no schedule)') },
     ]);
+  });
+
+  it('names a DIGEST_CRON that never comes round, and 5L, which cron tools read differently', () => {
+    expect(problemsOf({ ...valid, DIGEST_CRON: '0 9 30 2 *' }).problems).toEqual([
+      { variable: 'DIGEST_CRON', problem: expect.stringContaining('never comes round') },
+    ]);
+    expect(problemsOf({ ...valid, DIGEST_CRON: '0 9 * * 5L' }).problems).toEqual([
+      { variable: 'DIGEST_CRON', problem: expect.stringContaining('write 5#L, not 5L') },
+    ]);
+    // The last Friday of the month, written as croner reads it.
+    const cron = loadConfig({ ...valid, DIGEST_CRON: '0 9 * * 5#L' }).digest.cron as string;
+    expect(previousScheduledRun(cron, 'UTC', new Date('2026-11-24T10:00:00Z'))).toEqual(
+      new Date('2026-10-30T09:00:00Z'),
+    );
   });
 
   it('takes DIGEST_CHANNEL as a channel ID only, not a name', () => {

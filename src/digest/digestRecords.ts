@@ -1,3 +1,4 @@
+import { LONGEST_LOOK_BACK_MS } from '../queue/cron.js';
 import type { Store } from '../store/store.js';
 import type { PeriodDates, SiteTotals, VisitorNumbers } from './collectVisitors.js';
 import { periodKey } from './period.js';
@@ -24,6 +25,9 @@ export type StoredNumbers = VisitorNumbers & { collectedAt: string };
 // Week-over-week only needs last week's, and catch-up the latest period's; a quarter leaves room
 // for monthly schedules and for a bot stopped for a while.
 const KEEP_MS = 92 * 86_400_000;
+// As long as the catch-up looks back for a missed run (a yearly schedule's is up to a year old),
+// and a week more: a digest posted is never taken for one missed.
+const POSTED_KEEP_MS = LONGEST_LOOK_BACK_MS + 7 * 86_400_000;
 
 // Not under `digest:`, which is the BullMQ digest queue's prefix.
 const numbersKey = (period: PeriodDates) => `digest-numbers:${periodKey(period)}`;
@@ -83,7 +87,7 @@ export class DigestRecords {
   }
 
   async markPosted(record: PostedDigest): Promise<void> {
-    await this.store.kv.set(postedKey(record, record.channel), record, KEEP_MS);
+    await this.store.kv.set(postedKey(record, record.channel), record, POSTED_KEEP_MS);
   }
 
   /** A try of the period's digest failed: for `forMs`, no catch-up of it is queued (see digestSchedule.ts). */

@@ -1,7 +1,8 @@
+import { previousScheduledRun } from '../queue/cron.js';
 import type { Processor, WorkQueue } from '../queue/queue.js';
 import { RENEWED_LEASE_MS } from '../store/lease.js';
 import type { DigestContext } from './digestContext.js';
-import { type DigestPeriod, periodKey, periodOfRun, previousScheduledRun } from './period.js';
+import { type DigestPeriod, periodKey, periodOfRun } from './period.js';
 import { type DigestOutcome, postScheduledDigest } from './postDigest.js';
 
 /**

@@ -1,5 +1,3 @@
-import { Cron } from 'croner';
-
 /**
  * Which days a digest covers. A period is the 7 full calendar days before the run's date in the
  * digest's time zone, sent to Mintlify as YYYY-MM-DD: `dateFrom` inclusive, `dateTo` exclusive.
@@ -61,33 +59,4 @@ export function previousPeriod(period: DigestPeriod): DigestPeriod {
 /** A stable name for the period, for store keys and logs. */
 export function periodKey(period: Pick<DigestPeriod, 'dateFrom' | 'dateTo'>): string {
   return `${period.dateFrom}..${period.dateTo}`;
-}
-
-// Look back in growing windows: a per-second cron is found in the first, a yearly one in the last,
-// and no window ever enumerates more than a few thousand runs.
-const LOOK_BACK_MS = [60_000, 3_600_000, 86_400_000, 8 * 86_400_000, 32 * 86_400_000, 367 * 86_400_000];
-const MAX_RUNS_PER_WINDOW = 10_000;
-
-/**
- * The latest time at or before `now` when `pattern` fired (or should have) in `timeZone`;
- * undefined when it never did within a year. Croner only counts forward, so this walks
- * forward from a point in the past.
- */
-export function previousScheduledRun(pattern: string, timeZone: string, now: Date): Date | undefined {
-  const cron = new Cron(pattern, { timezone: timeZone, paused: true });
-  try {
-    for (const windowMs of LOOK_BACK_MS) {
-      let latest: Date | undefined;
-      // nextRun() is strictly after its argument: start 1 s earlier so a run exactly at the edge counts.
-      let run = cron.nextRun(new Date(now.getTime() - windowMs - 1_000));
-      for (let i = 0; run && run.getTime() <= now.getTime() && i < MAX_RUNS_PER_WINDOW; i++) {
-        latest = run;
-        run = cron.nextRun(run);
-      }
-      if (latest) return latest;
-    }
-    return undefined;
-  } finally {
-    cron.stop();
-  }
 }

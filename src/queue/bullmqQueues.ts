@@ -8,9 +8,11 @@ import {
   type Job,
   type JobsOptions,
   Queue,
+  type RepeatStrategy,
   WaitingError,
   Worker,
 } from 'bullmq';
+import { nextCronRun } from './cron.js';
 import type {
   AddOptions,
   JobCounts,
@@ -48,6 +50,14 @@ const SET_UP_AGAIN_MS = 2_000;
 const SET_UP_AGAIN_MOST_MS = 30_000;
 /** How long the workers get to open their Redis connections before the log says they could not. */
 const WORKERS_READY_WITHIN_MS = 15_000;
+/**
+ * A scheduler's next run as croner reads its pattern, as everything else in the bot does (see
+ * cron.ts). BullMQ asks it in the queue (`upsertJobScheduler`) and in the worker (each run's next).
+ */
+const cronerRepeats: { repeatStrategy: RepeatStrategy } = {
+  repeatStrategy: (millis, { pattern, tz }) =>
+    pattern ? nextCronRun(pattern, tz, new Date(millis))?.getTime() : undefined,
+};
 /** The last job timestamp this process gave: each add gets a later one. */
 let lastTimestamp = 0;
 
@@ -168,6 +178,7 @@ export function openBullmqQueues(options: {
       const made = new Queue<T, unknown, string, T, unknown, string>(name, {
         connection,
         prefix,
+        settings: cronerRepeats,
         // Nothing here reads BullMQ's event stream: a short one keeps a small Redis plan small.
         streams: { events: { maxLen: EVENTS_KEPT } },
         defaultJobOptions: {
@@ -304,6 +315,7 @@ export function openBullmqQueues(options: {
             {
               connection: connectWorkers(),
               prefix,
+              settings: cronerRepeats,
               concurrency: workerOptions.concurrency,
               limiter: limiter ? { max: limiter.max, duration: limiter.durationMs } : UNLIMITED,
               // A crashed process's job goes back to wait at the first stalled check that finds it

@@ -1,6 +1,7 @@
 import type { Logger } from '@slack/bolt';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cron } from 'croner';
+import { previousScheduledRun } from './cron.js';
 import type { AddOptions, JobCounts, Processor, ProcessorResult, QueueJob, Submission } from './queue.js';
 import type { QueueOptions, Queues, WorkerOptions, WorkQueue } from './queue.js';
 
@@ -123,7 +124,11 @@ class MemoryQueue<T> implements WorkQueue<T> {
   schedule: WorkQueue<T>['schedule'] = async (schedulerId, repeat, job) => {
     this.schedulers.get(schedulerId)?.stop();
     const occurrence = (self: Cron) => {
-      const scheduledFor = self.currentRun()?.getTime() ?? this.now();
+      // The occurrence it was due for (croner gives when it fired, which a machine that slept makes late).
+      const firedAt = self.currentRun() ?? new Date();
+      const scheduledFor = (
+        previousScheduledRun(repeat.pattern, repeat.timezone, firedAt) ?? firedAt
+      ).getTime();
       void this.add(job.name, job.data, { ...job, scheduledFor }).catch((error: unknown) =>
         this.logger.error(String(error)),
       );

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DigestRecords } from '../../src/digest/digestRecords.js';
-import { periodOfRun, previousScheduledRun } from '../../src/digest/period.js';
+import { periodOfRun } from '../../src/digest/period.js';
+import { previousScheduledRun } from '../../src/queue/cron.js';
 import { createLogger } from '../../src/log.js';
 import { openRedisStore } from '../../src/store/redisStore.js';
 import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';

@@ -1,8 +1,9 @@
 import { createClient, type RedisClientType } from '@keyv/redis';
-import { Job } from 'bullmq';
+import { createNodeRedisClient, Job, Queue } from 'bullmq';
 import { type Logger, LogLevel } from '@slack/bolt';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { openBullmqQueues } from '../../src/queue/bullmqQueues.js';
+import { nextCronRun } from '../../src/queue/cron.js';
 import { openMemoryQueues } from '../../src/queue/memoryQueues.js';
 import type { Processor, ProcessorResult, QueueJob, Queues } from '../../src/queue/queue.js';
 import { startMuteProxy } from '../support/muteProxy.js';
@@ -632,6 +633,36 @@ describe('the queue port on bullmq, one process', () => {
     }
     client = undefined;
     queues = undefined;
+  });
+
+  it('reads a cron pattern as croner does, as the configuration check and the catch-up do, in the queue and in its worker', async () => {
+    const { queues, redis } = await openOnRedis();
+    const queue = queues.queue<string>('digest');
+    const runs: Array<number | undefined> = [];
+    queue.process(
+      async (job) => {
+        runs.push(job.scheduledFor);
+        return undefined;
+      },
+      { concurrency: 1 },
+    );
+    // The last Friday of the month: croner reads `5#L`; BullMQ's own reader, cron-parser, refuses it.
+    const repeat = { pattern: '0 9 * * 5#L', timezone: 'Europe/Paris' };
+    await queue.schedule('monthly', repeat, { name: 'digest', data: 'x' });
+    const bullmq = new Queue('digest', { connection: createNodeRedisClient(redis), prefix });
+    try {
+      const first = nextCronRun(repeat.pattern, repeat.timezone, new Date())?.getTime();
+      expect((await bullmq.getJobScheduler('monthly'))?.next).toBe(first);
+      // Its occurrence run now: the worker schedules the one after it, as croner reads it too.
+      const [due] = await bullmq.getDelayed();
+      await due?.promote();
+      await expect.poll(() => runs).toEqual([first]);
+      const second = nextCronRun(repeat.pattern, repeat.timezone, new Date(first ?? 0))?.getTime();
+      await expect.poll(async () => (await bullmq.getJobScheduler('monthly'))?.next).toBe(second);
+      expect(second).toBeGreaterThan((first ?? 0) + 27 * 86_400_000);
+    } finally {
+      await bullmq.close();
+    }
   });
 
   it('does not write a job run again as it was (one round trip less per run), and writes changed data', async () => {
