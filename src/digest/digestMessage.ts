@@ -31,6 +31,8 @@ export interface DigestMessage {
 }
 
 const SECTION_MAX = 3000;
+/** Slack's limit on the blocks of one message. */
+const MESSAGE_BLOCKS_MAX = 50;
 const HEADER_MAX = 150;
 const PATH_SHOWN_MAX = 80;
 // A longer link would crowd the other pages out of a section; such a path is shown unlinked.
@@ -72,6 +74,8 @@ export function digestMessage(view: DigestView): DigestMessage {
 
   const previous = view.previous;
   const totals = numbers.totals;
+  const struggles = view.struggles ? strugglesBlocks(view.struggles, range) : [];
+  const notes = [`${n(numbers.pathCount)} page${numbers.pathCount === 1 ? '' : 's'} had visits`];
   const blocks: KnownBlock[] = [
     header,
     when,
@@ -102,18 +106,20 @@ export function digestMessage(view: DigestView): DigestMessage {
         siteUrl: view.siteUrl,
       }),
     );
-    for (const text of packLines(lines, SECTION_MAX)) blocks.push(section(text));
+    const sections = packLines(lines, SECTION_MAX);
+    // Slack takes 50 blocks a message: the list gives way to the notes and the struggles after it.
+    const room = Math.max(0, MESSAGE_BLOCKS_MAX - blocks.length - 1 - struggles.length);
+    for (const text of sections.slice(0, room)) blocks.push(section(text));
+    if (sections.length > room) notes.push('the end of the list did not fit in one message');
   }
 
-  const notes = [`${n(numbers.pathCount)} page${numbers.pathCount === 1 ? '' : 's'} had visits`];
   if (!numbers.complete) {
     notes.push(
       `:warning: ranked from the first ${n(numbers.pagesRead)} pages of the export only (DIGEST_MAX_PAGES); the site has more paths`,
     );
   }
   if (!previous?.totals) notes.push('no numbers from last week to compare with');
-  blocks.push(context(notes.join('  ·  ')));
-  if (view.struggles) blocks.push(...strugglesBlocks(view.struggles, range));
+  blocks.push(context(notes.join('  ·  ')), ...struggles);
 
   return { text: fallbackText(view, range), blocks };
 }

@@ -1,6 +1,5 @@
 import type { Logger, types, webApi } from '@slack/bolt';
 import type { BotIdentity } from '../jobs/threadContext.js';
-import { truncate } from '../slack/escape.js';
 import type { UserNames } from '../slack/plainText.js';
 import { FIX_WITH_AGENT_ACTION, parseStruggleValue, type StruggleValue } from './strugglesMessage.js';
 
@@ -12,14 +11,16 @@ interface PostedBlock {
 }
 
 const FIX_NOTE = '🛠 ';
+const SECTION_TEXT_MAX = 3_000;
 const FIX_NOTE_END = ' started a job for this';
 
 /** Who an item of a posted digest says started a job for it (its text, as `noteFixOnDigest` left it). */
 export function fixesNoted(itemText: string): string[] {
-  return itemText
+  const names = itemText
     .split('\n')
     .filter((line) => line.startsWith(FIX_NOTE) && line.endsWith(FIX_NOTE_END))
     .map((line) => line.slice(FIX_NOTE.length, -FIX_NOTE_END.length));
+  return [...new Set(names)];
 }
 
 /**
@@ -63,7 +64,9 @@ export async function noteFixOnDigest(
       // Said once per person (by name: whoever Slack would not name is noted each time).
       if (known !== undefined && fixesNoted(block.text.text).includes(name)) return block;
       // Plain text, as the item's line is (a name is a person's own words).
-      const text = truncate(`${block.text.text}\n${FIX_NOTE}${name}${FIX_NOTE_END}`, 3_000);
+      const text = `${block.text.text}\n${FIX_NOTE}${name}${FIX_NOTE_END}`;
+      // Slack's 3,000 characters reached after many fixes: the item and its notes stay as they are.
+      if (text.length > SECTION_TEXT_MAX) return block;
       return { ...block, text: { ...block.text, text } };
     });
     if (!found || JSON.stringify(blocks) === JSON.stringify(posted.blocks ?? [])) return;

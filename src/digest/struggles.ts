@@ -1,5 +1,6 @@
 import type { MintlifyClient } from '../mintlify/index.js';
 import { isMintlifyError } from '../mintlify/index.js';
+import { cutAt } from '../slack/escape.js';
 import type { PeriodDates } from './collectVisitors.js';
 
 /**
@@ -96,7 +97,7 @@ export async function collectStruggles(
         const comment = entry.comment?.trim();
         if (!comment || entry.source !== 'contextual' || entry.helpful !== false || comments.has(entry.path))
           continue;
-        comments.set(entry.path, comment.slice(0, READER_TEXT_MAX));
+        comments.set(entry.path, cutAt(comment, READER_TEXT_MAX));
       }
       if (!answer.hasMore || !answer.nextCursor) break;
       cursor = answer.nextCursor;
@@ -119,7 +120,7 @@ export async function collectStruggles(
         const term = row.searchQuery.trim();
         if (!term || !(row.ctr === 0 || row.topClickedPage === null)) continue;
         if (found.length < top)
-          found.push({ kind: 'search', subject: term.slice(0, READER_TEXT_MAX), count: row.hits });
+          found.push({ kind: 'search', subject: cutAt(term, READER_TEXT_MAX), count: row.hits });
       }
       if (!answer.nextCursor) break;
       cursor = answer.nextCursor;
@@ -142,7 +143,7 @@ export async function collectStruggles(
         const key = question.toLowerCase().replace(/[?!.\s]+$/, '');
         const seen = askings.get(key);
         if (seen) seen.count += 1;
-        else askings.set(key, { kind: 'question', subject: question.slice(0, READER_TEXT_MAX), count: 1 });
+        else askings.set(key, { kind: 'question', subject: cutAt(question, READER_TEXT_MAX), count: 1 });
       }
       if (!answer.hasMore || !answer.nextCursor) break;
       cursor = answer.nextCursor;

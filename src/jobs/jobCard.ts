@@ -42,17 +42,16 @@ function repositoryName(url: string): string {
 
 /** Where a preview deployment stands, for the card; none once it succeeded with a link (the button says it). */
 function previewLine(preview: JobPreview): string | undefined {
-  const branch = `\`${escapeSlackText(preview.branch)}\``;
+  // Mintlify's branch name, cut before it is escaped (a cut never splits an `&amp;`): with the summary,
+  // the line stays within a context element's 3,000 characters.
+  const branch = `\`${escapeSlackText(truncate(preview.branch, 200))}\``;
   switch (preview.state) {
     case 'asked':
     case 'queued':
     case 'in_progress':
       return `:hourglass_flowing_sand: Deploying a preview of ${branch}…`;
     case 'failure':
-      return truncate(
-        `:warning: The preview of ${branch} failed: ${escapeSlackText(truncate(preview.summary ?? 'no reason given', 300))}. The pull request is not affected.`,
-        2000,
-      );
+      return `:warning: The preview of ${branch} failed: ${escapeSlackText(truncate(preview.summary ?? 'no reason given', 300))}. The pull request is not affected.`;
     case 'success':
       return preview.url
         ? undefined

@@ -1,6 +1,6 @@
 import type { types } from '@slack/bolt';
 import { escapeSlackText, slackDate, truncate } from '../slack/escape.js';
-import { isLinkable, linkTarget, messageLink } from '../slack/links.js';
+import { messageLink, textLink } from '../slack/links.js';
 import { statusLabel } from './jobCard.js';
 import { pullRequestLink } from './jobNews.js';
 import type { JobRecord } from './jobRecord.js';
@@ -18,7 +18,7 @@ export function jobLinks(record: JobRecord): string[] {
   return [
     record.threadTs ? `<${messageLink(record.channel, record.threadTs)}|thread>` : undefined,
     record.prLink ? pullRequestLink(record.prLink) : undefined,
-    isLinkable(previewUrlOf(record)) ? `<${linkTarget(previewUrlOf(record) as string)}|preview>` : undefined,
+    textLink(previewUrlOf(record), 'preview'),
   ].filter((link): link is string => link !== undefined);
 }
 

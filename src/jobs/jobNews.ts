@@ -1,6 +1,6 @@
 import { isDirectMessage } from '../slack/conversations.js';
 import { escapeSlackText, truncate } from '../slack/escape.js';
-import { isLinkable, linkTarget } from '../slack/links.js';
+import { textLink } from '../slack/links.js';
 import { elapsed } from './jobCard.js';
 import type { JobRecord } from './jobRecord.js';
 
@@ -61,9 +61,9 @@ export function strayJobNewsText(record: JobRecord, news: string): string {
  */
 export function pullRequestLink(url: string): string {
   // Only http(s) becomes a link: Mintlify's answer is not Slack markup (`!channel` would be a ping).
-  if (!isLinkable(url)) return `\`${escapeSlackText(truncate(url, 300))}\``;
-  const safe = linkTarget(url);
   const github = /^https:\/\/github\.com\/([\w.-]+\/[\w.-]+)\/pull\/(\d+)/.exec(url);
-  if (github) return `<${safe}|${github[1]}#${github[2]}>`;
-  return safe.length <= 1_000 ? `<${safe}|pull request>` : `\`${escapeSlackText(truncate(url, 300))}\``;
+  return (
+    textLink(url, github ? `${github[1]}#${github[2]}` : 'pull request') ??
+    `\`${escapeSlackText(truncate(url, 300))}\``
+  );
 }

@@ -1,6 +1,6 @@
 import type { types, ViewOutput } from '@slack/bolt';
 import { z } from 'zod';
-import { escapeSlackText, quote, truncate } from '../slack/escape.js';
+import { cutAt, escapeSlackText, quote, truncate } from '../slack/escape.js';
 import { slackToPlainText } from '../slack/plainText.js';
 import { evidenceText, listOf, type StruggleValue, struggleValueSchema } from '../digest/strugglesMessage.js';
 import { filesNote } from './threadContext.js';
@@ -176,7 +176,7 @@ function modalView(
       action_id: INSTRUCTION_ACTION,
       multiline: true,
       max_length: 3_000,
-      ...(instruction ? { initial_value: instruction.slice(0, 3_000) } : {}),
+      ...(instruction ? { initial_value: cutAt(instruction, 3_000) } : {}),
       placeholder: { type: 'plain_text', text: 'For example: document the behaviour described here' },
     },
   };
@@ -202,7 +202,7 @@ function metadataOf(message: ChosenMessage): string {
     const metadata = JSON.stringify({ ...message, text, files });
     if (metadata.length <= METADATA_MAX) return metadata;
     if (files.length > 0) files = files.slice(0, -1);
-    else if (text !== '') text = text.slice(0, Math.floor(text.length * 0.8));
+    else if (text !== '') text = cutAt(text, Math.floor(text.length * 0.8));
     else return metadata;
   }
 }

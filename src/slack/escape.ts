@@ -10,9 +10,19 @@ export function escapeSlackText(text: string): string {
 export function truncate(text: string, max: number): string {
   if (text.length <= max) return text;
   if (max <= 1) return max === 1 ? '…' : '';
-  const cut = text.slice(0, max - 1);
+  const cut = cutAt(text, max - 1);
   const space = cut.lastIndexOf(' ');
   return `${space > max * 0.6 ? cut.slice(0, space) : cut}…`;
+}
+
+/**
+ * The first `max` characters (UTF-16 units, as Slack's limits count them) of `text`, one fewer when
+ * the cut would split an emoji or another character of two units in half.
+ */
+export function cutAt(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const last = text.charCodeAt(max - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
 }
 
 /** Quotes multi-line text as a Slack block quote. */

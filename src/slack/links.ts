@@ -16,6 +16,19 @@ export function linkTarget(url: string): string {
   return url.replace(/[<>|\s]/g, (character) => encodeURIComponent(character));
 }
 
+/**
+ * The longest link target put inside `<url|label>` markup in a line of text. Lines hold a few such
+ * links within Slack's 3,000 characters, so a line cut to that limit never cuts one in half.
+ */
+const TEXT_LINK_MAX = 1_000;
+
+/** `<url|label>` when `url` is linkable and short enough for a line of text; undefined otherwise. */
+export function textLink(url: string | undefined | null, label: string): string | undefined {
+  if (!isLinkable(url)) return undefined;
+  const target = linkTarget(url);
+  return target.length <= TEXT_LINK_MAX ? `<${target}|${label}>` : undefined;
+}
+
 /** A Slack message's own link, as Slack's permalinks read (they open it in the workspace that has it). */
 export function messageLink(channel: string, ts: string): string {
   return `https://slack.com/archives/${channel}/p${ts.replace('.', '')}`;

@@ -1,4 +1,8 @@
-import { strugglesBlocks } from '../../src/digest/strugglesMessage.js';
+import {
+  parseStruggleValue,
+  strugglesBlocks,
+  suggestedInstruction,
+} from '../../src/digest/strugglesMessage.js';
 import type { StruggleKind } from '../../src/digest/struggles.js';
 import { describe, expect, it } from 'vitest';
 import type { VisitorNumbers } from '../../src/digest/collectVisitors.js';
@@ -110,9 +114,79 @@ describe('the digest message', () => {
       expect(message.text.length).toBeLessThan(400);
     }
   });
+
+  it('keeps within Slack’s 50 blocks a message: the end of a very long list gives way to the struggles', () => {
+    const site = 'https://docs.acme.com';
+    // Paths whose links take ~500 characters each, and counts of 16 digits: a few lines fill a section.
+    const path = (i: number) => {
+      const ends = (middle: string) => `/${'&'.repeat(31)}${middle}${'&'.repeat(47)}`;
+      let middle = `m${i}`;
+      while (`${site}${ends(`${middle}x`)}`.replaceAll('&', '&amp;').length <= 500) middle += 'x';
+      return ends(middle);
+    };
+    const top = Array.from({ length: 40 }, (_, i) => ({
+      path: path(i),
+      human: 1e15,
+      ai: 1e15,
+      total: 1e9 - i,
+    }));
+    const items = (kind: StruggleKind) =>
+      Array.from({ length: 5 }, (_, i) => ({
+        kind,
+        subject: `${kind} ${i}`,
+        count: 3,
+        ...(kind === 'page' ? { comment: 'Unclear.' } : {}),
+      }));
+    const message = digestMessage({
+      numbers: numbers(top, { human: 1e9, ai: 1e9, total: 2e9 }),
+      timeZone: 'UTC',
+      previous: { totals: { human: 1, ai: 1, total: 1 }, top: top.map((page) => ({ ...page, total: 1 })) },
+      siteUrl: site,
+      struggles: {
+        pages: items('page'),
+        searches: items('search'),
+        questions: items('question'),
+        unread: [],
+        requests: 10,
+        top: 5,
+      },
+    });
+
+    expect(blockProblems(message.blocks, '/blocks', messageBlockLimit)).toEqual([]);
+    expect(message.blocks).toHaveLength(messageBlockLimit);
+    expect(allText(message)).toContain('the end of the list did not fit in one message');
+    expect(allText(message)).toContain('*1.*');
+    expect(allText(message)).toContain('question 4');
+  });
 });
 
 describe('pieces of the digest message', () => {
+  it('never cut an emoji in half: in the item’s line, its button, or the instruction the form suggests', () => {
+    const subject = `aa${'😀'.repeat(400)}`;
+    const blocks = strugglesBlocks(
+      {
+        pages: [],
+        searches: [{ kind: 'search', subject, count: 3 }],
+        questions: [],
+        unread: [],
+        requests: 3,
+        top: 3,
+      },
+      '16–22 Nov 2026',
+    );
+    const value = parseStruggleValue(
+      (
+        blocks.find((block) => block.type === 'section' && block.accessory) as {
+          accessory: { value: string };
+        }
+      ).accessory.value,
+    );
+    const texts = [JSON.stringify(blocks), suggestedInstruction(value!)];
+    for (const text of texts)
+      expect(text).not.toMatch(/\\ud83d(?!\\ude00)|[\ud800-\udbff](?![\udc00-\udfff])/);
+    expect(suggestedInstruction(value!)).toContain('"aa😀😀');
+  });
+
   it('reads the period as the days it covers, the last being the day before dateTo', () => {
     expect(dateRange('2025-03-10', '2025-03-17')).toBe('10–16 Mar 2025');
     expect(dateRange('2025-02-24', '2025-03-03')).toBe('24 Feb – 2 Mar 2025');

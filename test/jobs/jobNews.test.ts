@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { jobCard } from '../../src/jobs/jobCard.js';
+import { jobLinks } from '../../src/jobs/jobList.js';
 import { jobNewsText, pullRequestLink, strayJobNewsText } from '../../src/jobs/jobNews.js';
 import {
   applyAgentJob,
@@ -7,6 +8,7 @@ import {
   followUpNotTakenUp,
   type JobRecord,
 } from '../../src/jobs/jobRecord.js';
+import { blockProblems, messageBlockLimit } from '../fakes/slack/blockKitLimits.js';
 
 const record = (changes: Partial<JobRecord> = {}): JobRecord => ({
   jobId: 'job-1',
@@ -62,6 +64,9 @@ describe('the news a job thread gets', () => {
     );
     const long = `https://git.example/pr/7?${'x'.repeat(2_000)}`;
     expect(pullRequestLink(long)).toMatch(/^`https:\/\/git\.example\/pr\/7\?x+…`$/);
+    // A GitHub one too: a line cut to Slack's 3,000 characters never cuts a link in half.
+    const github = `https://github.com/acme/docs/pull/42?${'x'.repeat(2_950)}`;
+    expect(pullRequestLink(github)).toMatch(/^`https:\/\/github\.com\/acme\/docs\/pull\/42\?x+…`$/);
   });
 
   it('says how long a slow job has run', () => {
@@ -96,6 +101,12 @@ describe('the job card’s buttons', () => {
     expect(JSON.stringify(card.blocks)).toContain('pull request https://github.com/acme/docs/pull/42?');
   });
 
+  it('are listed as links only when short enough for a line of text', () => {
+    const long = { ...deployed, url: `https://acme.mintlify.app/${' |'.repeat(1_400)}` };
+    expect(jobLinks(record({ preview: deployed }))).toContain(`<${deployed.url}|preview>`);
+    expect(jobLinks(record({ preview: long })).join(' ')).not.toContain('preview');
+  });
+
   it('show both when both links can be buttons', () => {
     const pr = 'https://github.com/acme/docs/pull/42';
     const card = jobCard(record({ prLink: pr, ref: 'mintlify/job-1', preview: deployed }));
@@ -105,6 +116,24 @@ describe('the job card’s buttons', () => {
 
 describe('job cards', () => {
   const shown = (card: ReturnType<typeof jobCard>) => JSON.stringify(card.blocks);
+
+  it('stay within Slack’s limits with the longest branch name, and never cut an emoji in half', () => {
+    const preview = { round: 0, branch: '&<'.repeat(700), askedAt: '2025-01-01T00:00:00.000Z' };
+    for (const state of ['asked', 'in_progress', 'failure'] as const) {
+      const card = jobCard(
+        record({ status: 'completed', ref: 'x', preview: { ...preview, state, summary: '&'.repeat(400) } }),
+      );
+      expect(blockProblems(card.blocks, '/blocks', messageBlockLimit)).toEqual([]);
+      // Cut before it is escaped: no `&amp;` is cut in half.
+      expect(shown(card)).not.toMatch(/&(a|am|l)?…/);
+    }
+    const card = jobCard(record({ prompt: '😀'.repeat(600) }));
+    expect(blockProblems(card.blocks, '/blocks', messageBlockLimit)).toEqual([]);
+    for (const text of [card.text, ...card.blocks.map((block) => JSON.stringify(block))]) {
+      expect(text).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])/);
+      expect(text).not.toMatch(/\\ud83d(?!\\ude00)/);
+    }
+  });
 
   it('say how long ago the job started only in Slack’s own date, which stays current between edits', () => {
     const card = jobCard(record({ status: 'active', finishedAt: null }));
