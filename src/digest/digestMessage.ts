@@ -216,14 +216,15 @@ function packLines(lines: string[], max: number): string[] {
   return texts;
 }
 
+// Paths as readers' visits gave them: Slack parses no `@channel` or bare link in them (ours are marked up).
 const section = (text: string): KnownBlock => ({
   type: 'section',
-  text: { type: 'mrkdwn', text: truncate(text, SECTION_MAX) },
+  text: { type: 'mrkdwn', text: truncate(text, SECTION_MAX), verbatim: true },
 });
 
 const context = (text: string): KnownBlock => ({
   type: 'context',
-  elements: [{ type: 'mrkdwn', text: truncate(text, SECTION_MAX) }],
+  elements: [{ type: 'mrkdwn', text: truncate(text, SECTION_MAX), verbatim: true }],
 });
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];

@@ -18,9 +18,10 @@ export interface HomeFacts {
   now: Date;
 }
 
+// Instructions as written: Slack parses no `@channel` or bare link in them (ours are marked up).
 const section = (text: string): KnownBlock => ({
   type: 'section',
-  text: { type: 'mrkdwn', text: truncate(text, 3000) },
+  text: { type: 'mrkdwn', text: truncate(text, 3000), verbatim: true },
 });
 
 /** The Home tab: the person's recent jobs, the agent budget, the digest and how to use the bot. */

@@ -118,6 +118,8 @@ export function jobCard(record: JobRecord): { text: string; blocks: KnownBlock[]
           `*Docs agent job* for <@${record.requestedBy}>${aboutNote(record)}\n${quote(prompt)}`,
           3000,
         ),
+        // The person's words as written: Slack parses no `@channel` or bare link in them (ours are marked up).
+        verbatim: true,
       },
     },
     { type: 'context', elements: [{ type: 'mrkdwn', text: truncate(details.join('  ·  '), 3000) }] },

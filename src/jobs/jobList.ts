@@ -42,7 +42,8 @@ export function channelJobList(records: JobRecord[]): { text: string; blocks: Kn
     },
     ...records.map((record): KnownBlock => ({
       type: 'section',
-      text: { type: 'mrkdwn', text: truncate(jobLine(record), 3000) },
+      // The instruction as written: Slack parses no `@channel` or bare link in it.
+      text: { type: 'mrkdwn', text: truncate(jobLine(record), 3000), verbatim: true },
     })),
   ];
   const jobs = records.length === 1 ? 'job' : 'jobs';

@@ -115,6 +115,19 @@ describe('the digest message', () => {
     }
   });
 
+  it('tells Slack to parse no `@channel` or bare link in a path readers’ visits gave', () => {
+    const message = digestMessage({
+      numbers: numbers([{ path: '/@channel', human: 5, ai: 0, total: 5 }]),
+      timeZone: 'UTC',
+    });
+    const texts = message.blocks.flatMap((block) =>
+      block.type === 'section' && block.text ? [block.text] : block.type === 'context' ? block.elements : [],
+    );
+    const withPath = texts.filter((text) => 'text' in text && text.text.includes('/@channel'));
+    expect(withPath.length).toBeGreaterThan(0);
+    for (const text of withPath) expect(text).toMatchObject({ type: 'mrkdwn', verbatim: true });
+  });
+
   it('keeps within Slack’s 50 blocks a message: the end of a very long list gives way to the struggles', () => {
     const site = 'https://docs.acme.com';
     // Paths whose links take ~500 characters each, and counts of 16 digits: a few lines fill a section.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { jobCard } from '../../src/jobs/jobCard.js';
-import { jobLinks } from '../../src/jobs/jobList.js';
+import { channelJobList, jobLinks } from '../../src/jobs/jobList.js';
 import { jobNewsText, pullRequestLink, strayJobNewsText } from '../../src/jobs/jobNews.js';
 import {
   applyAgentJob,
@@ -116,6 +116,16 @@ describe('the job card’s buttons', () => {
 
 describe('job cards', () => {
   const shown = (card: ReturnType<typeof jobCard>) => JSON.stringify(card.blocks);
+
+  it('show the instruction as written: Slack is told to parse no `@channel` or bare link in it, on the card and in the job list', () => {
+    const asked = record({ prompt: '@channel see https://example.com/x' });
+    const texts = [...jobCard(asked).blocks, ...channelJobList([asked]).blocks].flatMap((block) =>
+      block.type === 'section' && block.text ? [block.text] : [],
+    );
+    const withPrompt = texts.filter((text) => text.text.includes('@channel see https://example.com/x'));
+    expect(withPrompt).toHaveLength(2);
+    for (const text of withPrompt) expect(text).toMatchObject({ type: 'mrkdwn', verbatim: true });
+  });
 
   it('stay within Slack’s limits with the longest branch name, and never cut an emoji in half', () => {
     const preview = { round: 0, branch: '&<'.repeat(700), askedAt: '2025-01-01T00:00:00.000Z' };
