@@ -38,8 +38,24 @@ export interface VisitorNumbers {
   complete: boolean;
 }
 
+/** How far a read of a period's export got: a later read of the period goes on from there. */
+export interface ReadProgress {
+  /** The next offset to read. */
+  offset: number;
+  pagesRead: number;
+  totals: SiteTotals;
+  /** The ranking of the rows read so far, best first. */
+  top: PageVisitors[];
+  /** How many rows were read. */
+  seen: number;
+}
+
 export interface CollectOptions {
   top: number;
+  /** Where an earlier read of the same period stopped: the pages it read are not read again. */
+  from?: ReadProgress;
+  /** Told after each page read, e.g. to keep the progress for a read that comes after a failure. */
+  onPage?: (progress: ReadProgress) => Promise<void>;
   /** Safety cap against a `hasMore` that never ends. */
   maxPages: number;
   /** No wait for the rate limit may end later than this after the start. */
@@ -101,12 +117,13 @@ export async function collectVisitors(
   const sleep = options.sleep ?? ((ms, signal) => sleepFor(ms, undefined, { signal }));
   const backoffMs = options.backoffMs ?? defaultRateLimitBackoffMs;
   const startedAt = now();
-  const top = new TopPages(options.top);
+  const { from } = options;
+  const top = new TopPages(options.top, from ? { ranked: from.top, seen: from.seen } : undefined);
   const { dateFrom, dateTo } = period;
 
-  let totals: SiteTotals | undefined;
-  let offset = 0;
-  let pagesRead = 0;
+  let totals: SiteTotals | undefined = from?.totals;
+  let offset = from?.offset ?? 0;
+  let pagesRead = from?.pagesRead ?? 0;
   let rateLimitedTimes = 0;
   let troubledTimes = 0;
   let hasMore = true;
@@ -146,6 +163,7 @@ export async function collectVisitors(
     // hourly analytics budget on empty pages.
     hasMore = page.hasMore && page.visitors.length > 0;
     offset += PAGE_SIZE;
+    if (hasMore) await options.onPage?.({ offset, pagesRead, totals, top: top.ranked(), seen: top.seen });
   }
 
   return {

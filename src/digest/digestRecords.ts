@@ -1,6 +1,6 @@
 import { LONGEST_LOOK_BACK_MS } from '../queue/cron.js';
 import type { Store } from '../store/store.js';
-import type { PeriodDates, SiteTotals, VisitorNumbers } from './collectVisitors.js';
+import type { PeriodDates, ReadProgress, SiteTotals, VisitorNumbers } from './collectVisitors.js';
 import { periodKey } from './period.js';
 import type { Struggles } from './struggles.js';
 
@@ -22,6 +22,9 @@ export interface PostedDigest {
 /** `collectedAt`: when the read began. */
 export type StoredNumbers = VisitorNumbers & { collectedAt: string };
 
+/** A read's progress, with the size of its ranking (DIGEST_TOP) and when the read began. */
+export type StoredProgress = ReadProgress & { size: number; collectedAt: string };
+
 // Week-over-week only needs last week's, and catch-up the latest period's; a quarter leaves room
 // for monthly schedules and for a bot stopped for a while.
 const KEEP_MS = 92 * 86_400_000;
@@ -34,11 +37,14 @@ const numbersKey = (period: PeriodDates) => `digest-numbers:${periodKey(period)}
 const strugglesKey = (period: PeriodDates) => `digest-struggles:${periodKey(period)}`;
 const postedKey = (period: PeriodDates, channel: string) => `digest-posted:${channel}:${periodKey(period)}`;
 const totalsKey = (period: PeriodDates) => `digest-totals:${periodKey(period)}`;
+const progressKey = (period: PeriodDates) => `digest-progress:${periodKey(period)}`;
 const failedKey = (period: PeriodDates, channel: string) => `digest-failed:${channel}:${periodKey(period)}`;
 const askedKey = (period: PeriodDates, channel: string) => `digest-asked:${channel}:${periodKey(period)}`;
 
 /** How long a digest posted on request stands for the next request in its channel. */
 export const ASKED_KEEP_MS = 3_600_000;
+/** A read given up (the analytics limit) is tried again within hours: its progress waits a day. */
+const PROGRESS_KEEP_MS = 86_400_000;
 
 export class DigestRecords {
   constructor(private readonly store: Store) {}
@@ -53,6 +59,19 @@ export class DigestRecords {
       { ...numbers, collectedAt: at.toISOString() },
       KEEP_MS,
     );
+  }
+
+  /** How far the last read of the period's visitors got, when it did not finish (see `ReadProgress`). */
+  progress(period: PeriodDates): Promise<StoredProgress | undefined> {
+    return this.store.kv.get<StoredProgress>(progressKey(period));
+  }
+
+  async saveProgress(period: PeriodDates, progress: StoredProgress): Promise<void> {
+    await this.store.kv.set(progressKey(period), progress, PROGRESS_KEEP_MS);
+  }
+
+  async dropProgress(period: PeriodDates): Promise<void> {
+    await this.store.kv.delete(progressKey(period));
   }
 
   /** What readers struggled with in the period, as read in full once. */

@@ -298,8 +298,26 @@ async function periodNumbers(
     return { ...kept, top: kept.top.slice(0, top) };
   }
   const startedAt = ctx.now();
+  // A read that stopped part-way (the analytics limit outlasted it, its worker crashed) is gone on
+  // with: on a big site each try would otherwise spend the hour's requests on the same first pages.
+  // Not across the period's end in UTC (Mintlify's numbers before it are not final), nor DIGEST_TOP.
+  const earlier = await ctx.records.progress(period);
+  const goOn =
+    earlier !== undefined &&
+    earlier.size === top &&
+    periodEndedInUtc(period, new Date(earlier.collectedAt)) === periodEndedInUtc(period, startedAt);
+  const collectedAt = goOn ? earlier.collectedAt : startedAt.toISOString();
+  if (goOn) {
+    ctx.logger.info(
+      `the digest for ${periodKey(period)}: reading the visitors from offset ${earlier.offset}, where an earlier read stopped`,
+    );
+  }
   const numbers = await collectVisitors(ctx.mintlify, ctx.config.mintlify.projectId, period, {
     top,
+    ...(goOn ? { from: earlier } : {}),
+    // Best effort: without it, a later read starts from the first page.
+    onPage: (progress) =>
+      ctx.records.saveProgress(period, { ...progress, size: top, collectedAt }).catch(() => {}),
     maxPages,
     giveUpMs: options.giveUpMs,
     ...(options.waitOutTrouble ? { waitOutTrouble: true } : {}),
@@ -322,7 +340,8 @@ async function periodNumbers(
       `the digest for ${periodKey(period)} was read before its last day ended in UTC: a second digest of it reads it again`,
     );
   }
-  await ctx.records.saveNumbers(numbers, startedAt);
+  await ctx.records.saveNumbers(numbers, new Date(collectedAt));
+  await ctx.records.dropProgress(period).catch(() => {}); // it would lapse within the day
   return numbers;
 }
 

@@ -22,9 +22,14 @@ export class TopPages {
   readonly #ranked: PageVisitors[] = [];
   #seen = 0;
 
-  constructor(size: number) {
+  /** `from`: the ranking of rows read before (at most `size` of them, best first), and how many they were. */
+  constructor(size: number, from?: { ranked: readonly PageVisitors[]; seen: number }) {
     if (!Number.isInteger(size) || size < 1) throw new RangeError(`TopPages: size must be >= 1, got ${size}`);
     this.#size = size;
+    if (from) {
+      for (const row of from.ranked) this.offer(row);
+      this.#seen = from.seen;
+    }
   }
 
   offer(row: PageVisitors): void {

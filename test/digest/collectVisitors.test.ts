@@ -3,6 +3,7 @@ import {
   type CollectOptions,
   collectVisitors,
   DigestGaveUpError,
+  type ReadProgress,
   readSiteTotals,
 } from '../../src/digest/collectVisitors.js';
 import { InvalidRequestError, RateLimitedError, ServiceError } from '../../src/mintlify/index.js';
@@ -185,6 +186,35 @@ describe('collecting a period’s visitors', () => {
     expect(error.message).toMatch(/gave up reading the visitors for 2025-03-10\.\.2025-03-17 at offset 500/);
     expect(time.waits).toEqual([1_800_000]);
     expect(offsetsAsked(fake)).toEqual([0, 250, 500, 500]);
+  });
+
+  it('goes on from where a read that gave up stopped: no page is read twice, and the ranking is the whole export’s', async () => {
+    const { fake, client } = await fakeAndClient({ retry: { maxAttempts: 1 } });
+    fake.setVisitors(rows(1_100), { human: 9_000, ai: 700, total: 9_500 });
+    fake.injectFault((request) => request.query.offset === '500', { status: 429, retryAfter: '1800' }, 1);
+    const kept: ReadProgress[] = [];
+    const options = { top: 5, maxPages: 100, giveUpMs: 60_000, ...virtualTime().options };
+
+    const stopped = await failureOf(
+      collectVisitors(client, PROJECT_ID, period, {
+        ...options,
+        onPage: async (progress) => void kept.push(progress),
+      }),
+    );
+    expect(stopped).toBeInstanceOf(DigestGaveUpError);
+    const last = kept.at(-1)!;
+    expect(last).toMatchObject({ offset: 500, pagesRead: 2, seen: 500 });
+
+    const numbers = await collectVisitors(client, PROJECT_ID, period, { ...options, from: last });
+    expect(offsetsAsked(fake)).toEqual([0, 250, 500, 500, 750, 1_000]);
+    const whole = await collectVisitors(client, PROJECT_ID, period, options);
+    expect(numbers).toEqual(whole);
+    expect(numbers).toMatchObject({
+      pathCount: 1_100,
+      pagesRead: 5,
+      complete: true,
+      totals: { total: 9_500 },
+    });
   });
 
   it('stops waiting when the bot shuts down', async () => {

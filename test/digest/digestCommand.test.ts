@@ -97,6 +97,27 @@ describe('/docs-agent digest', () => {
     expect(gaveUp[0]).toMatch(/ERROR.*gave up reading the visitors for .* at offset 250/);
   });
 
+  it('asked again after giving up, reads on from the page where it stopped: the hour’s requests go to pages not read yet', async () => {
+    h = await startBot({ env: { DIGEST_GIVE_UP_MS: '1000' } });
+    h.mintlify.setVisitors(rows(600, { peak: 7 })); // the most visited path, on the first page
+    h.mintlify.injectFault(
+      (request) => request.query.offset === '250',
+      { status: 429, retryAfter: '3600' },
+      1,
+    );
+    await h.command('digest');
+    await h.slack.waitForCall('response_url', (call) => call.args.text !== undefined);
+    await h.bot.drained();
+
+    await h.command('digest');
+    const post = await h.slack.waitForCall('chat.postMessage');
+    expect(offsets(pageRequests(h))).toEqual([0, 250, 250, 500]);
+    // Ranked over every page: first the path read before it stopped.
+    expect(shown(post)).toMatch(/\*1\.\*[^*]*\/page-7[^0-9]/);
+    expect(h.logs.some((line) => line.includes('reading the visitors from offset 250'))).toBe(true);
+    expect(await new DigestRecords(h.bot.store).progress(lastSevenDays())).toBeUndefined();
+  });
+
   it('answers a 400 from Mintlify in plain words', async () => {
     h = await startBot();
     h.mintlify.injectFault('visitors', {
