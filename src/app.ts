@@ -20,7 +20,10 @@ import { openStore, type Store } from './store/store.js';
 import { createWeb, type Web } from './web.js';
 import type { Worker, WorkerTuning } from './worker.js';
 
-/** Slack's own default retries for ~30 minutes; a person waiting on a card should not. */
+/**
+ * Four tries after the first, 0.5-8 s apart (Slack's own default goes on for ~30 minutes; a person
+ * waiting on a card should not). A 429 is waited out for its Retry-After on top.
+ */
 const SLACK_RETRIES: webApi.RetryOptions = { retries: 4, factor: 2, minTimeout: 500, maxTimeout: 8_000 };
 /** What running work gets to finish when the bot is told to stop (platforms kill at 10 s or so). */
 const STOP_GRACE_MS = 7_000;
@@ -58,11 +61,17 @@ export interface DocsAgent {
 export async function createDocsAgent(config: Config, options: DocsAgentOptions): Promise<DocsAgent> {
   const { logger } = options;
   const now = options.now ?? (() => new Date());
-  const slack = new webApi.WebClient(config.slack.botToken, {
-    ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl } : {}),
-    retryConfig: options.slackRetries ?? SLACK_RETRIES,
-    logger,
-  });
+  const slackClient = () =>
+    new webApi.WebClient(config.slack.botToken, {
+      ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl } : {}),
+      retryConfig: options.slackRetries ?? SLACK_RETRIES,
+      logger,
+    });
+  // Two clients: a 429 pauses every call of the client that got it until its Retry-After, and
+  // what a person waits for (a card, an answer) must not wait behind the follower's card edits,
+  // Home tabs or the digest.
+  const slack = slackClient();
+  const backgroundSlack = slackClient();
   // BullMQ is loaded only with Redis (a bot without it starts without BullMQ's code), and while the
   // store connects and Slack answers.
   const bullmq = config.store.redisUrl ? import('./queue/bullmqQueues.js') : undefined;
@@ -153,6 +162,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
               config,
               logger,
               slack,
+              backgroundSlack,
               store,
               identity: ids,
               now,

@@ -66,7 +66,10 @@ export interface WorkerTuning {
 export interface WorkerParts {
   config: Config;
   logger: Logger;
+  /** For what people wait for: starts, steering, answers to messages and forms. */
   slack: webApi.WebClient;
+  /** For the rest (the follower's card edits and news, previews, Home tabs, the digest): its 429s pause only it. */
+  backgroundSlack: webApi.WebClient;
   store: Store;
   identity: SlackIdentity;
   now: () => Date;
@@ -146,8 +149,10 @@ export function startWorker(parts: WorkerParts): Worker {
       ? { onJobFinished: (record: JobRecord) => requestPreview(queues.previews, record) }
       : {}),
   };
+  // The same, on the Slack client of background work.
+  const following: JobsContext = { ...jobs, slack: parts.backgroundSlack };
   const home = new HomeRefresher({
-    publish: (user) => publishHome(jobs, user),
+    publish: (user) => publishHome(following, user),
     logger,
     track: (work) => parts.background.run(work),
   });
@@ -156,7 +161,7 @@ export function startWorker(parts: WorkerParts): Worker {
       config,
       mintlify,
       store,
-      slack,
+      slack: parts.backgroundSlack,
       botId: parts.identity.botId,
       logger,
       now,
@@ -175,11 +180,11 @@ export function startWorker(parts: WorkerParts): Worker {
   queues.requests.process((job, signal) => processRequest(requests, job, signal), {
     concurrency: REQUEST_CONCURRENCY,
   });
-  queues.follow.process(followProcessor(jobs), followWorkerOptions(config.poll));
+  queues.follow.process(followProcessor(following), followWorkerOptions(config.poll));
   queues.digest.process(digestProcessor(digest, tuning.digestTries), { concurrency: 1 });
   // Mintlify allows 5 preview deployments a minute per organization: one limiter for every process.
   const previews = {
-    ...jobs,
+    ...following,
     statusQueue: queues.previewStatus,
     ...(tuning.previews?.statusEveryMs ? { statusEveryMs: tuning.previews.statusEveryMs } : {}),
   };
@@ -192,7 +197,7 @@ export function startWorker(parts: WorkerParts): Worker {
   let running: Promise<void> | undefined;
   const reconcile = (quiet: boolean) => {
     running ??= (async () => {
-      const resumed = await followUnfinishedJobs(jobs, queues.follow);
+      const resumed = await followUnfinishedJobs(following, queues.follow);
       if (resumed > 0) logger.info(`following ${resumed} unfinished job(s) the queue did not hold`);
       await scheduleDigest(digest(new AbortController().signal), queues.digest, {
         quiet,

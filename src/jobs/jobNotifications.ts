@@ -31,7 +31,7 @@ export interface Notice {
 
 export type NoticeOutcome = 'posted' | 'already_told' | 'stale' | 'busy' | 'channel_gone' | 'retry';
 
-// Renewed while the holder posts (Slack's retries can take half a minute), so another instance
+// Renewed while the holder posts (Slack's retries, and a 429's Retry-After, can take a while), so another instance
 // never posts the same notice meanwhile; a holder that crashed mid-post delays it a few seconds.
 const NOTICE_LEASE_MS = RENEWED_LEASE_MS;
 
