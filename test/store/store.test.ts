@@ -164,6 +164,46 @@ describe('the redis store', () => {
     }
   });
 
+  it('moves many records of the old layout past the start’s time limit, a page of keys at a time', async () => {
+    const namespace = uniqueNamespace('layout-many');
+    const raw = createClient({ url: TEST_REDIS_URL });
+    await raw.connect();
+    try {
+      const count = 12_000;
+      for (let from = 0; from < count; from += 1_000) {
+        const batch = raw.multi();
+        for (let i = from; i < from + 1_000; i++)
+          batch.set(`${namespace}::${namespace}:job:${i}`, `{"value":${i}}`);
+        await batch.exec();
+      }
+      const lines: string[] = [];
+      const heard = createLogger({ level: 'info', secrets: [], sink: (line) => lines.push(line) });
+      // A start limit far shorter than the move takes: it bounds connecting and the checks only.
+      const store = await openRedisStore({
+        url: TEST_REDIS_URL,
+        namespace,
+        logger: heard,
+        startTimeoutMs: 200,
+        retentionMs: 86_400_000,
+      });
+      opened.push(store);
+      expect(await store.kv.get('job:11999')).toBe(11_999);
+      expect(lines.filter((line) => line.includes(`moved ${count} stored record(s)`))).toHaveLength(1);
+      expect(lines.some((line) => line.includes('moving stored records to the current key layout: '))).toBe(
+        true,
+      );
+      expect(await raw.pTTL(`${namespace}:job:0`)).toBeGreaterThan(0);
+      const left: string[] = [];
+      for await (const keys of raw.scanIterator({ MATCH: `${namespace}::*`, COUNT: 1_000 }))
+        left.push(...keys);
+      expect(left).toEqual([]);
+    } finally {
+      for await (const keys of raw.scanIterator({ MATCH: `${namespace}:*`, COUNT: 1_000 }))
+        if (keys.length > 0) await raw.del(keys);
+      await raw.quit();
+    }
+  });
+
   it('warns at start when Redis may evict keys (BullMQ needs noeviction)', async () => {
     const redis = await startPrivateRedis();
     try {
