@@ -200,6 +200,8 @@ export function createWeb(
     clientOptions: {
       ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl } : {}),
       retryConfig: options.slackRetries ?? OPEN_FORM_RETRIES,
+      // A 429's Retry-After outlasts the form's 3-s trigger: the person is told at once instead.
+      rejectRateLimitedCalls: true,
     },
   });
   commands.register(app, ctx);

@@ -224,6 +224,16 @@ describe('the “Send to docs agent” message shortcut', () => {
     expect(h.mintlify.requests).toHaveLength(0);
   });
 
+  it('tells the person at once when Slack rate-limits the form: its trigger would be dead before the wait ended', async () => {
+    h = await startBot();
+    const chosen = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text: 'Typo on the pricing page' });
+    h.slack.failNext('views.open', { status: 429, retryAfter: 30 });
+    await chooseShortcut(h, { ts: chosen.ts, user: 'U0BEA', text: chosen.text });
+    const answer = await h.slack.waitForCall('response_url', (call) => call.responseId === 'shortcut');
+    expect(String(answer.args.text)).toContain('(Slack was busy). Please try the shortcut again.');
+    expect(h.slack.callsTo('views.open')).toHaveLength(1);
+  });
+
   it('answers an empty instruction inside the form, and starts nothing', async () => {
     h = await startBot();
     const lone = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'Typo on the pricing page' });
