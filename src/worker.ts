@@ -171,6 +171,7 @@ export function startWorker(parts: WorkerParts): Worker {
 
   const requests: RequestsContext = {
     jobs,
+    backgroundSlack: parts.backgroundSlack,
     userNames: cachedUserNames(slack, logger),
     digest,
     home,

@@ -93,10 +93,6 @@ export function digestMessage(view: DigestView): DigestMessage {
   ];
 
   if (numbers.top.length > 0) {
-    blocks.push(
-      { type: 'divider' },
-      section(`*Top ${numbers.top.length} pages* by unique visitors  ·  _% is the share of all visitors_`),
-    );
     const best = numbers.top[0]?.total ?? 0;
     const lines = numbers.top.map((page, i) =>
       pageLine(i + 1, page, {
@@ -107,10 +103,20 @@ export function digestMessage(view: DigestView): DigestMessage {
       }),
     );
     const sections = packLines(lines, SECTION_MAX);
-    // Slack takes 50 blocks a message: the list gives way to the notes and the struggles after it.
-    const room = Math.max(0, MESSAGE_BLOCKS_MAX - blocks.length - 1 - struggles.length);
-    for (const text of sections.slice(0, room)) blocks.push(section(text));
-    if (sections.length > room) notes.push('the end of the list did not fit in one message');
+    // Slack takes 50 blocks a message: the list (after its divider and heading) gives way to the
+    // notes and the struggles after it.
+    const room = Math.max(0, MESSAGE_BLOCKS_MAX - blocks.length - 3 - struggles.length);
+    const shown = sections.slice(0, room);
+    const count = shown.reduce((sum, { lines }) => sum + lines, 0);
+    if (count > 0) {
+      blocks.push(
+        { type: 'divider' },
+        section(`*Top ${count} pages* by unique visitors  ·  _% is the share of all visitors_`),
+        ...shown.map(({ text }) => section(text)),
+      );
+    }
+    if (count < lines.length)
+      notes.push(`the other ${lines.length - count} pages did not fit in one message`);
   }
 
   if (!numbers.complete) {
@@ -200,19 +206,19 @@ export function pageUrl(siteUrl: string, path: string): string {
 }
 
 /** Joins lines into as few texts as fit `max` characters each; a line never spans two. */
-function packLines(lines: string[], max: number): string[] {
-  const texts: string[] = [];
-  let current = '';
+function packLines(lines: string[], max: number): Array<{ text: string; lines: number }> {
+  const texts: Array<{ text: string; lines: number }> = [];
+  let current = { text: '', lines: 0 };
   for (const line of lines) {
-    const next = current === '' ? line : `${current}\n${line}`;
+    const next = current.lines === 0 ? line : `${current.text}\n${line}`;
     if (next.length <= max) {
-      current = next;
+      current = { text: next, lines: current.lines + 1 };
     } else {
-      if (current !== '') texts.push(current);
-      current = truncate(line, max);
+      if (current.lines > 0) texts.push(current);
+      current = { text: truncate(line, max), lines: 1 };
     }
   }
-  if (current !== '') texts.push(current);
+  if (current.lines > 0) texts.push(current);
   return texts;
 }
 

@@ -300,12 +300,11 @@ async function periodNumbers(
   const startedAt = ctx.now();
   // A read that stopped part-way (the analytics limit outlasted it, its worker crashed) is gone on
   // with: on a big site each try would otherwise spend the hour's requests on the same first pages.
-  // Not across the period's end in UTC (Mintlify's numbers before it are not final), nor DIGEST_TOP.
+  // Only a read begun once the period ended in UTC: before, Mintlify's numbers (and the order of its
+  // export) still change, and pages read at two moments would not add up. Not across DIGEST_TOP either.
   const earlier = await ctx.records.progress(period);
   const goOn =
-    earlier !== undefined &&
-    earlier.size === top &&
-    periodEndedInUtc(period, new Date(earlier.collectedAt)) === periodEndedInUtc(period, startedAt);
+    earlier !== undefined && earlier.size === top && periodEndedInUtc(period, new Date(earlier.collectedAt));
   const collectedAt = goOn ? earlier.collectedAt : startedAt.toISOString();
   if (goOn) {
     ctx.logger.info(

@@ -122,7 +122,11 @@ export function jobCard(record: JobRecord): { text: string; blocks: KnownBlock[]
         verbatim: true,
       },
     },
-    { type: 'context', elements: [{ type: 'mrkdwn', text: truncate(details.join('  ·  '), 3000) }] },
+    // Verbatim: a pull request link shown as text is Mintlify's, as it gave it.
+    {
+      type: 'context',
+      elements: [{ type: 'mrkdwn', text: truncate(details.join('  ·  '), 3000), verbatim: true }],
+    },
   ];
   const preview = record.preview?.round === record.round ? record.preview : undefined;
   const buttons: types.Button[] = [];
@@ -146,7 +150,9 @@ export function jobCard(record: JobRecord): { text: string; blocks: KnownBlock[]
   }
   if (buttons.length > 0) blocks.push({ type: 'actions', elements: buttons });
   const previewNote = preview && previewLine(preview);
-  if (previewNote) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: previewNote }] });
+  // Verbatim: the branch and why a deployment failed are Mintlify's words.
+  if (previewNote)
+    blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: previewNote, verbatim: true }] });
   const replies = replyHint(record);
   if (replies) {
     // In the bot's DM, nobody else is there to talk to.

@@ -19,7 +19,13 @@ const THREAD_LEFT_OUT =
  */
 export async function answerForm(
   request: Extract<SlackRequest, { kind: 'form_submission' }>,
-  parts: { jobs: JobsContext; userNames: UserNames; bot: BotIdentity; startId: string },
+  parts: {
+    jobs: JobsContext;
+    backgroundSlack: JobsContext['slack'];
+    userNames: UserNames;
+    bot: BotIdentity;
+    startId: string;
+  },
 ): Promise<void> {
   const { jobs } = parts;
   const { user, instruction, includeThread, message } = request;
@@ -34,7 +40,8 @@ export async function answerForm(
     await tellPerson(client, jobs.logger, user, instruction, outcome);
     // From a digest's button: the item says on the digest that a job fixes it now.
     if (outcome.kind !== 'failed' && message?.struggle) {
-      await noteFixOnDigest(client, jobs.logger, parts, { ...message, struggle: message.struggle }, user);
+      const digest = { ...message, struggle: message.struggle };
+      await noteFixOnDigest(parts.backgroundSlack, jobs.logger, parts, digest, user);
     }
   } catch (error) {
     if (isStoreUnavailable(error)) throw error; // the queue job waits for Redis, then resumes

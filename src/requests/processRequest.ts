@@ -25,6 +25,8 @@ const START_WAIT_MS = 2_000;
 /** What the `requests` processor needs, built once by the worker. */
 export interface RequestsContext {
   jobs: JobsContext;
+  /** Slack's client for work nobody waits for (see worker.ts): a note on a digest. */
+  backgroundSlack: JobsContext['slack'];
   userNames: UserNames;
   /** The digest's context for a run that stops waiting when `signal` is aborted. */
   digest: (signal: AbortSignal) => DigestContext;
@@ -105,7 +107,13 @@ async function runRequest(
       await handleAndAnswerMessageToBot(ctx.jobs, ctx.userNames, { ...request.message }, startId);
       return;
     case 'form_submission':
-      await answerForm(request, { jobs: ctx.jobs, userNames: ctx.userNames, bot: ctx.bot, startId });
+      await answerForm(request, {
+        jobs: ctx.jobs,
+        backgroundSlack: ctx.backgroundSlack,
+        userNames: ctx.userNames,
+        bot: ctx.bot,
+        startId,
+      });
       return;
     case 'home_opened':
       await ctx.home.publishNow(request.user);

@@ -137,6 +137,12 @@ export class MemoryAtomicOps implements AtomicOps {
       this.indexes.delete(key);
       this.indexExpiry.delete(key);
     }
+    // Redis keeps no empty sorted set; reading an index here makes one.
+    for (const [key, index] of this.indexes) {
+      if (index.size > 0) continue;
+      this.indexes.delete(key);
+      this.indexExpiry.delete(key);
+    }
   }
 
   async getRaw(key: string) {

@@ -370,11 +370,13 @@ function warnUnlessNoEviction(info: string, logger: Logger): void {
  * following its jobs and steering their threads.
  */
 async function moveDoubledKeys(
-  client: RedisClientType,
+  unbounded: RedisClientType,
   namespace: string,
   logger: Logger,
   retentionMs: number | undefined,
 ): Promise<void> {
+  // Each command within the bot's deadline: a Redis that stops answering mid-move stops the start.
+  const client = withDeadlines(unbounded, COMMAND_TIMEOUT_MS);
   const layoutKey = `${namespace}:${LAYOUT_KEY}`;
   const oldPrefix = `${namespace}::${namespace}:`;
   let moved = 0;
@@ -397,15 +399,18 @@ async function moveDoubledKeys(
     if (retentionMs !== undefined && (await client.pTTL(target)) === -1)
       await client.pExpire(target, retentionMs);
   };
-  for await (const keys of client.scanIterator({ MATCH: `${globEscape(oldPrefix)}*`, COUNT: 1_000 })) {
+  let cursor = '0';
+  do {
+    const page = await client.scan(cursor, { MATCH: `${globEscape(oldPrefix)}*`, COUNT: 1_000 });
+    cursor = String(page.cursor);
     // A page at a time, its keys together: the client sends their commands in one go, so a hosted
     // Redis far away takes a few round trips a page, not a few a key.
     const before = moved;
-    await Promise.all(keys.map(moveOne));
+    await Promise.all(page.keys.map(moveOne));
     if (Math.floor(moved / 10_000) > Math.floor(before / 10_000)) {
       logger.info(`moving stored records to the current key layout: ${moved} so far`);
     }
-  }
+  } while (cursor !== '0');
   await client.set(layoutKey, LAYOUT);
   if (moved > 0) logger.info(`moved ${moved} stored record(s) to keys named ${namespace}:<key>`);
 }

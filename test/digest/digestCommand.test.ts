@@ -118,6 +118,33 @@ describe('/docs-agent digest', () => {
     expect(await new DigestRecords(h.bot.store).progress(lastSevenDays())).toBeUndefined();
   });
 
+  it('reads from the first page again when the earlier read began before the period ended in UTC (its numbers were not final)', async () => {
+    // Kiritimati is 14 h ahead of UTC: at 12:00 UTC its week ended 2 h ago, and ends in UTC 12 h later.
+    const now = new Date('2026-11-24T12:00:00Z');
+    h = await startBot({ env: { DIGEST_TIMEZONE: 'Pacific/Kiritimati' }, now: () => now });
+    h.mintlify.setVisitors(rows(600, { peak: 7 }));
+    const period = { dateFrom: '2026-11-18', dateTo: '2026-11-25' };
+    await new DigestRecords(h.bot.store).saveProgress(period, {
+      offset: 250,
+      pagesRead: 1,
+      totals: { human: 1, ai: 0, total: 1 },
+      top: [{ path: '/early', human: 1, ai: 0, total: 1 }],
+      seen: 250,
+      size: 10,
+      collectedAt: '2026-11-24T11:00:00.000Z',
+    });
+
+    await h.command('digest');
+    const post = await h.slack.waitForCall('chat.postMessage');
+    expect(pageRequests(h).map((request) => request.query.dateTo)).toEqual([
+      '2026-11-25',
+      '2026-11-25',
+      '2026-11-25',
+    ]);
+    expect(offsets(pageRequests(h))).toEqual([0, 250, 500]);
+    expect(shown(post)).not.toContain('/early');
+  });
+
   it('answers a 400 from Mintlify in plain words', async () => {
     h = await startBot();
     h.mintlify.injectFault('visitors', {

@@ -128,7 +128,7 @@ describe('the digest message', () => {
     for (const text of withPath) expect(text).toMatchObject({ type: 'mrkdwn', verbatim: true });
   });
 
-  it('keeps within Slack’s 50 blocks a message: the end of a very long list gives way to the struggles', () => {
+  it('keeps within Slack’s 50 blocks a message: the end of a very long list gives way to the struggles, and says how many', () => {
     const site = 'https://docs.acme.com';
     // Paths whose links take ~500 characters each, and counts of 16 digits: a few lines fill a section.
     const path = (i: number) => {
@@ -167,8 +167,13 @@ describe('the digest message', () => {
 
     expect(blockProblems(message.blocks, '/blocks', messageBlockLimit)).toEqual([]);
     expect(message.blocks).toHaveLength(messageBlockLimit);
-    expect(allText(message)).toContain('the end of the list did not fit in one message');
-    expect(allText(message)).toContain('*1.*');
+    // The heading counts the pages shown; the note, those left out.
+    const shown = Number(/\*Top (\d+) pages\*/.exec(allText(message))?.[1]);
+    expect(shown).toBeGreaterThan(0);
+    expect(shown).toBeLessThan(40);
+    expect(allText(message)).toContain(`*${shown}.*`);
+    expect(allText(message)).not.toContain(`*${shown + 1}.*`);
+    expect(allText(message)).toContain(`the other ${40 - shown} pages did not fit in one message`);
     expect(allText(message)).toContain('question 4');
   });
 });

@@ -125,6 +125,22 @@ describe('job cards', () => {
     const withPrompt = texts.filter((text) => text.text.includes('@channel see https://example.com/x'));
     expect(withPrompt).toHaveLength(2);
     for (const text of withPrompt) expect(text).toMatchObject({ type: 'mrkdwn', verbatim: true });
+    // Mintlify's words too: a pull request link shown as text, a preview's failure.
+    const mintlifys = jobCard(
+      record({
+        prLink: 'ftp://git.example/@here',
+        preview: {
+          round: 0,
+          branch: 'fix-@here',
+          state: 'failure',
+          summary: 'see @here',
+          askedAt: '2025-01-01T00:00:00.000Z',
+        },
+      }),
+    ).blocks.flatMap((block) => (block.type === 'context' ? block.elements : []));
+    const withHere = mintlifys.filter((element) => 'text' in element && element.text.includes('@here'));
+    expect(withHere).toHaveLength(2);
+    for (const element of withHere) expect(element).toMatchObject({ type: 'mrkdwn', verbatim: true });
   });
 
   it('stay within Slack’s limits with the longest branch name, and never cut an emoji in half', () => {
