@@ -147,9 +147,13 @@ async function earlierMessages(
   input: MessageToBot,
 ): Promise<Transcript | undefined> {
   try {
-    const { messages, truncated } = await readThread(ctx.slack, input.channel, input.threadTs ?? input.ts);
+    const { messages, truncated, endUnread } = await readThread(
+      ctx.slack,
+      input.channel,
+      input.threadTs ?? input.ts,
+    );
     const earlier = messages.filter((message) => tsBefore(message.ts, input.ts));
-    return await transcriptOf(earlier, { bot: input.bot, userNames, partial: truncated });
+    return await transcriptOf(earlier, { bot: input.bot, userNames, partial: truncated, endUnread });
   } catch (error) {
     ctx.logger.warn(
       `could not read the thread ${input.channel}/${input.threadTs} for context: ${String(error)}`,

@@ -119,7 +119,7 @@ async function messageSections(
     request.includeThread
       ? readThread(ctx.slack, message.channel, rootTs).catch(() => undefined)
       : readThreadMessage(ctx.slack, message.channel, rootTs, message.ts).then(
-          (alone) => (alone ? { messages: [alone], truncated: false } : undefined),
+          (alone) => (alone ? { messages: [alone], truncated: false, endUnread: false } : undefined),
           () => undefined,
         ),
     permalinkOf(ctx, message),
@@ -128,7 +128,12 @@ async function messageSections(
   const sections = [await messageSection(userNames, message, full, permalink)];
   if (request.includeThread) {
     const transcript = thread
-      ? await transcriptOf(thread.messages, { bot: request.bot, userNames, partial: thread.truncated })
+      ? await transcriptOf(thread.messages, {
+          bot: request.bot,
+          userNames,
+          partial: thread.truncated,
+          endUnread: thread.endUnread,
+        })
       : undefined;
     sections.push(threadSection('The whole Slack thread it is in (oldest first)', transcript));
   }

@@ -1,6 +1,6 @@
 import { truncate } from '../slack/escape.js';
 import { slackToPlainText, type UserNames } from '../slack/plainText.js';
-import type { ThreadMessage } from '../slack/threadMessages.js';
+import { THREAD_REPLIES_READ, type ThreadMessage } from '../slack/threadMessages.js';
 
 /**
  * Slack conversation as context for a job's prompt: each message as "name: text" in readable
@@ -26,6 +26,8 @@ export interface Transcript {
   omitted: number;
   /** The thread had more messages than the bot reads. */
   partial: boolean;
+  /** So many that its newest replies were not read (see readThread). */
+  endUnread?: boolean;
 }
 
 export function isOwnMessage(message: Pick<ThreadMessage, 'user' | 'bot_id'>, bot: BotIdentity): boolean {
@@ -38,7 +40,13 @@ export function isOwnMessage(message: Pick<ThreadMessage, 'user' | 'bot_id'>, bo
 /** The messages as transcript lines, oldest first, keeping the most recent that fit the cap. */
 export async function transcriptOf(
   messages: ThreadMessage[],
-  options: { bot: BotIdentity; userNames: UserNames; partial?: boolean; maxChars?: number },
+  options: {
+    bot: BotIdentity;
+    userNames: UserNames;
+    partial?: boolean;
+    endUnread?: boolean;
+    maxChars?: number;
+  },
 ): Promise<Transcript> {
   const maxChars = options.maxChars ?? CONTEXT_MAX_CHARS;
   const relevant = messages.filter(
@@ -59,7 +67,12 @@ export async function transcriptOf(
     kept.push(line);
     used += line.length + 1;
   }
-  return { lines: kept.reverse(), omitted: relevant.length - kept.length, partial: options.partial ?? false };
+  return {
+    lines: kept.reverse(),
+    omitted: relevant.length - kept.length,
+    partial: options.partial ?? false,
+    ...(options.endUnread ? { endUnread: true } : {}),
+  };
 }
 
 async function messageLine(message: ThreadMessage, userNames: UserNames): Promise<string> {
@@ -103,9 +116,11 @@ export function contextSection(title: string, lines: string[]): string {
 export function threadSection(title: string, transcript: Transcript | undefined): string {
   if (!transcript) return contextSection(title, ['(The thread could not be read, so it is not included.)']);
   const notes = [
-    transcript.partial
-      ? '(The thread is very long: only its first message and its latest replies were read.)'
-      : undefined,
+    transcript.endUnread
+      ? `(The thread is very long: only its first message and replies up to the ${THREAD_REPLIES_READ.toLocaleString('en-US')}th were read; later ones were not.)`
+      : transcript.partial
+        ? '(The thread is very long: only its first message and its latest replies were read.)'
+        : undefined,
     transcript.omitted > 0
       ? `(${transcript.omitted} older message${transcript.omitted === 1 ? ' was' : 's were'} left out to keep this short.)`
       : undefined,

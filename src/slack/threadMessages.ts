@@ -17,6 +17,8 @@ const PAGE_SIZE = 200;
 const KEEP = 1_000;
 /** A thread longer than this many pages is read only this far. */
 const MAX_PAGES = 25;
+/** The most messages of a thread the bot reads (its parent among them). */
+export const THREAD_REPLIES_READ = MAX_PAGES * PAGE_SIZE;
 
 /**
  * One message of the thread rooted at `threadTs` (the root itself, or a reply), read alone: one
@@ -43,13 +45,14 @@ export async function readThreadMessage(
 /**
  * The messages of the thread rooted at `threadTs`, parent first, then the newest replies, oldest to
  * newest. `truncated` is true when older replies were left out, or the thread was longer than the
- * bot reads.
+ * bot reads; `endUnread`, in that last case (Slack gives a thread oldest first: its newest replies
+ * were not read).
  */
 export async function readThread(
   slack: webApi.WebClient,
   channel: string,
   threadTs: string,
-): Promise<{ messages: ThreadMessage[]; truncated: boolean }> {
+): Promise<{ messages: ThreadMessage[]; truncated: boolean; endUnread: boolean }> {
   const messages: ThreadMessage[] = [];
   let cursor: string | undefined;
   let dropped = false;
@@ -66,7 +69,7 @@ export async function readThread(
       dropped = true;
     }
     cursor = answer.response_metadata?.next_cursor || undefined;
-    if (!answer.has_more || !cursor) return { messages, truncated: dropped };
+    if (!answer.has_more || !cursor) return { messages, truncated: dropped, endUnread: false };
   }
-  return { messages, truncated: true };
+  return { messages, truncated: true, endUnread: true };
 }

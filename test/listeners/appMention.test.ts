@@ -197,6 +197,18 @@ describe('@docs-agent <instruction>', () => {
     expect(followUps(h)).toEqual([]); // the mention itself is not also sent as a follow-up
   });
 
+  /** ada asks the bot, in the thread under `rootTs`, to sum it up; the prompt the agent got. */
+  async function askToSumUp(rootTs: string): Promise<string> {
+    const asked = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      thread_ts: rootTs,
+      text: `<@${BOT}> sum this up in the FAQ`,
+    });
+    await h.event(mention({ ts: asked.ts, thread_ts: rootTs, text: asked.text }));
+    await h.slack.waitForCall('chat.postMessage');
+    return prompts(h)[0] ?? '';
+  }
+
   it('keeps the most recent messages of a long thread, and says that older ones were left out', async () => {
     h = await startBot();
     seedPeople(h);
@@ -208,15 +220,7 @@ describe('@docs-agent <instruction>', () => {
         text: `message ${i} `.padEnd(300, 'x'),
       });
     }
-    const asked = h.slack.seedMessage('C0DOCS', {
-      user: 'U0ADA',
-      thread_ts: root.ts,
-      text: `<@${BOT}> sum this up in the FAQ`,
-    });
-    await h.event(mention({ ts: asked.ts, thread_ts: root.ts, text: asked.text }));
-    await h.slack.waitForCall('chat.postMessage');
-
-    const [prompt = ''] = prompts(h);
+    const prompt = await askToSumUp(root.ts);
     const lines = prompt.split('\n');
     expect(lines[0]).toBe('sum this up in the FAQ');
     expect(prompt).toMatch(/\(\d+ older messages were left out to keep this short\.\)/);
@@ -227,6 +231,21 @@ describe('@docs-agent <instruction>', () => {
       .map((line) => Number(line.split(' ')[2]));
     expect(kept).toEqual([...kept].sort((a, b) => a - b)); // still oldest first
     expect(prompt.length).toBeLessThan(13_000);
+  });
+
+  it('says plainly when a thread is too long to be read to its end: its newest replies were not read', async () => {
+    h = await startBot();
+    seedPeople(h);
+    const root = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'the thread starts' });
+    for (let i = 1; i <= 5_100; i += 1) {
+      h.slack.seedMessage('C0DOCS', { user: 'U0BEA', thread_ts: root.ts, text: `reply ${i}` });
+    }
+    const prompt = await askToSumUp(root.ts);
+    expect(prompt).toContain(
+      '(The thread is very long: only its first message and replies up to the 5,000th were read; later ones were not.)',
+    );
+    expect(prompt).not.toContain('its latest replies were read');
+    expect(prompt).not.toContain('reply 5100');
   });
 
   it('also sent to the channel starts a job all the same', async () => {

@@ -114,8 +114,10 @@ export class Workspace {
     const micros = parseTs(message.ts);
     if (micros > this.lastTsMicros) this.lastTsMicros = micros;
     const history = this.history(channel);
-    history.push(message);
-    history.sort((a, b) => parseTs(a.ts) - parseTs(b.ts));
+    // In ts order: after the last one with an earlier or equal ts (nearly always at the end).
+    let at = history.length;
+    while (at > 0 && parseTs(history[at - 1]!.ts) > micros) at -= 1;
+    history.splice(at, 0, message);
     if (message.thread_ts && message.thread_ts !== message.ts) this.noteReply(channel, message);
     return message;
   }
