@@ -30,6 +30,8 @@ const OPEN_FORM_RETRIES: webApi.RetryOptions = { retries: 2, factor: 1, minTimeo
 const OPEN_FORM_MS = 3_000;
 /** How long a listener waits for the queue to take a request before it answers "try again shortly". */
 const ENQUEUE_TIMEOUT_MS = 1_000;
+/** How long a stop waits for running listeners to answer Slack: past the enqueue's wait. */
+const ANSWERING_MS = 2_000;
 /**
  * How long a request that comes while Slack has not yet confirmed the bot's token waits for it: with
  * the enqueue's wait, within Slack's 3 s. Later, it is refused rather than queued after Slack gave up.
@@ -78,6 +80,8 @@ export function createWeb(
     () => {}, // the bot's start fails on it
   );
   const afterAck = new InFlight();
+  // Requests whose listener runs (a command's ack comes once it is queued): a stop lets them answer.
+  const answering = new InFlight();
   const ctx: ListenerContext = {
     access: config.access,
     enqueue: async (request, deliveryId, enqueueOptions = {}) => {
@@ -204,6 +208,9 @@ export function createWeb(
       rejectRateLimitedCalls: true,
     },
   });
+  app.use(async ({ next }) => {
+    await answering.run(next);
+  });
   commands.register(app, ctx);
   events.register(app, ctx);
   shortcuts.register(app, ctx);
@@ -249,6 +256,9 @@ export function createWeb(
       // Once: the bot's stop and a start that was told to stop may both get here.
       if (started) {
         started = false;
+        // Socket Mode's receiver closes its socket at once: a command still being queued would lose
+        // its ack (Slack shows it failed, and the job runs all the same).
+        await answering.drain(ANSWERING_MS);
         await app.stop().catch((error) => logger.warn(`stopping the receiver: ${String(error)}`));
       }
       await afterAck.drain(OPEN_FORM_MS);
