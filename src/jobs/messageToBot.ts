@@ -114,7 +114,9 @@ export async function handleMessageToBot(
     if (input.door === 'dm') return { kind: 'refused', text: DM_FILES_ONLY_TEXT };
     if (jobThread) return { kind: 'refused', text: FILES_ONLY_TEXT };
   }
-  if (instruction === '' || /^help[.!?]*$/i.test(instruction) || talk === 'greeting') {
+  // A lone "stop" or "cancel" outside a job's thread has no job to stop: it would start one.
+  const noJobToStop = !jobThread && /^(stop|cancel|abort|quit)[.!]*$/i.test(instruction);
+  if (instruction === '' || talk === 'greeting' || noJobToStop) {
     return jobThread ? { kind: 'help', inJobThread: true } : { kind: 'help' };
   }
   if (talk === 'thanks') return { kind: 'small_talk' };

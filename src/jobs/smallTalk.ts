@@ -21,9 +21,19 @@ const MENTION = /<[@!][^>]*>/g;
 const EMOJI =
   /:[a-z0-9_+'-]+:|\p{Extended_Pictographic}|[\u{1F3FB}-\u{1F3FF}]|\u{FE0F}|\u{200D}|[:;]-?[)(DPp]|<3/gu;
 const MOST_WORDS = 8;
+// Asking what the bot is or does, or trying it: answered with help, as a greeting is (after any
+// greeting or "please" before it). Anything longer is an instruction.
+const ABOUT_THE_BOT = new Set([
+  ...['help', 'help me', 'can you help', 'can you help me', 'what can you do', 'what do you do'],
+  ...['what are you', 'who are you', 'how does this work', 'how does it work', 'how do you work'],
+  ...['how do i use this', 'how do i use you', 'how do i use it', 'how to use', 'how to use this'],
+  ...['usage', 'commands', 'test', 'testing', 'are you there', 'are you working', 'is this working'],
+]);
+const POLITE = new Set(['please', 'pls', 'plz']);
 
 /**
- * `greeting` (answered with help; punctuation alone, a "?", is one too), `thanks` (left unanswered),
+ * `greeting` (answered with help; punctuation alone, a "?", is one too, and so is asking what the
+ * bot does, "help" or "test"), `thanks` (left unanswered),
  * or undefined for an instruction. `text` is as Slack delivered it (mentions of people as `<@U…>`,
  * `&`, `<` and `>` escaped).
  */
@@ -44,6 +54,10 @@ export function smallTalkOf(text: string): 'greeting' | 'thanks' | undefined {
     return withoutEmoji.trim() === withoutMentions.trim() ? 'greeting' : 'thanks'; // a "?"; an emoji
   }
   if (words.length > MOST_WORDS) return undefined;
+  const asked = words.filter(
+    (word) => !GREETINGS.has(word) && !POLITE.has(word) && !/^(docs-agent|bot)$/.test(word),
+  );
+  if (ABOUT_THE_BOT.has(asked.join(' '))) return 'greeting';
   if (!words.every((word) => GREETINGS.has(word) || THANKS.has(word) || FILLERS.has(word))) return undefined;
   if (words.some((word) => GREETINGS.has(word))) return 'greeting';
   return words.some((word) => THANKS.has(word)) ? 'thanks' : undefined;

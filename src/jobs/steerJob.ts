@@ -10,7 +10,7 @@ import {
   INTERRUPTED_FOLLOW_UP,
   tooOldToSteerText,
 } from './jobAnswers.js';
-import { commandWordText } from './doorAnswers.js';
+import { commandWordText, JOB_THREAD_HELP } from './doorAnswers.js';
 import { editJobCard } from './jobNotifications.js';
 import { JOB_CARD_MARK_TYPE } from './postJobCard.js';
 import { applyFollowUpAnswer, FINISHED, type JobRecord } from './jobRecord.js';
@@ -45,6 +45,8 @@ export type SteerJobOutcome =
   | { kind: 'ignored'; why: 'not_a_job_thread' | 'between_people' | 'small_talk' | 'empty' | 'already_sent' }
   /** `status` or `digest` alone: words for `/docs-agent`, not sent; its author is told where to type them. */
   | { kind: 'command_word'; text: string }
+  /** A greeting, "help" or "?": not sent; its author is shown the thread's help. */
+  | { kind: 'help'; text: string }
   | { kind: 'refused'; text: string }
   /** The thread is the card's of a job forgotten after JOB_RETENTION_DAYS: its author is told. */
   | { kind: 'too_old'; text: string }
@@ -73,7 +75,7 @@ export async function steerJob(
   // A thanks or an OK is for the people in the thread: sent, it would set a finished job working again
   // and spend an agent use. Known from the words alone, before the thread's job is looked up.
   const talk = smallTalkOf(input.text);
-  if (talk && !input.files?.length) return { kind: 'ignored', why: 'small_talk' };
+  if (talk === 'thanks' && !input.files?.length) return { kind: 'ignored', why: 'small_talk' };
   let record = await ctx.records.byThread(input.channel, input.threadTs);
   if (!record) {
     // Its job is being created: the reply waits for it, and is sent to it then.
@@ -102,7 +104,10 @@ export async function steerJob(
   // No words: nothing for the job. A bare mention (with a file or not) is the mention's to answer,
   // with help; Slack sends no mention for a message in the bot's DM.
   const mentionAnswers = input.mentionsBot === true && !isDirectMessage(input.channel);
-  if (said === '' && (files === '' || mentionAnswers)) return { kind: 'ignored', why: 'empty' };
+  // A "hi", a "help" or a "?" is answered with the thread's help (a mention's by the mention itself).
+  const greeted = talk === 'greeting' && files === '';
+  if (greeted && mentionAnswers) return { kind: 'ignored', why: 'small_talk' };
+  if (said === '' && !greeted && (files === '' || mentionAnswers)) return { kind: 'ignored', why: 'empty' };
   const key = `message:${input.channel}:${input.messageTs}`;
   if (!(await firstSighting(ctx.store.atomic, key, { by: input.handledBy }))) {
     return { kind: 'ignored', why: 'already_sent' };
@@ -113,6 +118,7 @@ export async function steerJob(
   const prompt = files ? `${said}\n${files}` : said;
   // After the dedupe, so a reply delivered as both a message and a mention is refused once.
   if (refusal) return { kind: 'refused', text: refusal };
+  if (greeted) return { kind: 'help', text: JOB_THREAD_HELP };
   // Told once (after the dedupe), however often Slack delivers it.
   if (said === '') return { kind: 'files_only', text: FILES_ONLY_TEXT };
 

@@ -2,12 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { commandWordOf, smallTalkOf } from '../../src/jobs/smallTalk.js';
 
 describe('smallTalkOf', () => {
-  it.each(['hi', 'Hello there!', 'hey team', 'Good morning, everyone', '?', '...'])(
-    '%j is a greeting',
-    (text) => {
-      expect(smallTalkOf(text)).toBe('greeting');
-    },
-  );
+  it.each([
+    ...['hi', 'Hello there!', 'hey team', 'Good morning, everyone', '?', '...'],
+    // Asking about the bot, or trying it, is answered with help too.
+    ...['help', 'Help me!', 'hey, can you help me?', 'What can you do?', 'how does this work?'],
+    ...['test', 'testing', 'how do I use this?', 'please help', 'are you there <@U0BOT>?'],
+  ])('%j is a greeting', (text) => {
+    expect(smallTalkOf(text)).toBe('greeting');
+  });
 
   it.each([
     'thanks',
@@ -43,6 +45,9 @@ describe('smallTalkOf', () => {
     'no',
     'fix the typo',
     'ok do it',
+    'help me document the --json flag',
+    'test the install steps on Windows',
+    'stop',
     'thanks thanks thanks thanks thanks thanks thanks thanks thanks',
   ])('%j is no small talk', (text) => {
     expect(smallTalkOf(text)).toBeUndefined();

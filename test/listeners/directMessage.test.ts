@@ -140,6 +140,32 @@ describe('a direct message to the bot', () => {
     expect(h.slack.callsTo('chat.postMessage')).toHaveLength(3);
   });
 
+  it('answers “what can you do?”, “test” and a lone “stop” with help: none starts a job', async () => {
+    h = await startBot();
+    for (const text of ['what can you do?', 'test', 'stop']) {
+      const asked = await sendDm(h, text);
+      const help = await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === asked);
+      expect(String(help.args.text)).toContain('How to use the docs agent');
+    }
+    await h.bot.drained();
+    expect(h.mintlify.requests).toHaveLength(0);
+  });
+
+  it('in a job’s thread, answers “help”, “hi” or “?” with the thread’s help, to its author alone, and sends none to the job', async () => {
+    h = await startBot();
+    const asked = await sendDm(h, 'Document the --verbose flag');
+    await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === asked);
+    await h.bot.drained();
+    for (const text of ['help', 'hi', '?']) await sendDm(h, text, { thread_ts: asked });
+    await expect.poll(() => h.slack.callsTo('chat.postEphemeral').length).toBe(3);
+    for (const call of h.slack.callsTo('chat.postEphemeral')) {
+      expect(call.args).toMatchObject({ channel: DM, user: 'U0ADA', thread_ts: asked });
+      expect(String(call.args.text)).toContain('This thread belongs to a docs agent job');
+    }
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('sendMessage')).toHaveLength(0);
+  });
+
   it('ignores the bot’s own posts, edits, and messages in channels', async () => {
     h = await startBot();
     await h.event({
