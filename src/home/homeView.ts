@@ -24,6 +24,14 @@ const section = (text: string): KnownBlock => ({
   text: { type: 'mrkdwn', text: truncate(text, 3000), verbatim: true },
 });
 
+/** The Home tab of someone the bot is not for (ALLOWED_USER_IDS): why, and nothing more. */
+export function refusedHomeView(refusal: string): types.HomeView {
+  return {
+    type: 'home',
+    blocks: [{ type: 'header', text: { type: 'plain_text', text: 'Docs agent' } }, section(refusal)],
+  };
+}
+
 /** The Home tab: the person's recent jobs, the agent budget, the digest and how to use the bot. */
 export function homeView(facts: HomeFacts): types.HomeView {
   const blocks: KnownBlock[] = [

@@ -1,12 +1,20 @@
-import { Cron } from 'croner';
+import { accessRefusal } from '../jobs/access.js';
 import type { JobsContext } from '../jobs/jobsContext.js';
-import { homeView } from './homeView.js';
+import { nextCronRun } from '../queue/cron.js';
+import { homeView, refusedHomeView } from './homeView.js';
 
 const RECENT_JOBS = 10;
 
 /** Reads what a person's Home tab shows and publishes it for them. */
 export async function publishHome(ctx: JobsContext, user: string): Promise<void> {
   const { config } = ctx;
+  // Someone ALLOWED_USER_IDS leaves out is told so, not shown doors that would each refuse them.
+  // Asked of the person alone: the channel allowlist has no say in a Home tab.
+  const refusal = accessRefusal({ userIds: config.access.userIds, channelIds: undefined }, user, '');
+  if (refusal) {
+    await ctx.slack.views.publish({ user_id: user, view: refusedHomeView(refusal) });
+    return;
+  }
   const [jobs, budget] = await Promise.all([
     ctx.records.recentForUser(user, RECENT_JOBS),
     // The budget is a nicety: the Home tab is still worth showing without it.
@@ -16,17 +24,8 @@ export async function publishHome(ctx: JobsContext, user: string): Promise<void>
   const view = homeView({
     jobs,
     budget,
-    digest: { channel, nextAt: channel && cron ? nextRun(cron, timezone, ctx.now()) : undefined },
+    digest: { channel, nextAt: channel && cron ? nextCronRun(cron, timezone, ctx.now()) : undefined },
     now: ctx.now(),
   });
   await ctx.slack.views.publish({ user_id: user, view });
-}
-
-function nextRun(pattern: string, timezone: string, now: Date): Date | undefined {
-  const cron = new Cron(pattern, { timezone, paused: true });
-  try {
-    return cron.nextRun(now) ?? undefined;
-  } finally {
-    cron.stop();
-  }
 }

@@ -61,6 +61,21 @@ describe('the Home tab', () => {
     expect(home).toContain('No recent jobs of yours');
   });
 
+  it('tells someone ALLOWED_USER_IDS leaves out that the bot is not for them, and shows no doors', async () => {
+    h = await startBot({ env: { ALLOWED_USER_IDS: 'U0ADA', ALLOWED_CHANNEL_IDS: 'C0DOCS' } });
+    await openHome(h, 'U0EVE');
+    const refused = shown(
+      await h.slack.waitForCall('views.publish', (call) => call.args.user_id === 'U0EVE'),
+    );
+    expect(refused).toContain('only available to some people in this workspace');
+    expect(refused).not.toContain('How to use the docs agent');
+    expect(refused).not.toContain('Mention me');
+    // Someone it is for sees the whole tab, whatever the channel allowlist.
+    await openHome(h, 'U0ADA');
+    const home = shown(await h.slack.waitForCall('views.publish', (call) => call.args.user_id === 'U0ADA'));
+    expect(home).toContain('How to use the docs agent');
+  });
+
   it('is not published for the Messages tab', async () => {
     h = await startBot();
     await openHome(h, 'U0ADA', 'messages');
