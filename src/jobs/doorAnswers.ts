@@ -15,7 +15,7 @@ export const MENTION_HELP = [
 
 /** The same, asked in a job's thread: there a mention, like any reply, goes to the job. */
 export const JOB_THREAD_HELP = [
-  'This thread belongs to a docs agent job: a reply here, with `@docs-agent` or without, goes to the job as a follow-up.',
+  'This thread belongs to a docs agent job: a reply here, with `@docs-agent` or without, goes to the job as a follow-up (but for a thanks, a greeting or `help`).',
   'Start a reply with `//` to keep it between people. `/docs-agent help` says more.',
 ].join(' ');
 

@@ -74,8 +74,7 @@ export async function handleMessageToBot(
     !(await ctx.starts.get(startId));
   if (jobThread && input.threadTs) {
     if (input.door === 'dm') return { kind: 'job_thread' };
-    // "help" in a job's thread is a follow-up like any other reply; an empty mention or a greeting
-    // asks for help. The rest is the job's (a thanks, `status`: `steerJob` knows what to do with them).
+    // An empty mention, a greeting, "help" or a question about the bot asks for the thread's help. The rest is the job's (a thanks, `status`: `steerJob` knows what to do with them).
     if (instruction !== '' && !(talk === 'greeting' && !input.files?.length)) {
       const steerInput = {
         channel,

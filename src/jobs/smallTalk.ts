@@ -54,10 +54,12 @@ export function smallTalkOf(text: string): 'greeting' | 'thanks' | undefined {
     return withoutEmoji.trim() === withoutMentions.trim() ? 'greeting' : 'thanks'; // a "?"; an emoji
   }
   if (words.length > MOST_WORDS) return undefined;
-  const asked = words.filter(
-    (word) => !GREETINGS.has(word) && !POLITE.has(word) && !/^(docs-agent|bot)$/.test(word),
-  );
-  if (ABOUT_THE_BOT.has(asked.join(' '))) return 'greeting';
+  // A greeting or a "please" before it, the bot's name or a "please" after it.
+  let from = 0;
+  while (from < words.length && (GREETINGS.has(words[from]!) || POLITE.has(words[from]!))) from += 1;
+  let to = words.length;
+  while (to > from && (POLITE.has(words[to - 1]!) || /^(docs-agent|bot)$/.test(words[to - 1]!))) to -= 1;
+  if (ABOUT_THE_BOT.has(words.slice(from, to).join(' '))) return 'greeting';
   if (!words.every((word) => GREETINGS.has(word) || THANKS.has(word) || FILLERS.has(word))) return undefined;
   if (words.some((word) => GREETINGS.has(word))) return 'greeting';
   return words.some((word) => THANKS.has(word)) ? 'thanks' : undefined;

@@ -117,7 +117,7 @@ export function threadSection(title: string, transcript: Transcript | undefined)
   if (!transcript) return contextSection(title, ['(The thread could not be read, so it is not included.)']);
   const notes = [
     transcript.endUnread
-      ? `(The thread is very long: only its first message and replies up to the ${THREAD_REPLIES_READ.toLocaleString('en-US')}th were read; later ones were not.)`
+      ? `(The thread is very long: only its first message and its latest replies up to the ${THREAD_REPLIES_READ.toLocaleString('en-US')}th message were read; later ones were not.)`
       : transcript.partial
         ? '(The thread is very long: only its first message and its latest replies were read.)'
         : undefined,

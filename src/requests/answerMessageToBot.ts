@@ -46,10 +46,15 @@ export async function answerMessageToBot(
     case 'steered':
       return answerFollowUp(client, logger, { channel, threadTs, ts, user }, outcome.outcome);
     case 'help':
+      // In a job's thread the help is for the one who asked, as a reply's is (see steerJob).
+      if (outcome.inJobThread && message.door !== 'dm') {
+        await toPerson(JOB_THREAD_HELP, true);
+        return;
+      }
       await client.chat.postMessage({
         channel,
         thread_ts: threadTs,
-        text: message.door === 'dm' ? DM_HELP : outcome.inJobThread ? JOB_THREAD_HELP : MENTION_HELP,
+        text: message.door === 'dm' ? DM_HELP : MENTION_HELP,
         unfurl_links: false,
       });
       return;

@@ -48,6 +48,8 @@ describe('smallTalkOf', () => {
     'help me document the --json flag',
     'test the install steps on Windows',
     'stop',
+    'test morning',
+    'usage of the API',
     'thanks thanks thanks thanks thanks thanks thanks thanks thanks',
   ])('%j is no small talk', (text) => {
     expect(smallTalkOf(text)).toBeUndefined();

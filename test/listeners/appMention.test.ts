@@ -90,18 +90,21 @@ describe('@docs-agent <instruction>', () => {
       await h.event(event);
       await h.event(asMessage(event)); // a reply in a thread that mentions the bot comes both ways
     }
+    // To the one who asked alone, once, as a reply's help is.
     const help = await h.slack.waitForCall(
-      'chat.postMessage',
+      'chat.postEphemeral',
       (call) =>
         call.args.thread_ts === thread &&
         String(call.args.text).startsWith('This thread belongs to a docs agent job'),
     );
-    expect(help.response.ok).toBe(true);
+    expect(help.args.user).toBe('U0ADA');
     await h.bot.drained();
     expect(followUps(h)).toEqual([]);
-    expect(h.slack.callsTo('chat.postMessage').filter((call) => call.args.thread_ts === thread)).toHaveLength(
-      1,
-    );
+    expect(
+      h.slack.callsTo('chat.postEphemeral').filter((call) => call.args.thread_ts === thread),
+    ).toHaveLength(1);
+    // Nothing said to everyone in the thread.
+    expect(h.slack.callsTo('chat.postMessage').filter((call) => call.args.thread_ts === thread)).toEqual([]);
   });
 
   it('shows ⏳ on the message while Mintlify is slow to create the job, and takes it off once the card is there', async () => {
@@ -242,7 +245,7 @@ describe('@docs-agent <instruction>', () => {
     }
     const prompt = await askToSumUp(root.ts);
     expect(prompt).toContain(
-      '(The thread is very long: only its first message and replies up to the 5,000th were read; later ones were not.)',
+      '(The thread is very long: only its first message and its latest replies up to the 5,000th message were read; later ones were not.)',
     );
     expect(prompt).not.toContain('its latest replies were read');
     expect(prompt).not.toContain('reply 5100');
