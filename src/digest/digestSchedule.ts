@@ -63,10 +63,11 @@ export async function scheduleDigest(
   );
   const missed = previousScheduledRun(pattern, timezone, ctx.now());
   const period = missed && periodOfRun(missed, timezone);
-  const due =
-    period &&
-    !(await ctx.records.posted(period, channel)) &&
-    !(await ctx.records.failedRecently(period, channel));
+  const posted = period && (await ctx.records.posted(period, channel));
+  // Written again with the life of a posted record: versions before gave it 92 days, shorter than a
+  // yearly schedule's look-back, after which the catch-up would post it again.
+  if (posted) await ctx.records.markPosted(posted);
+  const due = period && !posted && !(await ctx.records.failedRecently(period, channel));
   if (due) {
     // One catch-up per period, however many workers start at once; posted once (see postScheduledDigest).
     await queue.add(

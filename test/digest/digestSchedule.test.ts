@@ -114,6 +114,26 @@ describe('the weekly digest schedule', () => {
     expect(slack.callsTo('chat.postMessage')).toHaveLength(1);
   });
 
+  it('gives a posted record of an earlier version, kept 92 days, the life the catch-up looks back', async () => {
+    const { slack, mintlify, namespace } = await fakes();
+    const period = missedPeriod();
+    const key = `${namespace}:digest-posted:${CHANNEL}:${periodKey(period)}`;
+    const seeding = await startBot({ env: {}, slack, mintlify, namespace }); // no DIGEST_CHANNEL: posts nothing
+    const posted = {
+      channel: CHANNEL,
+      ...period,
+      ts: '1800000000.000100',
+      postedAt: new Date().toISOString(),
+    };
+    await seeding.bot.store.kv.set(`digest-posted:${CHANNEL}:${periodKey(period)}`, posted, 92 * 86_400_000);
+    await seeding.stopBot();
+
+    const h = await bot({ env: WEEKLY, slack, mintlify, namespace });
+    await logged(h, /weekly digest scheduled/);
+    await expect.poll(() => h.bot.store.redis!.pTTL(key)).toBeGreaterThan(367 * 86_400_000);
+    expect(slack.callsTo('chat.postMessage')).toHaveLength(0);
+  });
+
   it('takes no other app’s message for its own earlier post, however alike its metadata', async () => {
     const { slack, mintlify, namespace } = await fakes();
     slack.seedMessage(CHANNEL, {
