@@ -155,10 +155,10 @@ export function jobCard(record: JobRecord): { text: string; blocks: KnownBlock[]
     blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: previewNote, verbatim: true }] });
   const replies = replyHint(record);
   if (replies) {
-    // In the bot's DM, nobody else is there to talk to.
+    // In the bot's DM nobody else is there to talk to, and a message outside the thread is a new job.
     const betweenPeople =
       isDirectMessage(record.channel) || isPersonId(record.channel)
-        ? ''
+        ? ' A message here outside this thread starts another job.'
         : ' Start a reply with `//` to keep it between people.';
     blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: `${replies}${betweenPeople}` }] });
   }

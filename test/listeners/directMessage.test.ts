@@ -37,6 +37,10 @@ describe('a direct message to the bot', () => {
     // Nobody else is in the DM: the card says nothing of keeping replies between people.
     expect(JSON.stringify(card.args.blocks)).toContain('Reply in this thread to steer the job.');
     expect(JSON.stringify(card.args.blocks)).not.toContain('between people');
+    // A message outside the thread is another job: the card says so, where follow-ups would go.
+    expect(JSON.stringify(card.args.blocks)).toContain(
+      'A message here outside this thread starts another job.',
+    );
     expect(h.mintlify.requestsFor('createJob').map((r) => r.body)).toEqual([
       { prompt: 'Document the --json flag' },
     ]);
