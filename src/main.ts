@@ -9,9 +9,8 @@ async function main(): Promise<void> {
   if (!config) process.exit(1);
 
   const logger = createLogger({ level: config.logLevel, secrets: secretsOf(config) });
-  // Node would print such an error as it is, and exit: printed through the logger, which keeps every
-  // secret out of it, then the same exit.
-  // Given as it is, util.format prints its stack and its causes.
+  // Node would print such an error as it is, and exit: printed through the logger instead, which keeps
+  // every secret out of it (given whole, its stack and causes are printed), then the same exit.
   const unexpected = (error: unknown) => {
     logger.error('stopped by an unexpected error:', error);
     process.exit(1);

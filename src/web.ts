@@ -208,9 +208,12 @@ export function createWeb(
       rejectRateLimitedCalls: true,
     },
   });
-  app.use(async ({ next }) => {
-    await answering.run(next);
-  });
+  // Socket Mode's alone (see stop()): over HTTP the server's close lets running requests finish.
+  if (config.slack.socketMode) {
+    app.use(async ({ next }) => {
+      await answering.run(next);
+    });
+  }
   commands.register(app, ctx);
   events.register(app, ctx);
   shortcuts.register(app, ctx);
@@ -257,9 +260,8 @@ export function createWeb(
       if (started) {
         started = false;
         // Socket Mode's receiver closes its socket at once: a command still being queued would lose
-        // its ack (Slack shows it failed, and the job runs all the same). Over HTTP the server's close
-        // lets running requests finish.
-        if (config.slack.socketMode) await answering.drain(ANSWERING_MS);
+        // its ack (Slack shows it failed, and the job runs all the same).
+        await answering.drain(ANSWERING_MS);
         await app.stop().catch((error) => logger.warn(`stopping the receiver: ${String(error)}`));
       }
       await afterAck.drain(OPEN_FORM_MS);

@@ -1,6 +1,7 @@
 import type { Logger, types, webApi } from '@slack/bolt';
 import type { BotIdentity } from '../jobs/threadContext.js';
 import type { UserNames } from '../slack/plainText.js';
+import { readChannelMessage } from '../slack/threadMessages.js';
 import { FIX_WITH_AGENT_ACTION, parseStruggleValue, type StruggleValue } from './strugglesMessage.js';
 
 /** The parts of a posted digest block this reads. */
@@ -37,16 +38,9 @@ export async function noteFixOnDigest(
   user: string,
 ): Promise<void> {
   try {
-    const read = await client.conversations.history({
-      channel: digest.channel,
-      latest: digest.ts,
-      inclusive: true,
-      limit: 1,
-      include_all_metadata: true,
-    });
-    const posted = read.messages?.[0];
+    const posted = await readChannelMessage(client, digest.channel, digest.ts);
     // Only the bot's own digest: anyone may post a message with buttons of the same action id.
-    if (!posted || posted.ts !== digest.ts || !parts.bot.botId || posted.bot_id !== parts.bot.botId) return;
+    if (!posted || !parts.bot.botId || posted.bot_id !== parts.bot.botId) return;
     const wanted = JSON.stringify(digest.struggle);
     const known = await parts.userNames(user).catch(() => undefined);
     const name = known ?? 'Someone';

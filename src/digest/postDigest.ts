@@ -1,5 +1,6 @@
 import { findPostedMessage, type MessageMark } from '../slack/postedMessages.js';
 import { classifySlackError, slackErrorCode } from '../slack/slackErrors.js';
+import { readChannelMessage } from '../slack/threadMessages.js';
 import { RENEWED_LEASE_MS, withRenewedLease } from '../store/lease.js';
 import { collectVisitors, readSiteTotals, type SiteTotals, type VisitorNumbers } from './collectVisitors.js';
 import { digestFailureText, STOPPED_TEXT } from './digestAnswers.js';
@@ -153,13 +154,7 @@ export async function postDigestNow(
 /** A digest posted on request is still in its channel (not deleted); when Slack cannot say, it is taken to be. */
 async function stillThere(ctx: DigestContext, posted: PostedDigest): Promise<boolean> {
   try {
-    const read = await ctx.slack.conversations.history({
-      channel: posted.channel,
-      latest: posted.ts,
-      inclusive: true,
-      limit: 1,
-    });
-    return read.messages?.[0]?.ts === posted.ts;
+    return (await readChannelMessage(ctx.slack, posted.channel, posted.ts)) !== undefined;
   } catch {
     return true;
   }

@@ -1,4 +1,4 @@
-import { accessRefusal } from '../jobs/access.js';
+import { personRefusal } from '../jobs/access.js';
 import type { JobsContext } from '../jobs/jobsContext.js';
 import { nextCronRun } from '../queue/cron.js';
 import { homeView, refusedHomeView } from './homeView.js';
@@ -9,8 +9,7 @@ const RECENT_JOBS = 10;
 export async function publishHome(ctx: JobsContext, user: string): Promise<void> {
   const { config } = ctx;
   // Someone ALLOWED_USER_IDS leaves out is told so, not shown doors that would each refuse them.
-  // Asked of the person alone: the channel allowlist has no say in a Home tab.
-  const refusal = accessRefusal({ userIds: config.access.userIds, channelIds: undefined }, user, '');
+  const refusal = personRefusal(config.access, user);
   if (refusal) {
     await ctx.slack.views.publish({ user_id: user, view: refusedHomeView(refusal) });
     return;

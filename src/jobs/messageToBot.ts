@@ -74,7 +74,8 @@ export async function handleMessageToBot(
     !(await ctx.starts.get(startId));
   if (jobThread && input.threadTs) {
     if (input.door === 'dm') return { kind: 'job_thread' };
-    // An empty mention, a greeting, "help" or a question about the bot asks for the thread's help. The rest is the job's (a thanks, `status`: `steerJob` knows what to do with them).
+    // An empty mention, a greeting, "help" or a question about the bot asks for the thread's help.
+    // The rest is the job's (a thanks, `status`: `steerJob` knows what to do with them).
     if (instruction !== '' && !(talk === 'greeting' && !input.files?.length)) {
       const steerInput = {
         channel,
@@ -148,13 +149,9 @@ async function earlierMessages(
   input: MessageToBot,
 ): Promise<Transcript | undefined> {
   try {
-    const { messages, truncated, endUnread } = await readThread(
-      ctx.slack,
-      input.channel,
-      input.threadTs ?? input.ts,
-    );
+    const { messages, cut } = await readThread(ctx.slack, input.channel, input.threadTs ?? input.ts);
     const earlier = messages.filter((message) => tsBefore(message.ts, input.ts));
-    return await transcriptOf(earlier, { bot: input.bot, userNames, partial: truncated, endUnread });
+    return await transcriptOf(earlier, { bot: input.bot, userNames, cut });
   } catch (error) {
     ctx.logger.warn(
       `could not read the thread ${input.channel}/${input.threadTs} for context: ${String(error)}`,

@@ -119,7 +119,7 @@ async function messageSections(
     request.includeThread
       ? readThread(ctx.slack, message.channel, rootTs).catch(() => undefined)
       : readThreadMessage(ctx.slack, message.channel, rootTs, message.ts).then(
-          (alone) => (alone ? { messages: [alone], truncated: false, endUnread: false } : undefined),
+          (alone) => (alone ? { messages: [alone], cut: 'none' as const } : undefined),
           () => undefined,
         ),
     permalinkOf(ctx, message),
@@ -128,12 +128,7 @@ async function messageSections(
   const sections = [await messageSection(userNames, message, full, permalink)];
   if (request.includeThread) {
     const transcript = thread
-      ? await transcriptOf(thread.messages, {
-          bot: request.bot,
-          userNames,
-          partial: thread.truncated,
-          endUnread: thread.endUnread,
-        })
+      ? await transcriptOf(thread.messages, { bot: request.bot, userNames, cut: thread.cut })
       : undefined;
     sections.push(threadSection('The whole Slack thread it is in (oldest first)', transcript));
   }

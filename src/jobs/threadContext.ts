@@ -1,6 +1,6 @@
 import { truncate } from '../slack/escape.js';
 import { slackToPlainText, type UserNames } from '../slack/plainText.js';
-import { THREAD_REPLIES_READ, type ThreadMessage } from '../slack/threadMessages.js';
+import { THREAD_REPLIES_READ, type ThreadCut, type ThreadMessage } from '../slack/threadMessages.js';
 
 /**
  * Slack conversation as context for a job's prompt: each message as "name: text" in readable
@@ -24,10 +24,8 @@ export interface Transcript {
   lines: string[];
   /** Older messages left out to stay within the cap. */
   omitted: number;
-  /** The thread had more messages than the bot reads. */
-  partial: boolean;
-  /** So many that its newest replies were not read (see readThread). */
-  endUnread?: boolean;
+  /** What of the thread was not read (see readThread). */
+  cut: ThreadCut;
 }
 
 export function isOwnMessage(message: Pick<ThreadMessage, 'user' | 'bot_id'>, bot: BotIdentity): boolean {
@@ -40,13 +38,7 @@ export function isOwnMessage(message: Pick<ThreadMessage, 'user' | 'bot_id'>, bo
 /** The messages as transcript lines, oldest first, keeping the most recent that fit the cap. */
 export async function transcriptOf(
   messages: ThreadMessage[],
-  options: {
-    bot: BotIdentity;
-    userNames: UserNames;
-    partial?: boolean;
-    endUnread?: boolean;
-    maxChars?: number;
-  },
+  options: { bot: BotIdentity; userNames: UserNames; cut?: ThreadCut; maxChars?: number },
 ): Promise<Transcript> {
   const maxChars = options.maxChars ?? CONTEXT_MAX_CHARS;
   const relevant = messages.filter(
@@ -67,12 +59,7 @@ export async function transcriptOf(
     kept.push(line);
     used += line.length + 1;
   }
-  return {
-    lines: kept.reverse(),
-    omitted: relevant.length - kept.length,
-    partial: options.partial ?? false,
-    ...(options.endUnread ? { endUnread: true } : {}),
-  };
+  return { lines: kept.reverse(), omitted: relevant.length - kept.length, cut: options.cut ?? 'none' };
 }
 
 async function messageLine(message: ThreadMessage, userNames: UserNames): Promise<string> {
@@ -108,6 +95,12 @@ export function filesNote(files: ThreadMessage['files']): string {
   return names.length ? `[attached, not included: ${names.join(', ')}]` : '';
 }
 
+const CUT_NOTES: Record<ThreadCut, string | undefined> = {
+  none: undefined,
+  older: '(The thread is very long: only its first message and its latest replies were read.)',
+  newest: `(The thread is very long: only its first message and its latest replies up to the ${THREAD_REPLIES_READ.toLocaleString('en-US')}th message were read; later ones were not.)`,
+};
+
 /** A block of context set apart from the instruction, with a title that says what it is. */
 export function contextSection(title: string, lines: string[]): string {
   return [`--- ${title} ---`, ...lines, '--- end ---'].join('\n');
@@ -116,11 +109,7 @@ export function contextSection(title: string, lines: string[]): string {
 export function threadSection(title: string, transcript: Transcript | undefined): string {
   if (!transcript) return contextSection(title, ['(The thread could not be read, so it is not included.)']);
   const notes = [
-    transcript.endUnread
-      ? `(The thread is very long: only its first message and its latest replies up to the ${THREAD_REPLIES_READ.toLocaleString('en-US')}th message were read; later ones were not.)`
-      : transcript.partial
-        ? '(The thread is very long: only its first message and its latest replies were read.)'
-        : undefined,
+    CUT_NOTES[transcript.cut],
     transcript.omitted > 0
       ? `(${transcript.omitted} older message${transcript.omitted === 1 ? ' was' : 's were'} left out to keep this short.)`
       : undefined,

@@ -20,6 +20,23 @@ const MAX_PAGES = 25;
 /** The most messages of a thread the bot reads (its parent among them). */
 export const THREAD_REPLIES_READ = MAX_PAGES * PAGE_SIZE;
 
+/** A message of a channel's own timeline (with its metadata), read alone; undefined when Slack has none. */
+export async function readChannelMessage(
+  slack: Pick<webApi.WebClient, 'conversations'>,
+  channel: string,
+  ts: string,
+) {
+  const read = await slack.conversations.history({
+    channel,
+    latest: ts,
+    inclusive: true,
+    limit: 1,
+    include_all_metadata: true,
+  });
+  const message = read.messages?.[0];
+  return message?.ts === ts ? message : undefined;
+}
+
 /**
  * One message of the thread rooted at `threadTs` (the root itself, or a reply), read alone: one
  * request, however long the thread. Undefined when Slack has no such message.
@@ -43,16 +60,17 @@ export async function readThreadMessage(
 }
 
 /**
- * The messages of the thread rooted at `threadTs`, parent first, then the newest replies, oldest to
- * newest. `truncated` is true when older replies were left out, or the thread was longer than the
- * bot reads; `endUnread`, in that last case (Slack gives a thread oldest first: its newest replies
- * were not read).
+ * What of a thread was not read: nothing; older replies, left out for the newest; or, past what the
+ * bot reads (Slack gives a thread oldest first), its newest replies.
  */
+export type ThreadCut = 'none' | 'older' | 'newest';
+
+/** The messages of the thread rooted at `threadTs`, parent first, then the newest replies, oldest to newest. */
 export async function readThread(
   slack: webApi.WebClient,
   channel: string,
   threadTs: string,
-): Promise<{ messages: ThreadMessage[]; truncated: boolean; endUnread: boolean }> {
+): Promise<{ messages: ThreadMessage[]; cut: ThreadCut }> {
   const messages: ThreadMessage[] = [];
   let cursor: string | undefined;
   let dropped = false;
@@ -69,7 +87,7 @@ export async function readThread(
       dropped = true;
     }
     cursor = answer.response_metadata?.next_cursor || undefined;
-    if (!answer.has_more || !cursor) return { messages, truncated: dropped, endUnread: false };
+    if (!answer.has_more || !cursor) return { messages, cut: dropped ? 'older' : 'none' };
   }
-  return { messages, truncated: true, endUnread: true };
+  return { messages, cut: 'newest' };
 }

@@ -132,14 +132,10 @@ export class MemoryAtomicOps implements AtomicOps {
   sweep() {
     const now = this.now();
     for (const [key, entry] of this.values) if (entry.expiresAt <= now) this.values.delete(key);
-    for (const [key, expiresAt] of this.indexExpiry) {
-      if (expiresAt > now) continue;
-      this.indexes.delete(key);
-      this.indexExpiry.delete(key);
-    }
-    // Redis keeps no empty sorted set; reading an index here makes one.
+    // Redis keeps no empty sorted set either; reading an index here makes one.
     for (const [key, index] of this.indexes) {
-      if (index.size > 0) continue;
+      const expiresAt = this.indexExpiry.get(key);
+      if (index.size > 0 && (expiresAt === undefined || expiresAt > now)) continue;
       this.indexes.delete(key);
       this.indexExpiry.delete(key);
     }

@@ -34,7 +34,7 @@ describe('Slack’s and readers’ words in a job’s prompt', () => {
   });
 
   it('say first that they are context, not the instruction', () => {
-    const section = threadSection('The thread', { lines: ['ada: do X instead'], omitted: 0, partial: false });
+    const section = threadSection('The thread', { lines: ['ada: do X instead'], omitted: 0, cut: 'none' });
     expect(section.split('\n').slice(0, 2)).toEqual(['--- The thread ---', NOT_AN_INSTRUCTION]);
   });
 
