@@ -22,8 +22,8 @@
  * own (web and worker share it), deleted once they stop. The Slack and Mintlify fakes run in a child
  * process and answer every call after `--latency` ms; this process sends the signed commands and
  * times each until its answer. After each load of `split` and `single` the bench waits until every
- * acknowledged command's work is done by the bot's worker (its job created at Mintlify, and the
- * person answered through the response URL), so the bot measured is one that does its work. Each run starts with a warm-up
+ * acknowledged command's work is done by the bot's worker (its job created at Mintlify, and its
+ * card posted), so the bot measured is one that does its work. Each run starts with a warm-up
  * of 100 commands, 10 in flight, whose work is done before the load starts. `BENCH_CPU_PROFILE=<dir>`
  * has every process of the apps write a CPU profile there. `--pin` (Linux, 2 cores or more) gives
  * the process that takes Slack's requests (the bare app, the bot's web process, the bot's one
@@ -92,8 +92,11 @@ interface FakeUrls {
 interface Work {
   /** Jobs created at Mintlify. */
   created: number;
-  /** Commands answered through their response URL (the worker's last step). */
-  answered: number;
+  /**
+   * Job cards posted (a start's last step; a budget note through the response URL comes only when
+   * few agent uses are left, so it cannot stand for every start).
+   */
+  cards: number;
   /** When the last of each came (Date.now()). */
   lastAt: number;
 }
@@ -108,15 +111,16 @@ async function serveFakes(latencyMs: number): Promise<void> {
     rateLimits: false,
   });
   const slack = await startSlackFake({ botToken: BOT_TOKEN, latencyMs });
-  const work: Work = { created: 0, answered: 0, lastAt: 0 };
+  const work: Work = { created: 0, cards: 0, lastAt: 0 };
   mintlify.onAnswer((request, answer) => {
     if (request.operation !== 'createJob' || answer.status >= 300) return;
     work.created += 1;
     work.lastAt = Date.now();
   });
   slack.onCall((call) => {
-    if (call.method !== 'response_url') return;
-    work.answered += 1;
+    const mark = (call.args.metadata as { event_type?: string } | undefined)?.event_type;
+    if (call.method !== 'chat.postMessage' || mark !== 'docs_agent_job') return;
+    work.cards += 1;
     work.lastAt = Date.now();
   });
   // Count and forget: the fakes' logs would otherwise grow with every request of the run.
@@ -213,8 +217,8 @@ interface Sample {
   errors: number;
   /** 200s that do not say the job is starting (the bot's "couldn't take that": the queue did not take it). */
   notQueued: number;
-  /** The bot's work for this run: jobs created, commands answered, and how long it took from the first request. */
-  work?: { created: number; answered: number; seconds: number; afterLastAck: number };
+  /** The bot's work for this run: jobs created, their cards posted, and how long it took from the first request. */
+  work?: { created: number; cards: number; seconds: number; afterLastAck: number };
   /** CPU used from the start of the load until its work was done, in % of one core: the app's processes, the fakes, Redis, this process. */
   cpu?: { app: number; fakes: number; redis: number; load: number };
 }
@@ -351,12 +355,12 @@ class Fakes {
     return message.work;
   }
 
-  /** Waits until `created` jobs and `answered` answers (in all) have reached the fakes, or the time runs out. */
-  async settled(expected: { created: number; answered: number }, timeoutMs: number): Promise<Work> {
+  /** Waits until `created` jobs and `cards` cards (in all) have reached the fakes, or the time runs out. */
+  async settled(expected: { created: number; cards: number }, timeoutMs: number): Promise<Work> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const work = await this.work();
-      const done = work.created >= expected.created && work.answered >= expected.answered;
+      const done = work.created >= expected.created && work.cards >= expected.cards;
       if (done || Date.now() > deadline) return work;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -365,6 +369,22 @@ class Fakes {
   stop(): void {
     this.child.disconnect();
   }
+}
+
+/** Says so when the work of every queued command did not reach the fakes in time, with the app's last lines. */
+function unsettled(
+  what: string,
+  setup: Setup,
+  work: Work,
+  expected: { created: number; cards: number },
+  processes: Array<{ tail(): string }>,
+): void {
+  if (work.created >= expected.created && work.cards >= expected.cards) return;
+  process.stderr.write(
+    `${what}, ${setup}: work not done within ${WORK_TIMEOUT_MS / 1000} s: ` +
+      `${expected.created - work.created} job(s) not created, ${expected.cards - work.cards} card(s) not posted. ` +
+      `The app's last lines:\n${processes.map((p) => p.tail()).join('\n---\n')}\n`,
+  );
 }
 
 /** One app, fresh, under one load: warm-up, the load, then (the bot) the wait for its work. */
@@ -392,25 +412,21 @@ async function runOnce(
     const warmUp = await closedLoop(10, 100).run(send);
     const warmQueued = warmUp.latencies.length - warmUp.errors - warmUp.notQueued;
     const bot = doesWork(setup);
-    const warm = bot
-      ? await fakes.settled(
-          { created: before.created + warmQueued, answered: before.answered + warmQueued },
-          WORK_TIMEOUT_MS,
-        )
-      : before;
+    const warmExpected = { created: before.created + warmQueued, cards: before.cards + warmQueued };
+    const warm = bot ? await fakes.settled(warmExpected, WORK_TIMEOUT_MS) : before;
+    if (bot) unsettled('warm-up', setup, warm, warmExpected, target.processes);
     const startedAt = Date.now();
     const cpuBefore = cpu();
     const sample: Sample = await load.run(send);
     const lastAckAt = Date.now();
     if (bot) {
       const queued = sample.latencies.length - sample.errors - sample.notQueued;
-      const work = await fakes.settled(
-        { created: warm.created + queued, answered: warm.answered + queued },
-        WORK_TIMEOUT_MS,
-      );
+      const expected = { created: warm.created + queued, cards: warm.cards + queued };
+      const work = await fakes.settled(expected, WORK_TIMEOUT_MS);
+      unsettled(load.name, setup, work, expected, target.processes);
       sample.work = {
         created: work.created - warm.created,
-        answered: work.answered - warm.answered,
+        cards: work.cards - warm.cards,
         seconds: (work.lastAt - startedAt) / 1000,
         afterLastAck: Math.max(0, (work.lastAt - lastAckAt) / 1000),
       };
@@ -495,7 +511,7 @@ async function main(): Promise<void> {
 function summary(sample: Sample): string {
   const sorted = [...sample.latencies].sort((a, b) => a - b);
   const work = sample.work
-    ? `, ${sample.work.created} jobs created, ${sample.work.answered} answered, last ${sample.work.afterLastAck.toFixed(1)} s after the last ack`
+    ? `, ${sample.work.created} jobs created, ${sample.work.cards} cards posted, last ${sample.work.afterLastAck.toFixed(1)} s after the last ack`
     : '';
   const cpu = sample.cpu
     ? `; CPU (% of one core) app ${sample.cpu.app.toFixed(0)}, fakes ${sample.cpu.fakes.toFixed(0)}, Redis ${sample.cpu.redis.toFixed(0)}, load ${sample.cpu.load.toFixed(0)}`

@@ -340,12 +340,13 @@ async function fixFromDigest(
   const chosen = view.message(command.message);
   const message = chosen && slack.fake.message(chosen.channel, chosen.ts);
   if (!chosen || !message) return say(`There is no message #${command.message}.`);
-  const buttons = ((message.blocks ?? []) as Array<{ accessory?: unknown }>)
-    .map((block) => block.accessory)
+  type FixButton = { action_id: string; value?: string; text: { text: string } };
+  const buttons = ((message.blocks ?? []) as Array<{ accessory?: unknown; block_id?: string }>)
     .filter(
-      (accessory): accessory is { action_id: string; value?: string; text: { text: string } } =>
-        isObject(accessory) && accessory.action_id === FIX_WITH_AGENT_ACTION,
-    );
+      (block): block is { accessory: FixButton; block_id?: string } =>
+        isObject(block.accessory) && block.accessory.action_id === FIX_WITH_AGENT_ACTION,
+    )
+    .map((block) => ({ ...block.accessory, blockId: block.block_id }));
   const button = buttons[command.item - 1];
   if (!button)
     return say(`Message #${command.message} has no item ${command.item} to fix (it has ${buttons.length}).`);
@@ -356,6 +357,7 @@ async function fixFromDigest(
       action_id: button.action_id,
       text: button.text.text,
       ...(button.value === undefined ? {} : { value: button.value }),
+      ...(button.blockId === undefined ? {} : { blockId: button.blockId }),
     }),
     quit,
   );

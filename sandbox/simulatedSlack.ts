@@ -67,7 +67,8 @@ export interface SimulatedSlack {
     botUrl: string,
     channel: string,
     message: StoredMessage,
-    button: { action_id: string; value?: string; text: string },
+    /** `blockId`: the id of the block the button is in, as Slack sends it (it makes one up when the block has none). */
+    button: { action_id: string; value?: string; text: string; blockId?: string },
   ): { triggerId: string; responseId: string; sent: Promise<SlackResponse> };
   /** You submit a form the bot opened: a `view_submission` of that view, with what you entered. */
   submitView(botUrl: string, view: OpenedView, values: ViewValues): Promise<SlackResponse>;
@@ -170,7 +171,7 @@ export async function startSimulatedSlack(): Promise<SimulatedSlack> {
           {
             type: 'button',
             action_id: button.action_id,
-            block_id: randomUUID().slice(0, 5),
+            block_id: button.blockId ?? randomUUID().slice(0, 5),
             text: { type: 'plain_text', text: button.text },
             ...(button.value === undefined ? {} : { value: button.value }),
             action_ts: `${Date.now() / 1000}`,

@@ -57,22 +57,54 @@ const apiUrl = z.preprocess(
     .optional(),
 );
 
-const idList = z.preprocess(
-  blankToUndefined,
-  z
-    .string()
-    .optional()
-    .transform((value) =>
-      value === undefined
-        ? undefined
-        : new Set(
-            value
-              .split(/[\s,]+/)
-              .map((id) => id.trim())
-              .filter(Boolean),
-          ),
-    ),
-);
+/**
+ * Slack's IDs, as Slack writes them: in capitals, never normalised here (as DIGEST_CHANNEL is not),
+ * so what the allowlist holds is what its operator wrote. D (a DM) is taken, though DMs are never
+ * restricted: it is harmless, and refusing it would stop a bot that runs today.
+ */
+const SLACK_IDS = {
+  user: {
+    pattern: /^[UW][A-Z0-9]{2,}$/,
+    what: 'a user ID (U… or W…, in capitals)',
+    where: 'copy it from the member’s profile > ⋯ (More) > Copy member ID',
+  },
+  channel: {
+    pattern: /^[CGD][A-Z0-9]{2,}$/,
+    what: 'a channel ID (C… or G…, in capitals), not its name',
+    where: 'copy it from the bottom of the channel’s details (click the channel’s name)',
+  },
+} as const;
+
+/** ALLOWED_USER_IDS, ALLOWED_CHANNEL_IDS: a name or a mention there matches nobody, and refuses everyone. */
+const idList = (kind: keyof typeof SLACK_IDS) =>
+  z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .optional()
+      .transform((value, ctx) => {
+        if (value === undefined) return undefined;
+        const ids = value.split(/[\s,]+/).filter(Boolean);
+        const { pattern, what, where } = SLACK_IDS[kind];
+        const wrong = ids.filter((id) => !pattern.test(id));
+        if (wrong.length > 0) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `lists ${wrong.map((id) => shownEntry(id, pattern)).join(', ')}: each entry must be ${what}; ${where}`,
+          });
+          return z.NEVER;
+        }
+        return new Set(ids);
+      }),
+  );
+
+/** An allowlist's wrong entry, with the ID it may have meant (a mention's, or in capitals). */
+function shownEntry(entry: string, pattern: RegExp): string {
+  // An ID is short: anything long may be a token pasted in the wrong place, and is not repeated.
+  if (entry.length > 30) return `an entry of ${entry.length} characters`;
+  const meant = (/^<[@#]([A-Za-z0-9]+)(?:\|[^>]*)?>$/.exec(entry)?.[1] ?? entry).toUpperCase();
+  return meant !== entry && pattern.test(meant) ? `"${entry}" (write ${meant})` : `"${entry}"`;
+}
 
 const mintlifyKey = requiredText(`an admin API key, created at ${MINTLIFY_KEYS_PAGE}`).superRefine(
   (key, ctx) => {
@@ -111,6 +143,13 @@ const envSchema = z.object({
     z
       .string()
       .regex(/^rediss?:\/\//, { error: 'must be a redis:// or rediss:// URL', abort: true })
+      // Read as node-redis reads it (WHATWG URL), the host starts after the last @ before the first
+      // / ? or #: one of those unencoded in a password makes the rest of it the host, logged as such.
+      .refine((value) => !hasAmbiguousCredentials(value), {
+        error:
+          'has a user name or password that is not percent-encoded, so part of it would be read as the host: percent-encode # / ? @ : in it as %23 %2F %3F %40 %3A (redis://:password@host:6379)',
+        abort: true,
+      })
       .refine((value) => URL.canParse(value) && new URL(value).hostname !== '', {
         error:
           'is not a URL that names a host (redis://:password@host:6379): percent-encode characters such as # / @ : in the password (# is %23)',
@@ -187,8 +226,8 @@ const envSchema = z.object({
   // 75 min: one full window of the hourly analytics limit, and a little more.
   DIGEST_GIVE_UP_MS: integer(4_500_000, 1_000, 24 * 3_600_000),
   DOCS_SITE_URL: httpUrl,
-  ALLOWED_USER_IDS: idList,
-  ALLOWED_CHANNEL_IDS: idList,
+  ALLOWED_USER_IDS: idList('user'),
+  ALLOWED_CHANNEL_IDS: idList('channel'),
   LOG_LEVEL: z.preprocess(
     (value) => (typeof value === 'string' ? value.trim().toLowerCase() || undefined : value),
     z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
@@ -405,6 +444,16 @@ function decoded(part: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * An @ after the first / ? or # past the scheme's //: the URL parser ends the host at that first
+ * character, so what was meant as user name or password is read in part as the host (or path).
+ */
+function hasAmbiguousCredentials(url: string): boolean {
+  const rest = url.slice(url.indexOf('//') + 2);
+  const lastAt = rest.lastIndexOf('@');
+  return lastAt !== -1 && /[/?#]/.test(rest.slice(0, lastAt));
 }
 
 export class ConfigError extends Error {

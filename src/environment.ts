@@ -1,10 +1,13 @@
 import { existsSync, statSync } from 'node:fs';
-import { type Config, ConfigError, loadConfig } from './config.js';
+import { type Config, ConfigError, loadConfig, secretsOf } from './config.js';
+import { configurationWarnings } from './configWarnings.js';
+import { createLogger } from './log.js';
 
 /**
  * The entry points' one way to read their configuration: the file ENV_FILE names (`.env` in the
  * working directory by default, when present; `none` for no file), then the environment, which
- * wins. A problem is printed, every variable at once, and undefined returned.
+ * wins. A problem is printed, every variable at once, and undefined returned; what is likely
+ * not meant (a misspelt variable) is logged as a warning, once, and the bot starts.
  */
 export function readConfiguration(
   whoCannotStart = 'docs-agent cannot start',
@@ -20,7 +23,10 @@ export function readConfiguration(
   const file = named || '.env';
   if (file !== 'none' && existsSync(file)) process.loadEnvFile(file);
   try {
-    return loadConfig(process.env, options);
+    const config = loadConfig(process.env, options);
+    const logger = createLogger({ level: config.logLevel, secrets: secretsOf(config) });
+    for (const warning of configurationWarnings(process.env, config)) logger.warn(warning);
+    return config;
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`${error.message.replace('docs-agent cannot start', whoCannotStart)}\n`);

@@ -6,6 +6,6 @@ const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url),
 };
 
 /** The bot's name and version, as sent in the `User-Agent` of every call to Mintlify. */
-export const BOT_NAME = pkg.name;
-export const BOT_VERSION = pkg.version;
+const BOT_NAME = pkg.name;
+const BOT_VERSION = pkg.version;
 export const USER_AGENT = `${BOT_NAME}/${BOT_VERSION} node/${process.versions.node}`;

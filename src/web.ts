@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -15,21 +14,20 @@ import type { Config } from './config.js';
 import { InFlight } from './inFlight.js';
 import * as actions from './listeners/actions/index.js';
 import * as commands from './listeners/commands/index.js';
-import { type ListenerContext, MayHaveQueuedError } from './listeners/context.js';
+import { type ListenerContext, notQueuedReason } from './listeners/context.js';
+import { createEnqueue } from './listeners/enqueue.js';
 import * as events from './listeners/events/index.js';
 import * as shortcuts from './listeners/shortcuts/index.js';
 import * as views from './listeners/views/index.js';
-import type { Submission, WorkQueue } from './queue/queue.js';
+import type { WorkQueue } from './queue/queue.js';
 import type { SlackRequest } from './requests/slackRequest.js';
 import type { SlackIdentity } from './slack/slackIdentity.js';
-import { retryInBackground } from './store/retryInBackground.js';
+import { withTimeout } from './withTimeout.js';
 
 /** For the shortcut's views.open: its trigger is good for 3 s, so a retry must come quickly. */
 const OPEN_FORM_RETRIES: webApi.RetryOptions = { retries: 2, factor: 1, minTimeout: 300, maxTimeout: 300 };
 /** Long enough for views.open and its retries; the form's trigger is dead after 3 s anyway. */
 const OPEN_FORM_MS = 3_000;
-/** How long a listener waits for the queue to take a request before it answers "try again shortly". */
-const ENQUEUE_TIMEOUT_MS = 1_000;
 /** How long a stop waits for running listeners to answer Slack: past the enqueue's wait. */
 const ANSWERING_MS = 2_000;
 /**
@@ -41,14 +39,6 @@ const IDENTITY_WAIT_MS = 1_500;
 const SOCKET_OPEN_MS = 30_000;
 const SOCKET_NOT_OPEN =
   'Slack did not open a Socket Mode connection (check SLACK_APP_TOKEN: an App-Level Token with the connections:write scope; the log says why Slack refused it)';
-/**
- * In Socket Mode Slack's events are acknowledged before the listener runs, and never sent again:
- * one the queue could not take is tried again this often, for this long, by the process holding it.
- */
-const HOLD_EVENT_EVERY_MS = 2_000;
-const HOLD_EVENT_FOR_MS = 10 * 60_000;
-/** How often a withdrawal Redis could not take is sent again (for as long as an event is held). */
-const TAKE_BACK_EVERY_MS = 1_000;
 
 export interface Web {
   /** Starts taking Slack requests; resolves with the HTTP port (HTTP mode) once listening. */
@@ -82,109 +72,11 @@ export function createWeb(
   const afterAck = new InFlight();
   // Requests whose listener runs (a command's ack comes once it is queued): a stop lets them answer.
   const answering = new InFlight();
+  const handOff = createEnqueue({ requests, logger, socketMode: config.slack.socketMode });
   const ctx: ListenerContext = {
     access: config.access,
-    enqueue: async (request, deliveryId, enqueueOptions = {}) => {
-      // Queue job ids are Slack's delivery ids: the same delivery again (a replay, a retry) is queued once.
-      const jobId = `${request.kind}-${deliveryId ?? randomUUID()}`;
-      // One round trip: whether an earlier delivery holds the id matters only to a late add's take-back.
-      const submission = requests.submit(request.kind, request, { jobId });
-      try {
-        await withTimeout(submission.queued, ENQUEUE_TIMEOUT_MS, 'the queue did not take it');
-      } catch (error) {
-        if (enqueueOptions.takeBackIfLate) {
-          // Too slow: taken back. Sent, and its answer lost with the connection: it may run, and the
-          // person is told so (asking again would start it twice). Refused or never sent: nothing to do.
-          if (error instanceof TooLateError) takeBack(submission, jobId);
-          else if (submission.mayHaveLanded) throw new MayHaveQueuedError(error);
-        } else if (config.slack.socketMode) return holdEvent(request, jobId, submission, error);
-        else submission.queued.catch(() => {}); // an event's late add stands; its failure is the error below
-        throw error;
-      }
-    },
+    enqueue: handOff.enqueue,
     track: (work) => void afterAck.run(() => work),
-  };
-  /**
-   * An event Socket Mode has acknowledged already (Slack will not send it again), which the queue
-   * did not take: this process adds it again until the queue takes it (the same queue job id, so
-   * an add that landed late is not doubled), or the bot stops.
-   */
-  let stopped = false;
-  const held = new Set<string>();
-  const holdEvent = (request: SlackRequest, jobId: string, first: Submission, error: unknown): void => {
-    if (stopped) {
-      logger.error(
-        `a Slack event (${request.kind}) the queue did not take is lost: the bot is stopping (${String(error)})`,
-      );
-      return;
-    }
-    held.add(jobId);
-    logger.warn(
-      `a Slack event (${request.kind}) could not be queued (${String(error)}); Socket Mode does not send it again, so it is queued once Redis answers`,
-    );
-    let submission = first;
-    retryInBackground(
-      async () => {
-        try {
-          await submission.queued;
-          held.delete(jobId);
-          return true;
-        } catch (notYet) {
-          submission = requests.submit(request.kind, request, { jobId });
-          submission.queued.catch(() => {}); // looked at on the next try
-          throw notYet;
-        }
-      },
-      {
-        everyMs: HOLD_EVENT_EVERY_MS,
-        forMs: HOLD_EVENT_FOR_MS,
-        wanted: () => !stopped,
-        retryOn: () => true,
-        giveUp: (why) => {
-          held.delete(jobId);
-          logger.error(`a Slack event (${request.kind}) was never queued, and is lost: ${why}`);
-        },
-      },
-    );
-  };
-  /**
-   * The person was told nothing was started: the late add is withdrawn at once (the mark reaches
-   * Redis right behind it, so its processor does nothing), and removed once it has landed. A
-   * withdrawal Redis could not take (the connection dropped meanwhile) is sent again until it can.
-   */
-  const takingBack = new Set<string>();
-  const takeBack = (submission: Submission, jobId: string): void => {
-    let withdrawn = false;
-    const attempt = async (): Promise<true> => {
-      if (!withdrawn) await requests.withdraw(jobId, submission.stamp);
-      withdrawn = true;
-      takingBack.delete(jobId);
-      await submission.queued;
-      if (!(await requests.remove(jobId, submission.stamp))) {
-        logger.warn(
-          `a request answered "try again shortly" reached the queue late and could not be removed (${jobId}): ` +
-            'its worker does nothing with it, unless it started before the withdrawal reached Redis',
-        );
-      }
-      return true;
-    };
-    // At once, right behind the add; again every second while Redis cannot take the withdrawal.
-    attempt().catch((error: unknown) => {
-      // Once withdrawn, an add that failed for good has nothing left to take back.
-      if (withdrawn) return;
-      takingBack.add(jobId);
-      logger.warn(`could not take back a request queued late (${jobId}) yet: ${String(error)}`);
-      retryInBackground(attempt, {
-        everyMs: TAKE_BACK_EVERY_MS,
-        forMs: HOLD_EVENT_FOR_MS,
-        wanted: () => !stopped,
-        retryOn: () => !withdrawn,
-        giveUp: (why) => {
-          takingBack.delete(jobId);
-          if (!withdrawn) logger.warn(`could not take back a request queued late (${jobId}): ${why}`);
-        },
-      });
-    });
   };
   const app = new App({
     // The one workspace's token and the bot's ids (Bolt's authorize, rather than its `token`, which
@@ -220,7 +112,7 @@ export function createWeb(
   views.register(app, ctx);
   actions.register(app, ctx);
   app.error(async (error) => {
-    logger.error(`a Slack request was not queued: ${String(error)}`);
+    logger.error(`a Slack request was not queued: ${notQueuedReason(error)}`);
     throw error; // answered with an HTTP error, so Slack sends the event again
   });
 
@@ -245,17 +137,7 @@ export function createWeb(
       return { port };
     },
     async stop() {
-      stopped = true;
-      if (held.size > 0) {
-        logger.error(
-          `${held.size} Slack event(s) the queue never took are lost: the bot stopped before Redis answered`,
-        );
-      }
-      for (const jobId of takingBack) {
-        logger.error(
-          `a request answered "try again shortly" may still run (${jobId}): the bot stopped before Redis took its withdrawal`,
-        );
-      }
+      handOff.stop();
       // Once: the bot's stop and a start that was told to stop may both get here.
       if (started) {
         started = false;
@@ -332,26 +214,6 @@ function withSignatureHints(logger: Logger): Logger {
       return logger.warn(...messages);
     },
   };
-}
-
-/** `work` did not settle within its time (it may still). */
-class TooLateError extends Error {
-  constructor(late: string, ms: number) {
-    super(`${late} within ${ms} ms`);
-    this.name = 'TooLateError';
-  }
-}
-
-async function withTimeout<T>(work: Promise<T>, ms: number, late: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const tooLate = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new TooLateError(late, ms)), ms);
-  });
-  try {
-    return await Promise.race([work, tooLate]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 function isServer(value: unknown): value is Server {

@@ -114,8 +114,9 @@ export interface Worker {
 }
 
 /**
- * The worker role: the processors of every queue (Slack requests, job checks, the digest), the
- * digest's schedule, and the follow-up of every unfinished job. Closing the queues stops it.
+ * The worker role: the processors of every queue (Slack requests, job checks, previews and their
+ * status, the digest), the digest's schedule, the Home tabs' refreshes, and the follow-up of every
+ * unfinished job. Closing the queues stops it.
  */
 export function startWorker(parts: WorkerParts): Worker {
   const { config, logger, slack, store, queues, now } = parts;

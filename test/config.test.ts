@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig, secretsOf } from '../src/config.js';
+import { configurationWarnings } from '../src/configWarnings.js';
+import { readConfiguration } from '../src/environment.js';
 import { createLogger, redact } from '../src/log.js';
 import { previousScheduledRun } from '../src/queue/cron.js';
 
@@ -44,12 +46,12 @@ describe('configuration', () => {
     const config = loadConfig({
       ...valid,
       SLACK_API_URL: 'http://127.0.0.1:9000/api',
-      ALLOWED_USER_IDS: 'U1, U2  U3',
-      ALLOWED_CHANNEL_IDS: 'C1',
+      ALLOWED_USER_IDS: 'U0ADA, W0BOB  U0CY',
+      ALLOWED_CHANNEL_IDS: 'C0DOCS,G0TEAM',
     });
     expect(config.slack.apiUrl).toBe('http://127.0.0.1:9000/api/');
-    expect([...(config.access.userIds ?? [])]).toEqual(['U1', 'U2', 'U3']);
-    expect([...(config.access.channelIds ?? [])]).toEqual(['C1']);
+    expect([...(config.access.userIds ?? [])]).toEqual(['U0ADA', 'W0BOB', 'U0CY']);
+    expect([...(config.access.channelIds ?? [])]).toEqual(['C0DOCS', 'G0TEAM']);
   });
 
   it('reports every problem at once, naming each variable', () => {
@@ -147,6 +149,30 @@ describe('configuration', () => {
     expect(
       loadConfig({ ...valid, REDIS_URL: 'redis://:s3cr3t%23pw@redis.example.com:6379' }).store.redisUrl,
     ).toBe('redis://:s3cr3t%23pw@redis.example.com:6379');
+  });
+
+  it('refuses a REDIS_URL whose unencoded password would be read in part as the host, without printing any of it', () => {
+    // Read as the Redis client reads it, the first one's host is "ss", a piece of the password.
+    expect(new URL('redis://:p@ss#w0rd/Secret@127.0.0.1:6390').hostname).toBe('ss');
+    for (const url of [
+      'redis://:p@ss#w0rd/Secret@127.0.0.1:6390',
+      'rediss://:p@ss?w0rd@redis.example.com:6379',
+      'redis://admin:p@ss/w0rd@redis.example.com:6379/0',
+    ]) {
+      const error = problemsOf({ ...valid, REDIS_URL: url });
+      expect(error.problems).toEqual([
+        {
+          variable: 'REDIS_URL',
+          problem: expect.stringContaining('percent-encode # / ? @ : in it as %23 %2F %3F %40 %3A'),
+        },
+      ]);
+      for (const piece of ['p@ss', 'w0rd', 'Secret', 'admin', '6390', url]) {
+        expect(error.message).not.toContain(piece);
+      }
+    }
+    const encoded = 'redis://:p%40ss%23w0rd%2FSecret@127.0.0.1:6390';
+    expect(loadConfig({ ...valid, REDIS_URL: encoded }).store.redisUrl).toBe(encoded);
+    expect(new URL(encoded).hostname).toBe('127.0.0.1');
   });
 
   it('refuses a REDIS_URL whose password holds a % that is not percent-encoded, saying to write %25', () => {
@@ -266,6 +292,35 @@ describe('configuration', () => {
     ]);
   });
 
+  it('refuses allowlist entries that are not Slack IDs, naming each and where to copy an ID', () => {
+    const error = problemsOf({
+      ...valid,
+      ALLOWED_USER_IDS: '@ada, <@U0BOB>, u0cy, U0DAN',
+      ALLOWED_CHANNEL_IDS: '#docs C0DOCS',
+    });
+    expect(error.problems).toEqual([
+      {
+        variable: 'ALLOWED_USER_IDS',
+        problem:
+          'lists "@ada", "<@U0BOB>" (write U0BOB), "u0cy" (write U0CY): each entry must be a user ID (U… or W…, in capitals); copy it from the member’s profile > ⋯ (More) > Copy member ID',
+      },
+      {
+        variable: 'ALLOWED_CHANNEL_IDS',
+        problem: expect.stringContaining(
+          'lists "#docs": each entry must be a channel ID (C… or G…, in capitals), not its name; copy it from the bottom of the channel’s details',
+        ),
+      },
+    ]);
+    // A long entry may be a token pasted in the wrong place: it is not repeated.
+    const pasted = problemsOf({ ...valid, ALLOWED_USER_IDS: valid.SLACK_BOT_TOKEN + valid.SLACK_BOT_TOKEN });
+    expect(pasted.message).toContain('lists an entry of 52 characters');
+    expect(pasted.message).not.toContain('secret-bot-token');
+    // A DM's ID is harmless (DMs are never restricted), and taken.
+    expect([...(loadConfig({ ...valid, ALLOWED_CHANNEL_IDS: 'D0DM' }).access.channelIds ?? [])]).toEqual([
+      'D0DM',
+    ]);
+  });
+
   it('refuses the example values of .env.example, naming each', () => {
     const example = Object.fromEntries(
       readFileSync(new URL('../.env.example', import.meta.url), 'utf8')
@@ -298,6 +353,71 @@ describe('configuration', () => {
     expect(secretsOf(config).sort()).toEqual(
       [valid.SLACK_BOT_TOKEN, valid.SLACK_SIGNING_SECRET, valid.MINTLIFY_API_KEY, 'xapp-1-app-token'].sort(),
     );
+  });
+});
+
+describe('warnings at start', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+    vi.restoreAllMocks();
+  });
+
+  it('names a variable the bot does not read that looks like its own, and the one it likely meant, never its value', () => {
+    const env = {
+      ...valid,
+      ALLOWED_USERS: 'U0ADA',
+      DIGEST_CHANNEL_ID: 'C0DIGEST',
+      POLL_INTERVAL: '1000',
+      MINTLIFY_TOKEN: 'mint_secret_value_of_a_typo',
+      SLACK_TOKEN: 'xoxb-9999-typo-token',
+      PREVIEW: 'off',
+      // Blank, another tool's, Slack's tooling's, or not in the bot's prefixes: nothing said.
+      DIGEST_TOPP: ' ',
+      SLACK_CLIENT_SECRET: 'oauth-app-secret',
+      SLACK_CLI_XOXB: 'xoxb-from-slack-run',
+      REDIS_TLS_URL: 'rediss://h:1',
+      HOME: '/root',
+    };
+    const warnings = configurationWarnings(env, loadConfig(env));
+    expect(warnings).toEqual([
+      'ALLOWED_USERS is set, but docs-agent reads no such variable, so it is ignored: did you mean ALLOWED_USER_IDS?',
+      'DIGEST_CHANNEL_ID is set, but docs-agent reads no such variable, so it is ignored: did you mean DIGEST_CHANNEL?',
+      'MINTLIFY_TOKEN is set, but docs-agent reads no such variable, so it is ignored (README.md lists every variable)',
+      'POLL_INTERVAL is set, but docs-agent reads no such variable, so it is ignored: did you mean POLL_INTERVAL_MS?',
+      'PREVIEW is set, but docs-agent reads no such variable, so it is ignored: did you mean PREVIEWS?',
+      // As near SLACK_BOT_TOKEN as SLACK_APP_TOKEN: no guess.
+      'SLACK_TOKEN is set, but docs-agent reads no such variable, so it is ignored (README.md lists every variable)',
+    ]);
+    expect(warnings.join('\n')).not.toMatch(/U0ADA|C0DIGEST|secret|typo|1000/);
+    expect(configurationWarnings(valid, loadConfig(valid))).toEqual([]);
+  });
+
+  it('tells that ALLOWED_CHANNEL_IDS leaves out DIGEST_CHANNEL, whose digest buttons it would refuse', () => {
+    const env = { ...valid, DIGEST_CHANNEL: 'C0DIGEST', ALLOWED_CHANNEL_IDS: 'C0DOCS' };
+    expect(configurationWarnings(env, loadConfig(env))).toEqual([
+      expect.stringContaining(
+        'DIGEST_CHANNEL is not in ALLOWED_CHANNEL_IDS: the digest is posted, but its "Fix with the docs agent" buttons answer',
+      ),
+    ]);
+    for (const fine of [
+      { ...env, ALLOWED_CHANNEL_IDS: 'C0DOCS,C0DIGEST' },
+      { ...env, ALLOWED_CHANNEL_IDS: undefined },
+      { ...env, DIGEST_STRUGGLES: '0' }, // no buttons
+    ]) {
+      expect(configurationWarnings(fine, loadConfig(fine))).toEqual([]);
+    }
+  });
+
+  it('are logged once as the bot reads its configuration, and the bot starts', () => {
+    for (const [name, value] of Object.entries({ ...valid, ENV_FILE: 'none', ALLOWED_USERS: 'U0ADA' })) {
+      vi.stubEnv(name, value);
+    }
+    const lines: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((line) => lines.push(String(line)) > 0);
+    expect(readConfiguration()).toBeDefined();
+    expect(lines.filter((line) => line.includes('ALLOWED_USERS'))).toEqual([
+      expect.stringMatching(/WARN {2}docs-agent ALLOWED_USERS is set, .*did you mean ALLOWED_USER_IDS\?\n$/),
+    ]);
   });
 });
 

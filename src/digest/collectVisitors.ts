@@ -83,7 +83,7 @@ export const PAGE_SIZE = 250;
 const TROUBLE_WAITS = 3;
 
 /** Without Retry-After: 1, 2, 4, 8 minutes, then every 15; the hourly window frees requests slowly. */
-export function defaultRateLimitBackoffMs(retryNumber: number): number {
+function defaultRateLimitBackoffMs(retryNumber: number): number {
   return Math.min(15 * 60_000, 60_000 * 2 ** (retryNumber - 1));
 }
 

@@ -25,7 +25,7 @@ export function digestFailureText(error: unknown, now: Date): string {
         return 'Mintlify’s analytics limit (100 requests an hour, shared by the whole organization) is reached. Please try again within the hour.';
       case 'unauthorized':
       case 'forbidden':
-        return 'Mintlify refused the bot’s request for visitor numbers (its API key is wrong, expired, lacks the read scope, or this server is not on the key’s allowlist). Please ask the person who installed this app to check the key.';
+        return 'Mintlify refused the bot’s request for visitor numbers (its API key is wrong or expired, the docs project is not the key’s, the key lacks the read scope, or this server is not on the key’s allowlist). Please ask the person who installed this app to check the key and the project ID.';
       case 'not_found':
         return 'Mintlify could not find the docs project. Please ask the person who installed this app to check MINTLIFY_PROJECT_ID.';
       case 'invalid_request':
@@ -70,9 +70,9 @@ export function digestRequestAnswer(outcome: DigestRequestOutcome): string | und
 }
 
 export const STOPPED_TEXT = 'I was restarted before the digest was ready. Please try again in a minute.';
-export const BUSY_ELSEWHERE_TEXT =
+const BUSY_ELSEWHERE_TEXT =
   'A digest for another channel is being prepared right now, and they share Mintlify’s analytics limit: try again in a few minutes.';
-export const ALREADY_RUNNING_TEXT =
+const ALREADY_RUNNING_TEXT =
   'A digest for this channel is already being prepared; it will appear here shortly.';
 
 export function rateLimitWaitText(waitMs: number, now: Date): string {

@@ -11,7 +11,7 @@ export interface DigestPeriod {
   timeZone: string;
 }
 
-export const PERIOD_DAYS = 7;
+const PERIOD_DAYS = 7;
 
 /** The calendar date of `at` in `timeZone`, as YYYY-MM-DD. */
 export function localDate(at: Date, timeZone: string): string {

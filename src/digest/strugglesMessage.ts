@@ -185,7 +185,10 @@ export function suggestedInstruction(value: StruggleValue): string {
   const named = JSON.stringify(truncate(value.subject.replace(/\s+/g, ' '), 60));
   switch (value.kind) {
     case 'page':
-      return `Improve the page ${named}: readers gave it ${plural(value.count, 'thumbs down', 'thumbs down')} (${value.range}). Find what confuses them, using their feedback given with this instruction, and fix the page.`;
+      // Their words only when one wrote any: else the agent would look for feedback that is not there.
+      return value.comment
+        ? `Improve the page ${named}: readers gave it ${plural(value.count, 'thumbs down', 'thumbs down')} (${value.range}). Find what confuses them, using their feedback given with this instruction, and fix the page.`
+        : `Improve the page ${named}: readers gave it ${plural(value.count, 'thumbs down', 'thumbs down')} (${value.range}), with no comment. Find what is unclear, missing or out of date on it, and fix the page.`;
     case 'search':
       return `Readers searched the docs ${plural(value.count, 'time', 'times')} (${value.range}) for the term ${named} (in full in the evidence given with this instruction) and clicked no result. Make the docs answer what they were looking for, on the page they would expect.`;
     case 'question':

@@ -13,7 +13,7 @@ export interface PageVisitors {
 }
 
 /** Most visitors first; equal totals in path order, so the ranking never depends on the page order. */
-export function ranksBefore(a: PageVisitors, b: PageVisitors): boolean {
+function ranksBefore(a: PageVisitors, b: PageVisitors): boolean {
   return a.total !== b.total ? a.total > b.total : a.path < b.path;
 }
 

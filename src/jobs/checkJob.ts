@@ -1,13 +1,11 @@
 import {
   type AgentJob,
-  ConnectionError,
   ForbiddenError,
   isMintlifyError,
+  isPassingFailure,
   NotFoundError,
   RateLimitedError,
   SchemaError,
-  ServiceError,
-  TimeoutError,
   UnauthorizedError,
 } from '../mintlify/index.js';
 import { type JobNewsKind, jobNewsText } from './jobNews.js';
@@ -240,7 +238,7 @@ async function readFailed(
     memory.schemaLogged = true;
     return { kind: 'retry' } as const;
   }
-  if (error instanceof ServiceError || error instanceof TimeoutError || error instanceof ConnectionError) {
+  if (isPassingFailure(error)) {
     ctx.logger.debug(`job ${jobId}: ${error.message}; checking again later`);
     return { kind: 'retry' } as const;
   }

@@ -2,13 +2,13 @@ import { isDirectMessage } from '../slack/conversations.js';
 import { escapeSlackText, quote, truncate } from '../slack/escape.js';
 import { DM_USAGE } from './jobAnswers.js';
 
-/** What the doors other than the slash command say, in plain words. */
+/** What the doors say, in plain words, when a start goes wrong or a mention or a DM needs help. */
 
 export const SOMETHING_WRONG = 'Sorry, something went wrong on my side. Please try again shortly.';
 
 /** The answer to a mention with no instruction. */
 export const MENTION_HELP = [
-  'Tell me what to change in the docs, for example `@docs-agent Document the new --dry-run flag`.',
+  'Tell me what to change in the docs, for example `@docs-agent Document the new --dry-run flag`: in a channel I read only messages that mention me, so a reply here needs `@docs-agent` too.',
   'In a thread, I pass the thread so far to the agent as context. Reply in a job card’s thread to steer that job.',
   '`/docs-agent help` says more.',
 ].join(' ');
@@ -18,6 +18,11 @@ export const JOB_THREAD_HELP = [
   'This thread belongs to a docs agent job: a reply here, with `@docs-agent` or without, goes to the job as a follow-up (but for a thanks, a greeting or `help`).',
   'Start a reply with `//` to keep it between people. `/docs-agent help` says more.',
 ].join(' ');
+
+/** The answer to a lone "stop" or "cancel" in a job's thread: nothing can stop the job from Slack. */
+export function cannotStopText(word: string): string {
+  return `I can’t stop a docs agent job from Slack (Mintlify has no way to), so I didn’t send “${escapeSlackText(word)}” to the agent: it would set the job working again. If you don’t want its changes, close its pull request. To change what it does, reply here with what you want instead.`;
+}
 
 /** The answer to `status` or `digest` said to the bot (a mention, its DM) or in a job's thread. */
 export function commandWordText(word: 'status' | 'digest', where: 'new' | 'thread'): string {

@@ -11,7 +11,8 @@ import { checkDelayMs, jittered, type PollTiming, resumeDelayMs, retryDelayMs } 
  * Follows every unfinished job to its end on the `follow` queue: one queue job per Mintlify job
  * (its id is the job's, so the whole deployment holds one pending check of it), run again after
  * the delay its cadence asks for, under one rate limiter for every process. What a check does is
- * `checkJob`; this file only maps its result to the queue.
+ * `checkJob`; this file maps its result to the queue, queues the first check of a new job, and
+ * makes sure every unfinished job has one (`followUnfinishedJobs`).
  */
 
 /** One pending check of one job: what the next check needs to know, carried by the queue. */

@@ -43,11 +43,7 @@ export const HOME_USAGE = [
   '• `/docs-agent status` in a channel: that channel’s recent jobs. `/docs-agent help`: all of this.',
 ].join('\n');
 
-export function whenAgain(
-  retryAfterMs: number | undefined,
-  budget: AgentBudget | undefined,
-  now: Date,
-): string {
+function whenAgain(retryAfterMs: number | undefined, budget: AgentBudget | undefined, now: Date): string {
   if (retryAfterMs !== undefined) {
     const at = new Date(now.getTime() + retryAfterMs);
     const minutes = Math.ceil(retryAfterMs / 60_000);
@@ -82,7 +78,7 @@ function describe(
     case 'unauthorized':
       return `Mintlify refused the bot’s API key (it is wrong or has expired), so I couldn’t ${what}. Please ask the person who installed this app to create a new admin key.`;
     case 'forbidden':
-      return `Mintlify did not allow the bot’s request (the key lacks the ${'neededScope' in error ? error.neededScope : 'needed'} scope, or this server’s address is not on the key’s allowlist), so I couldn’t ${what}. Please ask the person who installed this app to check the key.`;
+      return `Mintlify did not allow the bot’s request (the docs project is not the key’s, the key lacks the ${'neededScope' in error ? error.neededScope : 'needed'} scope, or this server’s address is not on the key’s allowlist), so I couldn’t ${what}. Please ask the person who installed this app to check the project ID and the key.`;
     case 'not_found':
       return action === 'send'
         ? 'Mintlify no longer knows this job, so your reply was not sent. Start a new job with `/docs-agent &lt;instruction&gt;`.'
@@ -121,7 +117,7 @@ export function operatorHint(error: unknown): string {
     case 'unauthorized':
       return ' (check MINTLIFY_API_KEY: an admin key, mint_…, not expired)';
     case 'forbidden':
-      return " (check MINTLIFY_API_KEY's scopes, read and write, and its IP allowlist)";
+      return " (check that MINTLIFY_PROJECT_ID is a project of the key's organization, then MINTLIFY_API_KEY's scopes, read and write, and its IP allowlist)";
     case 'not_found':
       return ' (check MINTLIFY_PROJECT_ID: the project ID of the key’s organization)';
     default:
@@ -166,11 +162,11 @@ export function interruptedStartText(prompt: string): string {
 export const INTERRUPTED_FOLLOW_UP =
   'I was interrupted (a restart, or my storage out of reach) while sending your reply to the docs agent, so I can’t tell whether the job got it. Please check the job’s pull request before sending it again.';
 
-/** A reply in a job's thread with files and no words. */
 /** A DM to the bot of files alone: nothing started. */
 export const DM_FILES_ONLY_TEXT =
   'The docs agent can’t open files shared in Slack, so I started nothing. Tell me in words what to change in the docs.';
 
+/** A reply in a job's thread with files and no words. */
 export const FILES_ONLY_TEXT =
   'The docs agent can’t open files shared in Slack, so I didn’t pass this on. Reply with what to change in words, or start a reply with `//` to keep it between people.';
 

@@ -5,7 +5,7 @@ type KnownBlock = types.KnownBlock;
 import { isDirectMessage } from '../slack/conversations.js';
 import { isLinkable, linkTarget } from '../slack/links.js';
 import { escapeSlackText, quote, slackDate, truncate } from '../slack/escape.js';
-import { FINISHED, type JobPreview, type JobRecord, type JobState } from './jobRecord.js';
+import { currentPreview, FINISHED, type JobPreview, type JobRecord, type JobState } from './jobRecord.js';
 
 /** How a job's state reads on its card: an emoji and a few words. */
 export function statusLabel(
@@ -128,7 +128,7 @@ export function jobCard(record: JobRecord): { text: string; blocks: KnownBlock[]
       elements: [{ type: 'mrkdwn', text: truncate(details.join('  ·  '), 3000), verbatim: true }],
     },
   ];
-  const preview = record.preview?.round === record.round ? record.preview : undefined;
+  const preview = currentPreview(record);
   const buttons: types.Button[] = [];
   if (record.prLink && prButton) {
     buttons.push({

@@ -3,14 +3,14 @@ import { escapeSlackText, slackDate, truncate } from '../slack/escape.js';
 import { messageLink, textLink } from '../slack/links.js';
 import { statusLabel } from './jobCard.js';
 import { pullRequestLink } from './jobNews.js';
-import type { JobRecord } from './jobRecord.js';
+import { currentPreview, type JobRecord } from './jobRecord.js';
 
 type KnownBlock = types.KnownBlock;
 
 /** The latest round's preview, once deployed. */
 function previewUrlOf(record: JobRecord): string | undefined {
-  const preview = record.preview;
-  return preview?.round === record.round && preview.state === 'success' ? preview.url : undefined;
+  const preview = currentPreview(record);
+  return preview?.state === 'success' ? preview.url : undefined;
 }
 
 /** Links to a job's thread, pull request and preview, those it has. */
@@ -29,16 +29,35 @@ export function jobLine(record: JobRecord): string {
   return `${statusLabel(record)}  “${prompt}”\n      ${slackDate(new Date(record.createdAt), '{ago}')} by <@${record.requestedBy}>${links.length ? `  ·  ${links.join('  ·  ')}` : ''}`;
 }
 
-/** The answer to `/docs-agent status`: this channel's recent jobs, for the person alone. */
+/** The answer to `/docs-agent status` (or `status` said to the bot): this channel's recent jobs, for the person alone. */
 export function channelJobList(records: JobRecord[]): { text: string; blocks: KnownBlock[] } {
+  return jobList(records, {
+    none: 'No docs agent jobs in this channel yet. Start one with `/docs-agent &lt;instruction&gt;`.',
+    title: 'Recent docs agent jobs in this channel',
+    where: 'in this channel',
+  });
+}
+
+/** The answer to `status` in the bot's DM: the person's own recent jobs, wherever they started them. */
+export function personJobList(records: JobRecord[]): { text: string; blocks: KnownBlock[] } {
+  return jobList(records, {
+    none: 'You have no docs agent jobs yet. Send me what to change in the docs to start one.',
+    title: 'Your recent docs agent jobs',
+    where: 'of yours',
+  });
+}
+
+function jobList(
+  records: JobRecord[],
+  words: { none: string; title: string; where: string },
+): { text: string; blocks: KnownBlock[] } {
   if (records.length === 0) {
-    const text = 'No docs agent jobs in this channel yet. Start one with `/docs-agent &lt;instruction&gt;`.';
-    return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] };
+    return { text: words.none, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: words.none } }] };
   }
   const blocks: KnownBlock[] = [
     {
       type: 'section',
-      text: { type: 'mrkdwn', text: `*Recent docs agent jobs in this channel* (${records.length})` },
+      text: { type: 'mrkdwn', text: `*${words.title}* (${records.length})` },
     },
     ...records.map((record): KnownBlock => ({
       type: 'section',
@@ -47,5 +66,5 @@ export function channelJobList(records: JobRecord[]): { text: string; blocks: Kn
     })),
   ];
   const jobs = records.length === 1 ? 'job' : 'jobs';
-  return { text: `${records.length} recent docs agent ${jobs} in this channel`, blocks };
+  return { text: `${records.length} recent docs agent ${jobs} ${words.where}`, blocks };
 }

@@ -26,6 +26,11 @@ export interface JobPreview {
   shown?: true;
 }
 
+/** The preview the card shows: the latest round's only (a redeploy replaces it). */
+export function currentPreview(record: { preview?: JobPreview; round: number }): JobPreview | undefined {
+  return record.preview?.round === record.round ? record.preview : undefined;
+}
+
 /** A Slack message a job is about: one a person chose with the shortcut, or a digest's item. */
 export interface JobAbout {
   link: string;
@@ -175,7 +180,7 @@ export function followUpNotTakenUp(record: JobRecord, job: AgentJob, now: Date, 
 }
 
 /** Default for JOB_RETENTION_DAYS. */
-export const DEFAULT_RETENTION_MS = 30 * 24 * 3_600_000;
+const DEFAULT_RETENTION_MS = 30 * 24 * 3_600_000;
 
 /**
  * The one place that reads and writes job records and their lookups. Each write gives the record,

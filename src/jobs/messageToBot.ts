@@ -1,11 +1,14 @@
+import { isPostedDigest } from '../digest/digestMark.js';
+import { permalinkOf } from '../slack/links.js';
 import { slackToPlainText, type UserNames } from '../slack/plainText.js';
 import { readThread, type ThreadMessage } from '../slack/threadMessages.js';
 import { firstSighting } from '../store/dedupe.js';
 import { accessRefusal } from './access.js';
 import { DM_FILES_ONLY_TEXT, FILES_ONLY_TEXT } from './jobAnswers.js';
+import type { JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
 import { ThreadStartingError } from './jobStarts.js';
-import { commandWordOf, smallTalkOf } from './smallTalk.js';
+import { commandWordOf, isStopWord, smallTalkOf } from './smallTalk.js';
 import { type StartJobOutcome, startJob } from './startJob.js';
 import { type SteerJobOutcome, steerJob } from './steerJob.js';
 import {
@@ -39,14 +42,18 @@ export type MessageToBotOutcome =
   | { kind: 'refused'; text: string }
   /** `inJobThread`: asked in a job's thread, where a mention is a follow-up. */
   | { kind: 'help'; inJobThread?: true }
-  /** `status` or `digest` alone: words for `/docs-agent`, not an instruction. */
-  | { kind: 'command_word'; word: 'status' | 'digest' }
+  /** `digest` alone: a word for `/docs-agent`, not an instruction. */
+  | { kind: 'command_word'; word: 'digest' }
+  /** `status` alone: the channel's recent jobs (a mention), or the person's own (the DM). */
+  | { kind: 'job_list'; records: JobRecord[]; scope: 'channel' | 'person' }
   /** Thanks, an OK, an emoji: nothing for the agent, and nothing to answer. */
   | { kind: 'small_talk' }
   | { kind: 'steered'; outcome: SteerJobOutcome }
   | StartJobOutcome;
 
 const THREAD_TITLE = 'The Slack thread so far, for context (oldest first)';
+/** As many as `/docs-agent status` lists. */
+const JOB_LIST_SIZE = 10;
 
 /**
  * A message to the bot starts a job (with the thread so far as context when it is a reply), or,
@@ -115,12 +122,21 @@ export async function handleMessageToBot(
     if (jobThread) return { kind: 'refused', text: FILES_ONLY_TEXT };
   }
   // A lone "stop" or "cancel" outside a job's thread has no job to stop: it would start one.
-  const noJobToStop = !jobThread && /^(stop|cancel|abort|quit)[.!]*$/i.test(instruction);
+  const noJobToStop = !jobThread && isStopWord(instruction);
   if (instruction === '' || talk === 'greeting' || noJobToStop) {
     return jobThread ? { kind: 'help', inJobThread: true } : { kind: 'help' };
   }
   if (talk === 'thanks') return { kind: 'small_talk' };
   const word = files === '' ? commandWordOf(instruction) : undefined;
+  if (word === 'status') {
+    // As `/docs-agent status` answers in a channel; in the DM, where no channel is meant, their own.
+    const scope = input.door === 'dm' ? 'person' : 'channel';
+    const records =
+      scope === 'person'
+        ? await ctx.records.recentForUser(user, JOB_LIST_SIZE)
+        : await ctx.records.recentInChannel(channel, JOB_LIST_SIZE);
+    return { kind: 'job_list', records, scope };
+  }
   if (word) return { kind: 'command_word', word };
 
   const asked = files ? `${instruction}\n${files}` : instruction;
@@ -128,6 +144,17 @@ export async function handleMessageToBot(
     reply && input.threadTs
       ? [threadSection(THREAD_TITLE, await earlierMessages(ctx, userNames, input))]
       : [];
+  // A digest's thread is for people to talk about the digest: a job started there gets a card of its
+  // own in the channel, linking the message, rather than taking the thread over.
+  const digestThread =
+    reply && input.threadTs !== undefined && (await isPostedDigest(ctx.slack, channel, input.threadTs));
+  const about = digestThread
+    ? {
+        link: await permalinkOf(ctx.slack, ctx.logger, { channel, ts, threadTs: input.threadTs }),
+        what: 'message' as const,
+        channel,
+      }
+    : undefined;
   return startJob(
     ctx,
     {
@@ -135,7 +162,8 @@ export async function handleMessageToBot(
       displayPrompt: instruction,
       requestedBy: user,
       channel,
-      threadTs: reply ? input.threadTs : ts,
+      ...(digestThread ? {} : { threadTs: reply ? input.threadTs : ts }),
+      ...(about ? { about } : {}),
       door: input.door,
     },
     startId,
@@ -161,7 +189,7 @@ async function earlierMessages(
 }
 
 /** Slack timestamps are "seconds.micros": compared as two integers, never as floats. */
-export function tsBefore(a: string, b: string): boolean {
+function tsBefore(a: string, b: string): boolean {
   const [aSec = 0, aMicro = 0] = a.split('.').map(Number);
   const [bSec = 0, bMicro = 0] = b.split('.').map(Number);
   return aSec < bSec || (aSec === bSec && aMicro < bMicro);

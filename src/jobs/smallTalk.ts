@@ -65,6 +65,16 @@ export function smallTalkOf(text: string): 'greeting' | 'thanks' | undefined {
   return words.some((word) => THANKS.has(word)) ? 'thanks' : undefined;
 }
 
+/**
+ * A lone "stop" or "cancel": Mintlify's API has no way to stop a job, and sent as an instruction it
+ * would start a job (or set a finished one working again) called "stop".
+ */
+export function isStopWord(text: string): boolean {
+  return /^(?:please\s+)?(stop|cancel|abort|quit|halt)(?:\s+(?:it|this|that|the job|please))?[.!]*$/i.test(
+    text.trim(),
+  );
+}
+
 /** The slash command's own words, said to the bot in a mention or its DM rather than after `/docs-agent`. */
 export function commandWordOf(text: string): 'status' | 'digest' | undefined {
   const match = /^(status|digest)[.!?]*$/i.exec(text.trim());

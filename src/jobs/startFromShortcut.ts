@@ -1,10 +1,11 @@
 import { slackToPlainText, type UserNames } from '../slack/plainText.js';
-import { messageLink } from '../slack/links.js';
+import { permalinkOf } from '../slack/links.js';
 import { readThread, readThreadMessage, type ThreadMessage } from '../slack/threadMessages.js';
 import type { AgentBudget } from '../store/rateLedger.js';
 import { followInDm } from './followInDm.js';
 import type { JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
+import { isPostedDigest } from '../digest/digestMark.js';
 import { evidenceLines } from '../digest/strugglesMessage.js';
 import type { ChosenMessage } from './shortcutModal.js';
 import { startJob } from './startJob.js';
@@ -63,15 +64,20 @@ export async function startFromShortcut(
           ),
         ],
         threadLeftOut: false,
-        permalink: await permalinkOf(ctx, message),
+        permalink: await permalinkOf(ctx.slack, ctx.logger, message),
       }
     : await messageSections(ctx, userNames, request, rootTs);
   const leftOut = threadLeftOut ? { threadLeftOut } : {};
 
   // The card goes under the message, its thread then the job's; a card of its own in the channel, linking
-  // the message, when a job has that thread already, or for a digest's item: people talk about the
-  // digest in its thread, and that talk is not for any one job.
-  const under = !message.struggle && !(await ctx.records.byThread(message.channel, rootTs));
+  // the message, when a job has that thread already, or for a digest (an item of it, the digest itself or
+  // a reply in its thread): people talk about the digest in its thread, and that talk is not for any one job.
+  const jobThread = !message.struggle && (await ctx.records.byThread(message.channel, rootTs)) !== undefined;
+  const digestThread =
+    !message.struggle && !jobThread && (await isPostedDigest(ctx.slack, message.channel, rootTs));
+  const under = !message.struggle && !jobThread && !digestThread;
+  // Linked as the digest when it is the digest (or its item); a reply in its thread is a message.
+  const fromDigest = message.struggle !== undefined || (digestThread && message.ts === rootTs);
   const outcome = await startJob(
     ctx,
     {
@@ -82,7 +88,7 @@ export async function startFromShortcut(
       ...(under ? { threadTs: rootTs } : {}),
       about: {
         link: permalink,
-        what: message.struggle ? 'digest' : 'message',
+        what: fromDigest ? 'digest' : 'message',
         channel: message.channel,
         ...(under ? { under: true } : {}),
       },
@@ -122,7 +128,7 @@ async function messageSections(
           (alone) => (alone ? { messages: [alone], cut: 'none' as const } : undefined),
           () => undefined,
         ),
-    permalinkOf(ctx, message),
+    permalinkOf(ctx.slack, ctx.logger, message),
   ]);
   const full = thread?.messages.find((candidate) => candidate.ts === message.ts);
   const sections = [await messageSection(userNames, message, full, permalink)];
@@ -133,18 +139,6 @@ async function messageSections(
     sections.push(threadSection('The whole Slack thread it is in (oldest first)', transcript));
   }
   return { sections, threadLeftOut: request.includeThread && thread === undefined, permalink };
-}
-
-async function permalinkOf(ctx: JobsContext, message: ChosenMessage): Promise<string> {
-  try {
-    const answer = await ctx.slack.chat.getPermalink({ channel: message.channel, message_ts: message.ts });
-    if (answer.permalink) return answer.permalink;
-  } catch (error) {
-    ctx.logger.debug(`no permalink for ${message.channel}/${message.ts}: ${String(error)}`);
-  }
-  // A reply's link names its thread, so that Slack opens the reply where it is.
-  const link = messageLink(message.channel, message.ts);
-  return message.threadTs ? `${link}?thread_ts=${message.threadTs}&cid=${message.channel}` : link;
 }
 
 /** The message itself: from the thread when Slack let us read it (full text), else the form's copy. */

@@ -10,7 +10,7 @@ import {
   INTERRUPTED_FOLLOW_UP,
   tooOldToSteerText,
 } from './jobAnswers.js';
-import { commandWordText, JOB_THREAD_HELP } from './doorAnswers.js';
+import { cannotStopText, commandWordText, JOB_THREAD_HELP } from './doorAnswers.js';
 import { editJobCard } from './jobNotifications.js';
 import { JOB_CARD_MARK_TYPE } from './postJobCard.js';
 import { applyFollowUpAnswer, FINISHED, type JobRecord } from './jobRecord.js';
@@ -19,7 +19,7 @@ import { isStoreUnavailable } from '../store/storeErrors.js';
 import type { JobsContext } from './jobsContext.js';
 import { againOnceRedisAnswers } from './onceRedisAnswers.js';
 import { ThreadStartingError } from './jobStarts.js';
-import { commandWordOf, smallTalkOf } from './smallTalk.js';
+import { commandWordOf, isStopWord, smallTalkOf } from './smallTalk.js';
 import { filesNote } from './threadContext.js';
 import type { ThreadMessage } from '../slack/threadMessages.js';
 
@@ -45,6 +45,8 @@ export type SteerJobOutcome =
   | { kind: 'ignored'; why: 'not_a_job_thread' | 'between_people' | 'small_talk' | 'empty' | 'already_sent' }
   /** `status` or `digest` alone: words for `/docs-agent`, not sent; its author is told where to type them. */
   | { kind: 'command_word'; text: string }
+  /** A lone "stop" or "cancel": not sent (it would set the job working); its author is told why. */
+  | { kind: 'cannot_stop'; text: string }
   /** A greeting, "help" or "?": not sent; its author is shown the thread's help. */
   | { kind: 'help'; text: string }
   | { kind: 'refused'; text: string }
@@ -61,7 +63,7 @@ const KEEP_ANSWER_MS = 30 * 60_000;
 const FOLLOW_UP_NOTE_MS = 24 * 3_600_000;
 
 /** A reply between people, not meant for the agent. */
-export const BETWEEN_PEOPLE = '//';
+const BETWEEN_PEOPLE = '//';
 
 /**
  * Sends a reply in a job's thread to that job as a follow-up. Slack may deliver the same reply
@@ -115,6 +117,8 @@ export async function steerJob(
   // Told once (after the dedupe), however often Slack delivers it.
   const word = files === '' ? commandWordOf(said) : undefined;
   if (word) return { kind: 'command_word', text: commandWordText(word, 'thread') };
+  if (files === '' && isStopWord(said))
+    return { kind: 'cannot_stop', text: cannotStopText(said.replace(/[.!]+$/, '')) };
   const prompt = files ? `${said}\n${files}` : said;
   // After the dedupe, so a reply delivered as both a message and a mention is refused once.
   if (refusal) return { kind: 'refused', text: refusal };

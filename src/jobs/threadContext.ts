@@ -14,7 +14,7 @@ export interface BotIdentity {
 }
 
 /** Room for the context in a prompt; the instruction itself is never cut. */
-export const CONTEXT_MAX_CHARS = 12_000;
+const CONTEXT_MAX_CHARS = 12_000;
 const CONTEXT_MAX_MESSAGES = 100;
 const MESSAGE_MAX_CHARS = 3_000;
 /** Messages people wrote or shared; joins, topic changes and the like say nothing about the docs. */
@@ -28,7 +28,7 @@ export interface Transcript {
   cut: ThreadCut;
 }
 
-export function isOwnMessage(message: Pick<ThreadMessage, 'user' | 'bot_id'>, bot: BotIdentity): boolean {
+function isOwnMessage(message: Pick<ThreadMessage, 'user' | 'bot_id'>, bot: BotIdentity): boolean {
   return (
     (bot.botId !== undefined && message.bot_id === bot.botId) ||
     (bot.userId !== undefined && message.user === bot.userId)

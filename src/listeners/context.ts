@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import type { SlackRequest } from '../requests/slackRequest.js';
+import { redisRefusalOf } from '../store/storeErrors.js';
 
 /** What every door (command, event, shortcut, action, view) is given: it reads, acks and enqueues. */
 export interface ListenerContext {
@@ -45,3 +46,9 @@ export const MAY_HAVE_QUEUED =
 /** What a door answers when its request could not be queued. */
 export const notQueuedText = (error: unknown): string =>
   error instanceof MayHaveQueuedError ? MAY_HAVE_QUEUED : TRY_AGAIN_SHORTLY;
+
+/**
+ * Why a request was not queued, for the log: Redis's trouble in plain words when it is that (a full
+ * Redis's refusal names a Lua script by its hash, which differs from add to add).
+ */
+export const notQueuedReason = (error: unknown): string => redisRefusalOf(error) ?? String(error);

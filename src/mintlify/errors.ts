@@ -72,14 +72,17 @@ export class UnauthorizedError extends MintlifyError {
   }
 }
 
-/** 403: this server's IP is not on the key's allowlist, or the key lacks the scope (GET: read, POST: write). */
+/**
+ * 403: the project is not one of the key's organization, this server's IP is not on the key's
+ * allowlist, or the key lacks the scope (GET: read, POST: write).
+ */
 export class ForbiddenError extends MintlifyError {
   readonly kind = 'forbidden' as const;
   readonly neededScope: 'read' | 'write';
 
   constructor(operation: string, neededScope: 'read' | 'write', serviceMessage?: string) {
     super(
-      `${operation}: Mintlify denied access (403): this server's IP is not on the key's allowlist, or the key lacks the "${neededScope}" scope${said(serviceMessage)}`,
+      `${operation}: Mintlify denied access (403): the project is not one of the key's organization, this server's IP is not on the key's allowlist, or the key lacks the "${neededScope}" scope${said(serviceMessage)}`,
       { operation, status: 403, serviceMessage },
     );
     this.neededScope = neededScope;

@@ -46,7 +46,6 @@ export type {
 export {
   agentJobSchema,
   assistantPageSchema,
-  FINAL_JOB_STATUSES,
   feedbackByPageSchema,
   feedbackPageSchema,
   jobStatusSchema,

@@ -23,7 +23,7 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 
 export type Sleep = (ms: number) => Promise<void>;
 
-export const realSleep: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const realSleep: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Full jitter (a random wait between 0 and the exponential ceiling) spreads the retries of many

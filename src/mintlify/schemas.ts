@@ -9,9 +9,6 @@ import { z } from 'zod';
 export const jobStatusSchema = z.enum(['active', 'completed', 'archived', 'failed']);
 export type JobStatus = z.infer<typeof jobStatusSchema>;
 
-/** A job is finished once it reaches one of these: the docs say to poll until then. */
-export const FINAL_JOB_STATUSES: readonly JobStatus[] = ['completed', 'archived', 'failed'];
-
 /**
  * A status the spec does not list yet (Mintlify adds one) is read as absent, and kept in
  * `unrecognizedStatus`: the job (or deployment) stays readable, and the rest of the answer counts.
@@ -70,7 +67,7 @@ export type VisitorsRow = VisitorsPage['visitors'][number];
  * `source` and `status` are enums in the spec but plain strings here: a value Mintlify adds
  * later must not make the whole page unreadable.
  */
-export const feedbackEntrySchema = z.looseObject({
+const feedbackEntrySchema = z.looseObject({
   id: z.string(),
   path: z.string(),
   comment: z.string().nullable(),
@@ -163,7 +160,7 @@ export const previewDeploymentSchema = z.looseObject({
 });
 export type PreviewDeployment = z.infer<typeof previewDeploymentSchema>;
 
-export const deploymentStateSchema = z.enum(['queued', 'in_progress', 'success', 'failure']);
+const deploymentStateSchema = z.enum(['queued', 'in_progress', 'success', 'failure']);
 export type DeploymentState = z.infer<typeof deploymentStateSchema>;
 
 /** GET /v1/project/update-status/{statusId}: a deployment's progress (no field is marked required). */

@@ -1,7 +1,7 @@
 import { ForbiddenError, isMintlifyError, type MintlifyClient, RateLimitedError } from '../mintlify/index.js';
 import type { Processor, WorkQueue } from '../queue/queue.js';
 import { editJobCard, noticeKey, announceOnce } from '../jobs/jobNotifications.js';
-import type { JobPreview, JobRecord } from '../jobs/jobRecord.js';
+import { currentPreview, type JobPreview, type JobRecord } from '../jobs/jobRecord.js';
 import type { JobsContext } from '../jobs/jobsContext.js';
 import { isLinkable, linkTarget } from '../slack/links.js';
 
@@ -53,7 +53,7 @@ export interface PreviewsContext extends JobsContext {
 }
 
 /** The queue job that asks for one round's preview: one per job and round in the whole deployment. */
-export const previewJobId = (jobId: string, round: number) => `preview-${jobId}-${round}`;
+const previewJobId = (jobId: string, round: number) => `preview-${jobId}-${round}`;
 const refusedKey = (projectId: string) => `previews-refused:${projectId}`;
 
 /** A completed job with a pull request on a known branch: the branch it would preview. */
@@ -62,13 +62,8 @@ function branchToPreview(record: JobRecord): string | undefined {
 }
 
 /** A finished job whose pull request has no preview for its latest round yet. */
-export function previewDue(record: JobRecord): boolean {
+function previewDue(record: JobRecord): boolean {
   return branchToPreview(record) !== undefined && record.preview?.round !== record.round;
-}
-
-/** The preview the card shows: the latest round's only (a redeploy replaces it). */
-export function currentPreview(record: JobRecord): JobPreview | undefined {
-  return record.preview?.round === record.round ? record.preview : undefined;
 }
 
 /** Queues the preview of a finished job's pull request when one is due (a no-op otherwise). */

@@ -12,6 +12,7 @@ import {
   WaitingError,
   Worker,
 } from 'bullmq';
+import { redisRefusalOf } from '../store/storeErrors.js';
 import { nextCronRun } from './cron.js';
 import type {
   AddOptions,
@@ -58,6 +59,21 @@ const cronerRepeats: { repeatStrategy: RepeatStrategy } = {
   repeatStrategy: (millis, { pattern, tz }) =>
     pattern ? nextCronRun(pattern, tz, new Date(millis))?.getTime() : undefined,
 };
+/**
+ * BullMQ prints, with console.warn, a line about a Redis eviction policy other than noeviction, once
+ * per connection it sets up (some 15 at start). The store's start says the same once, in the bot's
+ * log, with what to do (see `warnUnlessNoEviction`): BullMQ's lines are dropped, and only those.
+ */
+function quietBullmqEvictionWarning(): void {
+  const warn = console.warn;
+  if ((warn as { quietEviction?: true }).quietEviction) return;
+  const quieted = (...args: unknown[]) => {
+    if (typeof args[0] === 'string' && args[0].startsWith('IMPORTANT! Eviction policy is')) return;
+    warn(...args);
+  };
+  console.warn = Object.assign(quieted, { quietEviction: true as const });
+}
+
 /** The last job timestamp this process gave: each add gets a later one. */
 let lastTimestamp = 0;
 
@@ -76,6 +92,7 @@ export function openBullmqQueues(options: {
   workersReadyWithinMs?: number;
 }): Queues {
   const { prefix, logger } = options;
+  quietBullmqEvictionWarning();
   const lockMs = options.lockMs ?? 30_000;
   const reportError = errorReporter(logger);
   // One adapter for every Queue. Given the raw client, BullMQ would wrap it once per instance and
@@ -468,7 +485,8 @@ function errorReporter(logger: Logger, quietMs = 30_000): (source: string, error
   const lastSeen = new Map<string, number>();
   return (source, error) => {
     try {
-      const message = error instanceof Error ? error.message : String(error);
+      // Redis's trouble in plain words: a full Redis's refusals name Lua scripts by hash, one line each.
+      const message = redisRefusalOf(error) ?? (error instanceof Error ? error.message : String(error));
       const known = knownJobError(error);
       const burst = known ? `${source}: ${known}` : message;
       const now = Date.now();

@@ -7,10 +7,12 @@ import {
   SOMETHING_WRONG,
 } from '../jobs/doorAnswers.js';
 import { budgetNote } from '../jobs/jobAnswers.js';
+import { channelJobList, personJobList } from '../jobs/jobList.js';
 import { handleMessageToBot, type MessageToBot, type MessageToBotOutcome } from '../jobs/messageToBot.js';
 import type { JobsContext } from '../jobs/jobsContext.js';
 import type { UserNames } from '../slack/plainText.js';
 import { answerFollowUp } from './answerFollowUp.js';
+import { messageLink } from '../slack/links.js';
 import { slackErrorCode } from '../slack/slackErrors.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
 
@@ -36,6 +38,11 @@ export async function answerMessageToBot(
     case 'small_talk':
       return;
     case 'command_word':
+      // In a channel to the one who asked alone, as the slash command's answers are.
+      if (message.door !== 'dm') {
+        await toPerson(commandWordText(outcome.word, 'new'));
+        return;
+      }
       await client.chat.postMessage({
         channel,
         thread_ts: threadTs,
@@ -43,6 +50,21 @@ export async function answerMessageToBot(
         unfurl_links: false,
       });
       return;
+    case 'job_list': {
+      const list =
+        outcome.scope === 'person' ? personJobList(outcome.records) : channelJobList(outcome.records);
+      if (message.door !== 'dm') {
+        await client.chat.postEphemeral({
+          channel,
+          user,
+          ...list,
+          ...(message.threadTs !== undefined ? { thread_ts: threadTs } : {}),
+        });
+        return;
+      }
+      await client.chat.postMessage({ channel, thread_ts: threadTs, ...list, unfurl_links: false });
+      return;
+    }
     case 'steered':
       return answerFollowUp(client, logger, { channel, threadTs, ts, user }, outcome.outcome);
     case 'help':
@@ -60,6 +82,16 @@ export async function answerMessageToBot(
       return;
     case 'started': {
       const note = budgetNote(outcome.budget);
+      const { record } = outcome;
+      // A card of its own in the channel (asked in a digest's thread): the person is shown where it is.
+      if (message.threadTs !== undefined && record.threadTs !== message.threadTs && record.cardTs) {
+        const card = `<${messageLink(record.channel, record.cardTs)}|its card>`;
+        await toPerson(
+          `I started the job: ${card} is in the channel, and its thread steers it. This thread stays the digest’s.${note ? ` ${note}` : ''}`,
+          true,
+        );
+        return;
+      }
       if (note) await toPerson(note, true); // under the card
       return;
     }

@@ -1,3 +1,5 @@
+import type { Logger, webApi } from '@slack/bolt';
+
 /** URLs from elsewhere (Mintlify's pull request and preview links) as Slack can carry them. */
 
 /** A URL a Slack button (or a `<url|label>` link) can carry: http(s), at most 3,000 characters. */
@@ -32,4 +34,21 @@ export function textLink(url: string | undefined | null, label: string): string 
 /** A Slack message's own link, as Slack's permalinks read (they open it in the workspace that has it). */
 export function messageLink(channel: string, ts: string): string {
   return `https://slack.com/archives/${channel}/p${ts.replace('.', '')}`;
+}
+
+/** A message's permalink from Slack, or, when Slack will not give one, the link it would be. */
+export async function permalinkOf(
+  slack: Pick<webApi.WebClient, 'chat'>,
+  logger: Logger,
+  message: { channel: string; ts: string; threadTs?: string | undefined },
+): Promise<string> {
+  try {
+    const answer = await slack.chat.getPermalink({ channel: message.channel, message_ts: message.ts });
+    if (answer.permalink) return answer.permalink;
+  } catch (error) {
+    logger.debug(`no permalink for ${message.channel}/${message.ts}: ${String(error)}`);
+  }
+  // A reply's link names its thread, so that Slack opens the reply where it is.
+  const link = messageLink(message.channel, message.ts);
+  return message.threadTs ? `${link}?thread_ts=${message.threadTs}&cid=${message.channel}` : link;
 }

@@ -67,6 +67,11 @@ function passingReply(error: Error): string | undefined {
 
 /** Why Redis could not take the work, in a few plain words for the log. */
 export function storeTrouble(error: unknown): string {
+  return redisRefusalOf(error) ?? 'Redis is away';
+}
+
+/** What a passing refusal of Redis's (full, a replica, out of commands) means, in plain words; undefined for any other error. */
+export function redisRefusalOf(error: unknown): string | undefined {
   for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
     const reply = passingReply(current);
     if (reply?.startsWith('OOM')) return 'Redis is full (its maxmemory is reached, and it refuses writes)';
@@ -77,7 +82,7 @@ export function storeTrouble(error: unknown): string {
     if (reply) return `Redis cannot take writes for now (${reply.split(' ')[0]})`;
     current = current.cause;
   }
-  return 'Redis is away';
+  return undefined;
 }
 
 /** True when `error` (or an error it was caused by) says Redis is away, did not answer in time, or cannot take writes for now. */

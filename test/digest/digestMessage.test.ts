@@ -205,6 +205,16 @@ describe('pieces of the digest message', () => {
     expect(suggestedInstruction(value!)).toContain('"aa😀😀');
   });
 
+  it('suggests using readers’ feedback on a page only when one of them wrote some', () => {
+    const page = { kind: 'page' as const, subject: '/cli/deploy', count: 3, range: '16–22 Nov 2026' };
+    expect(suggestedInstruction({ ...page, comment: 'The flags are wrong' })).toContain(
+      'using their feedback',
+    );
+    const silent = suggestedInstruction(page);
+    expect(silent).not.toContain('feedback');
+    expect(silent).toContain('with no comment');
+  });
+
   it('reads the period as the days it covers, the last being the day before dateTo', () => {
     expect(dateRange('2025-03-10', '2025-03-17')).toBe('10–16 Mar 2025');
     expect(dateRange('2025-02-24', '2025-03-03')).toBe('24 Feb – 2 Mar 2025');

@@ -76,7 +76,11 @@ describe('creating a job', () => {
 
   it.each([
     ['401', 'refused the bot’s API key', 'check MINTLIFY_API_KEY: an admin key'],
-    ['403', 'did not allow the bot’s request', "check MINTLIFY_API_KEY's scopes"],
+    [
+      '403',
+      'did not allow the bot’s request',
+      "check that MINTLIFY_PROJECT_ID is a project of the key's organization",
+    ],
     ['404', 'could not find the docs project', 'check MINTLIFY_PROJECT_ID'],
   ] as const)(
     'refused with a %s: the person is told, and the log names the setting to check',

@@ -107,6 +107,65 @@ describe('@docs-agent <instruction>', () => {
     expect(h.slack.callsTo('chat.postMessage').filter((call) => call.args.thread_ts === thread)).toEqual([]);
   });
 
+  it('answers “status” with this channel’s recent jobs, and “digest” with where to type it, each to the one who asked', async () => {
+    h = await startBot();
+    await jobThread(h);
+    const status = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text: `<@${BOT}> status` });
+    await h.event(mention({ ts: status.ts, text: status.text, user: 'U0BEA' }));
+    const list = await h.slack.waitForCall('chat.postEphemeral');
+    expect(list.args).toMatchObject({ channel: 'C0DOCS', user: 'U0BEA' });
+    expect(list.args.thread_ts).toBeUndefined(); // the mention has no thread: shown in the channel
+    expect(JSON.stringify(list.args.blocks)).toContain('Document the export flag');
+    const digest = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text: `<@${BOT}> digest` });
+    await h.event(mention({ ts: digest.ts, text: digest.text, user: 'U0BEA' }));
+    const pointer = await h.slack.waitForCall('chat.postEphemeral', (call) =>
+      String(call.args.text).includes('`/docs-agent digest`'),
+    );
+    expect(pointer.args.user).toBe('U0BEA');
+    await h.bot.drained();
+    expect(prompts(h)).toEqual(['Document the export flag']);
+    // Nothing said to everyone: the card is the one message in the channel.
+    expect(h.slack.callsTo('chat.postMessage')).toHaveLength(1);
+  });
+
+  it('answers a lone “stop” with help at the top of a channel, starting no job', async () => {
+    h = await startBot();
+    const said = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: `<@${BOT}> stop` });
+    await h.event(mention({ ts: said.ts, text: said.text }));
+    const help = await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === said.ts);
+    expect(String(help.args.text)).toContain('Tell me what to change in the docs');
+    await h.bot.drained();
+    expect(prompts(h)).toEqual([]);
+  });
+
+  it('in a job’s thread, a lone “stop” (mentioned or not) is not sent to the job: its author is told why, once', async () => {
+    h = await startBot();
+    const thread = await jobThread(h);
+    const plain = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'stop', thread_ts: thread });
+    await h.event(
+      asMessage({ ts: plain.ts, text: plain.text, thread_ts: thread, user: 'U0ADA', channel: 'C0DOCS' }),
+    );
+    const mentioned = h.slack.seedMessage('C0DOCS', {
+      user: 'U0BEA',
+      text: `<@${BOT}> Cancel it.`,
+      thread_ts: thread,
+    });
+    const event = mention({ ts: mentioned.ts, text: mentioned.text, thread_ts: thread, user: 'U0BEA' });
+    await h.event(event);
+    await h.event(asMessage(event));
+
+    const told = await h.slack.waitForCalls('chat.postEphemeral', 2);
+    expect(told.map((call) => call.args.user).sort()).toEqual(['U0ADA', 'U0BEA']);
+    for (const call of told) {
+      expect(call.args.thread_ts).toBe(thread);
+      expect(String(call.args.text)).toContain('I can’t stop a docs agent job from Slack');
+    }
+    await h.bot.drained();
+    expect(followUps(h)).toEqual([]);
+    expect(h.slack.callsTo('chat.postEphemeral')).toHaveLength(2);
+    expect(h.slack.callsTo('chat.postMessage').filter((call) => call.args.thread_ts === thread)).toEqual([]);
+  });
+
   it('shows ⏳ on the message while Mintlify is slow to create the job, and takes it off once the card is there', async () => {
     const { create, said } = await withSlowCreate();
     await h.event(mention({ ts: said.ts, text: said.text }));

@@ -123,15 +123,18 @@ describe('a direct message to the bot', () => {
     expect(h.mintlify.requests).toHaveLength(0);
   });
 
-  it('starts no job for a greeting, a thanks, or the slash command’s words: help, nothing, or where to type them', async () => {
+  it('starts no job for a greeting, a thanks, or the slash command’s words: help, nothing, their jobs, or where to type it', async () => {
     h = await startBot();
     const hello = await sendDm(h, 'Hi there!');
     const help = await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === hello);
     expect(String(help.args.text)).toContain('How to use the docs agent');
     await sendDm(h, 'thanks :pray:');
     const status = await sendDm(h, 'status');
-    const pointer = await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === status);
-    expect(String(pointer.args.text)).toContain('`/docs-agent status`');
+    const list = await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === status);
+    expect(String(list.args.text)).toContain('You have no docs agent jobs yet');
+    const digest = await sendDm(h, 'digest');
+    const pointer = await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === digest);
+    expect(String(pointer.args.text)).toContain('`/docs-agent digest`');
     expect(String(pointer.args.text)).toContain('I didn’t start a job');
     // An instruction that opens with a greeting is one.
     await sendDm(h, 'Hi, please document the --json flag');
@@ -140,8 +143,8 @@ describe('a direct message to the bot', () => {
     expect(h.mintlify.requestsFor('createJob').map((r) => r.body)).toEqual([
       { prompt: 'Hi, please document the --json flag' },
     ]);
-    // Help and the pointer, and the card: nothing answered the thanks.
-    expect(h.slack.callsTo('chat.postMessage')).toHaveLength(3);
+    // Help, the list, the pointer, and the card: nothing answered the thanks.
+    expect(h.slack.callsTo('chat.postMessage')).toHaveLength(4);
   });
 
   it('answers “what can you do?”, “test” and a lone “stop” with help: none starts a job', async () => {

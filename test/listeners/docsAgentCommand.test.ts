@@ -109,6 +109,37 @@ describe('/docs-agent <instruction>', () => {
     });
   });
 
+  it.each([
+    ['a greeting', 'hi', 'Tell me what to change'],
+    ['a thanks', 'thanks!', 'Tell me what to change'],
+    ['trying it', 'test', 'Tell me what to change'],
+    ['asking what it does', 'what can you do?', 'Tell me what to change'],
+    ['a lone stop', 'stop', 'I can’t stop a docs agent job from Slack'],
+    ['a cancel', 'Cancel it.', 'I can’t stop a docs agent job from Slack'],
+  ])(
+    'answers %s, which every door reads as no instruction, and starts no job',
+    async (_kind, text, answer) => {
+      h = await startBot();
+      const res = await h.command(text);
+      expect(res.json).toMatchObject({ response_type: 'ephemeral', text: expect.stringContaining(answer) });
+      expect(String((res.json as { text: string }).text)).toContain(`I didn’t start a job for “${text}”`);
+      await h.bot.drained();
+      expect(h.mintlify.requests).toHaveLength(0);
+      expect(h.slack.callsTo('chat.postMessage')).toHaveLength(0);
+    },
+  );
+
+  it('reads `help?` and `status.` as the subcommands they are', async () => {
+    h = await startBot();
+    const help = await h.command('help?');
+    expect(help.json).toMatchObject({ text: expect.stringContaining('How to use') });
+    await h.command('Status.');
+    const { args } = await h.slack.waitForCall('response_url');
+    expect(String(args.text)).toContain('No docs agent jobs in this channel yet');
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(0);
+  });
+
   it('lists this channel’s recent jobs with `status`, to the person alone', async () => {
     h = await startBot();
     await h.command('Document the CLI', { channel_id: 'C0DOCS' });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
-import { StoreUnavailableError } from '../../src/store/redisStore.js';
+import { StoreUnavailableError } from '../../src/store/redisProblems.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { record, startFollowedJob } from '../jobs/followSupport.js';
 import { startBot } from '../support/botHarness.js';

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { openRedisStore, StoreUnavailableError } from '../../src/store/redisStore.js';
+import { StoreUnavailableError } from '../../src/store/redisProblems.js';
+import { openRedisStore } from '../../src/store/redisStore.js';
 import type { Store } from '../../src/store/store.js';
 import { isErrorReply, isStoreUnavailable, storeTrouble } from '../../src/store/storeErrors.js';
 import { TEST_REDIS_URL, uniqueNamespace } from '../support/redis.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StoreUnavailableError } from '../../src/store/redisStore.js';
+import { StoreUnavailableError } from '../../src/store/redisProblems.js';
 
 /** The start failure's words, without the logger (which would redact a password anyway). */
 const said = (url: string, message: string, code?: string) =>
@@ -27,6 +27,8 @@ describe('what the bot says when Redis fails it at start', () => {
       useRedis,
     );
     expect(said('redis://h:6380', 'Socket closed unexpectedly')).toContain(useRediss);
+    // With a password, the AUTH the client sends first is what the TLS-only server resets.
+    expect(said('redis://:pw@h:6380', 'read ECONNRESET', 'ECONNRESET')).toContain(useRediss);
     expect(said('redis://h:6380', 'connect ECONNREFUSED 127.0.0.1:6380', 'ECONNREFUSED')).not.toContain(
       useRediss,
     );

@@ -8,11 +8,15 @@ import type {
 import type { Config } from '../../config.js';
 import { accessRefusal } from '../../jobs/access.js';
 import { USAGE } from '../../jobs/jobAnswers.js';
+import { escapeSlackText, truncate } from '../../slack/escape.js';
+import { decodeEntities } from '../../slack/plainText.js';
 import type { SlackRequest } from '../../requests/slackRequest.js';
-import { type ListenerContext, notQueuedText } from '../context.js';
+import { type ListenerContext, notQueuedReason, notQueuedText } from '../context.js';
 import { type DocsAgentRequest, parseDocsAgentCommand } from './parseDocsAgentCommand.js';
 
 const EMPTY = `Tell me what to change in the docs, for example \`/docs-agent Document the new --dry-run flag\`.\n\n${USAGE}`;
+const STOP =
+  'I can’t stop a docs agent job from Slack (Mintlify has no way to): if you don’t want a job’s changes, close its pull request. To change what a job does, reply in its card’s thread.';
 // Each stays as it is (Slack does not let a command's answer be replaced): true once all is done, too.
 const STARTING = ':hourglass_flowing_sand: Starting a docs agent job: its card will appear here.';
 const GATHERING =
@@ -35,6 +39,12 @@ export function acknowledgeCommand(
       return { reply: ephemeral(EMPTY), work: undefined };
     case 'help':
       return { reply: ephemeral(USAGE), work: undefined };
+    case 'not_an_instruction': {
+      // Slack escapes &, < and >: decoded before the cut, so the cut never splits an entity.
+      const typed = escapeSlackText(truncate(decodeEntities(request.text), 100));
+      const said = `I didn’t start a job for “${typed}”.`;
+      return { reply: ephemeral(request.stop ? `${STOP} ${said}` : `${said} ${EMPTY}`), work: undefined };
+    }
     case 'status':
       return { reply: undefined, work: request };
     case 'digest':
@@ -70,7 +80,7 @@ export function docsAgentCommand(ctx: ListenerContext) {
       try {
         await ctx.enqueue(requestOf(work, command), command.trigger_id, { takeBackIfLate: true });
       } catch (error) {
-        logger.error(`could not queue /docs-agent: ${String(error)}`);
+        logger.error(`could not queue /docs-agent: ${notQueuedReason(error)}`);
         await ack({ response_type: 'ephemeral', text: notQueuedText(error) });
         return;
       }

@@ -1,20 +1,29 @@
+import { isStopWord, smallTalkOf } from '../../jobs/smallTalk.js';
+
 /**
- * What `/docs-agent <text>` asks for. A word is a subcommand only when it stands alone, so
- * `help me document X` is an instruction, never swallowed by `help`.
+ * What `/docs-agent <text>` asks for. A word is a subcommand only when it stands alone (a "?" or a
+ * "." after it aside), so `help me document X` is an instruction, never swallowed by `help`.
  */
 export type DocsAgentRequest =
   | { kind: 'empty' }
   | { kind: 'help' }
   | { kind: 'status' }
   | { kind: 'digest' }
+  /**
+   * Words that are no instruction: a greeting, a thanks, "test", "what can you do?" (as every door
+   * reads them), or a lone "stop", which no door can do. Sent, each would start a job of that name.
+   */
+  | { kind: 'not_an_instruction'; text: string; stop: boolean }
   | { kind: 'instruction'; text: string };
 
-const SUBCOMMANDS = new Set(['help', 'status', 'digest']);
+const SUBCOMMAND = /^(help|status|digest)[.!?]*$/i;
 
 export function parseDocsAgentCommand(text: string | undefined): DocsAgentRequest {
   const trimmed = (text ?? '').trim();
   if (trimmed === '') return { kind: 'empty' };
-  const word = trimmed.toLowerCase();
-  if (SUBCOMMANDS.has(word)) return { kind: word as 'help' | 'status' | 'digest' };
+  const subcommand = SUBCOMMAND.exec(trimmed)?.[1];
+  if (subcommand) return { kind: subcommand.toLowerCase() as 'help' | 'status' | 'digest' };
+  const stop = isStopWord(trimmed);
+  if (stop || smallTalkOf(trimmed) !== undefined) return { kind: 'not_an_instruction', text: trimmed, stop };
   return { kind: 'instruction', text: trimmed };
 }

@@ -16,7 +16,13 @@ import {
   SEND_TO_AGENT_FORM,
   type Submission,
 } from '../../jobs/shortcutModal.js';
-import { type ListenerContext, MAY_HAVE_QUEUED, MayHaveQueuedError, notQueuedText } from '../context.js';
+import {
+  type ListenerContext,
+  MAY_HAVE_QUEUED,
+  MayHaveQueuedError,
+  notQueuedReason,
+  notQueuedText,
+} from '../context.js';
 
 const EMPTY = 'Tell the agent what to change in the docs.';
 const STALE = 'This form is out of date. Close it and use “Send to docs agent” on the message again.';
@@ -65,7 +71,7 @@ export function sendToDocsAgentForm(ctx: ListenerContext) {
           { takeBackIfLate: true },
         );
       } catch (error) {
-        logger.error(`could not queue a "Send to docs agent" form: ${String(error)}`);
+        logger.error(`could not queue a "Send to docs agent" form: ${notQueuedReason(error)}`);
         if (error instanceof MayHaveQueuedError) {
           // Not left open with its Submit button: a second submission would start a second job.
           await ack({ response_action: 'update', view: mayHaveQueuedView() });

@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '@slack/bolt';
+import type { Submission, WorkQueue } from '../queue/queue.js';
+import type { SlackRequest } from '../requests/slackRequest.js';
+import { retryInBackground } from '../store/retryInBackground.js';
+import { TooLateError, withTimeout } from '../withTimeout.js';
+import { type ListenerContext, MayHaveQueuedError } from './context.js';
+
+/** How long a listener waits for the queue to take a request before it answers "try again shortly". */
+const ENQUEUE_TIMEOUT_MS = 1_000;
+/**
+ * In Socket Mode Slack's events are acknowledged before the listener runs, and never sent again:
+ * one the queue could not take is tried again this often, for this long, by the process holding it.
+ */
+const HOLD_EVENT_EVERY_MS = 2_000;
+const HOLD_EVENT_FOR_MS = 10 * 60_000;
+/** How often a withdrawal Redis could not take is sent again (for as long as an event is held). */
+const TAKE_BACK_EVERY_MS = 1_000;
+
+/**
+ * The hand-off of the web role: a listener's request onto the `requests` queue, within a second or
+ * "try again shortly", and what a late or failed add leaves to do (an event held in Socket Mode, a
+ * request taken back). `stop` says what is left undone.
+ */
+export function createEnqueue(options: {
+  requests: WorkQueue<SlackRequest>;
+  logger: Logger;
+  /** Socket Mode's events are never sent again: one the queue could not take is held and added again. */
+  socketMode: boolean;
+}): { enqueue: ListenerContext['enqueue']; stop(): void } {
+  const { requests, logger } = options;
+  const enqueue: ListenerContext['enqueue'] = async (request, deliveryId, enqueueOptions = {}) => {
+    // Queue job ids are Slack's delivery ids: the same delivery again (a replay, a retry) is queued once.
+    const jobId = `${request.kind}-${deliveryId ?? randomUUID()}`;
+    // One round trip: whether an earlier delivery holds the id matters only to a late add's take-back.
+    const submission = requests.submit(request.kind, request, { jobId });
+    try {
+      await withTimeout(submission.queued, ENQUEUE_TIMEOUT_MS, 'the queue did not take it');
+    } catch (error) {
+      if (enqueueOptions.takeBackIfLate) {
+        // Too slow: taken back. Sent, and its answer lost with the connection: it may run, and the
+        // person is told so (asking again would start it twice). Refused or never sent: nothing to do.
+        if (error instanceof TooLateError) takeBack(submission, jobId);
+        else if (submission.mayHaveLanded) throw new MayHaveQueuedError(error);
+      } else if (options.socketMode) return holdEvent(request, jobId, submission, error);
+      else submission.queued.catch(() => {}); // an event's late add stands; its failure is the error below
+      throw error;
+    }
+  };
+  /**
+   * An event Socket Mode has acknowledged already (Slack will not send it again), which the queue
+   * did not take: this process adds it again until the queue takes it (the same queue job id, so
+   * an add that landed late is not doubled), or the bot stops.
+   */
+  let stopped = false;
+  const held = new Set<string>();
+  const holdEvent = (request: SlackRequest, jobId: string, first: Submission, error: unknown): void => {
+    if (stopped) {
+      logger.error(
+        `a Slack event (${request.kind}) the queue did not take is lost: the bot is stopping (${String(error)})`,
+      );
+      return;
+    }
+    held.add(jobId);
+    logger.warn(
+      `a Slack event (${request.kind}) could not be queued (${String(error)}); Socket Mode does not send it again, so it is queued once Redis answers`,
+    );
+    let submission = first;
+    retryInBackground(
+      async () => {
+        try {
+          await submission.queued;
+          held.delete(jobId);
+          return true;
+        } catch (notYet) {
+          submission = requests.submit(request.kind, request, { jobId });
+          submission.queued.catch(() => {}); // looked at on the next try
+          throw notYet;
+        }
+      },
+      {
+        everyMs: HOLD_EVENT_EVERY_MS,
+        forMs: HOLD_EVENT_FOR_MS,
+        wanted: () => !stopped,
+        retryOn: () => true,
+        giveUp: (why) => {
+          held.delete(jobId);
+          logger.error(`a Slack event (${request.kind}) was never queued, and is lost: ${why}`);
+        },
+      },
+    );
+  };
+  /**
+   * The person was told nothing was started: the late add is withdrawn at once (the mark reaches
+   * Redis right behind it, so its processor does nothing), and removed once it has landed. A
+   * withdrawal Redis could not take (the connection dropped meanwhile) is sent again until it can.
+   */
+  const takingBack = new Set<string>();
+  const takeBack = (submission: Submission, jobId: string): void => {
+    let withdrawn = false;
+    const attempt = async (): Promise<true> => {
+      if (!withdrawn) await requests.withdraw(jobId, submission.stamp);
+      withdrawn = true;
+      takingBack.delete(jobId);
+      await submission.queued;
+      if (!(await requests.remove(jobId, submission.stamp))) {
+        logger.warn(
+          `a request answered "try again shortly" reached the queue late and could not be removed (${jobId}): ` +
+            'its worker does nothing with it, unless it started before the withdrawal reached Redis',
+        );
+      }
+      return true;
+    };
+    // At once, right behind the add; again every second while Redis cannot take the withdrawal.
+    attempt().catch((error: unknown) => {
+      // Once withdrawn, an add that failed for good has nothing left to take back.
+      if (withdrawn) return;
+      takingBack.add(jobId);
+      logger.warn(`could not take back a request queued late (${jobId}) yet: ${String(error)}`);
+      retryInBackground(attempt, {
+        everyMs: TAKE_BACK_EVERY_MS,
+        forMs: HOLD_EVENT_FOR_MS,
+        wanted: () => !stopped,
+        retryOn: () => !withdrawn,
+        giveUp: (why) => {
+          takingBack.delete(jobId);
+          if (!withdrawn) logger.warn(`could not take back a request queued late (${jobId}): ${why}`);
+        },
+      });
+    });
+  };
+
+  return {
+    enqueue,
+    stop() {
+      stopped = true;
+      if (held.size > 0) {
+        logger.error(
+          `${held.size} Slack event(s) the queue never took are lost: the bot stopped before Redis answered`,
+        );
+      }
+      for (const jobId of takingBack) {
+        logger.error(
+          `a request answered "try again shortly" may still run (${jobId}): the bot stopped before Redis took its withdrawal`,
+        );
+      }
+    },
+  };
+}

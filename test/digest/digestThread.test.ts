@@ -1,0 +1,87 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { type BotHarness, startBot } from '../support/botHarness.js';
+import { chooseShortcut, submit } from '../support/shortcut.js';
+import { visitorsRows as rows } from '../support/visitors.js';
+
+let h: BotHarness;
+afterEach(async () => h?.close());
+
+const BOT = 'U0BOT'; // the Slack fake's bot user
+const followUps = (h: BotHarness) => h.mintlify.requestsFor('sendMessage');
+
+/** `/docs-agent digest` in #C0DOCS: the digest's ts, once it is posted. */
+async function postedDigest(h: BotHarness): Promise<string> {
+  h.mintlify.setVisitors(rows(30), { human: 400, ai: 50, total: 430 });
+  await h.command('digest', { channel_id: 'C0DOCS' });
+  const digest = await h.slack.waitForCall('chat.postMessage');
+  await h.bot.drained();
+  return String(digest.response.ts);
+}
+
+describe('a digest’s thread stays the digest’s', () => {
+  it('a mention there starts a job whose card is posted in the channel, and the talk after it is not sent to the job', async () => {
+    h = await startBot();
+    const digest = await postedDigest(h);
+    const said = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      text: `<@${BOT}> fix the broken link on /quickstart`,
+      thread_ts: digest,
+    });
+    await h.event({
+      type: 'app_mention',
+      channel: 'C0DOCS',
+      user: 'U0ADA',
+      ts: said.ts,
+      text: said.text,
+      thread_ts: digest,
+    });
+
+    const card = await h.slack.waitForCall('chat.postMessage', (call) =>
+      JSON.stringify(call.args.blocks ?? '').includes('fix the broken link'),
+    );
+    expect(card.args.channel).toBe('C0DOCS');
+    expect(card.args.thread_ts).toBeUndefined();
+    // The card links the message it came from, in the digest's thread.
+    expect(JSON.stringify(card.args.blocks)).toContain(`p${said.ts.replace('.', '')}`);
+    const told = await h.slack.waitForCall('chat.postEphemeral');
+    expect(told.args).toMatchObject({ channel: 'C0DOCS', user: 'U0ADA', thread_ts: digest });
+    expect(String(told.args.text)).toContain(`p${String(card.response.ts).replace('.', '')}|its card>`);
+
+    // People go on talking about the digest: nothing of it reaches the job.
+    const chat = h.slack.seedMessage('C0DOCS', {
+      user: 'U0BEA',
+      text: 'anyone looked at the sso one?',
+      thread_ts: digest,
+    });
+    await h.event({
+      type: 'message',
+      channel: 'C0DOCS',
+      channel_type: 'channel',
+      user: 'U0BEA',
+      ts: chat.ts,
+      text: chat.text,
+      thread_ts: digest,
+    });
+    await h.bot.drained();
+    expect(followUps(h)).toEqual([]);
+    expect(h.slack.message('C0DOCS', chat.ts)?.reactions ?? []).toEqual([]);
+    expect(await h.bot.context.jobs.records.byThread('C0DOCS', digest)).toBeUndefined();
+  });
+
+  it('“Send to docs agent” on the digest posts the card in the channel, linking the digest', async () => {
+    h = await startBot();
+    const digest = await postedDigest(h);
+    const text = h.slack.message('C0DOCS', digest)?.text ?? '';
+    await chooseShortcut(h, { ts: digest, user: BOT, text });
+    const opened = await h.slack.waitForCall('views.open');
+    await submit(h, opened, 'Make the top page easier to find');
+
+    const card = await h.slack.waitForCall('chat.postMessage', (call) =>
+      JSON.stringify(call.args.blocks ?? '').includes('Make the top page easier to find'),
+    );
+    expect(card.args.thread_ts).toBeUndefined();
+    expect(JSON.stringify(card.args.blocks)).toContain('|the docs digest>');
+    await h.bot.drained();
+    expect(await h.bot.context.jobs.records.byThread('C0DOCS', digest)).toBeUndefined();
+  });
+});
