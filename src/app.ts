@@ -16,9 +16,11 @@ import {
 } from './queue/queueNames.js';
 import type { SlackRequest } from './requests/slackRequest.js';
 import { verifySlackToken } from './slack/slackIdentity.js';
+import { SlackTokenState, WatchedWebClient } from './slack/slackToken.js';
 import { openStore, type Store } from './store/store.js';
 import { createWeb, type Web } from './web.js';
 import type { Worker, WorkerTuning } from './worker.js';
+import { announceWorker, watchForWorkers } from './workerPresence.js';
 
 /**
  * Four tries after the first, 0.5-8 s apart (Slack's own default goes on for ~30 minutes; a person
@@ -37,6 +39,8 @@ export interface DocsAgentOptions extends WorkerTuning {
   slackRetries?: webApi.RetryOptions;
   /** How long the queues' workers get to connect to Redis before the log says which could not (default 15 s). */
   workersReadyWithinMs?: number;
+  /** How often a process with the web role alone looks for a worker (default a minute). */
+  workerWatchMs?: number;
   now?: () => Date;
 }
 
@@ -61,12 +65,18 @@ export interface DocsAgent {
 export async function createDocsAgent(config: Config, options: DocsAgentOptions): Promise<DocsAgent> {
   const { logger } = options;
   const now = options.now ?? (() => new Date());
+  // Both clients tell one state whether Slack takes the token (a reinstall issues a new one).
+  const slackToken = new SlackTokenState(logger);
   const slackClient = () =>
-    new webApi.WebClient(config.slack.botToken, {
-      ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl } : {}),
-      retryConfig: options.slackRetries ?? SLACK_RETRIES,
-      logger,
-    });
+    new WatchedWebClient(
+      config.slack.botToken,
+      {
+        ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl } : {}),
+        retryConfig: options.slackRetries ?? SLACK_RETRIES,
+        logger,
+      },
+      slackToken,
+    );
   // Two clients: a 429 pauses every call of the client that got it until its Retry-After, and
   // what a person waits for (a card, an answer) must not wait behind the follower's card edits,
   // Home tabs or the digest.
@@ -121,12 +131,15 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
 
   let worker: Worker | undefined;
   let workerStarted: Promise<void> | undefined;
+  // The worker says it runs; the web role alone looks for one (see workerPresence.ts).
+  let presence: { stop(): void } | undefined;
   let stopping = false;
   // Running work's grace counts from the stop: the receiver's and the worker's own stops come out of
   // it, so the hand-back still lands before main.ts's hard exit at 9.5 s.
   let graceEndsAt = Number.POSITIVE_INFINITY;
   const closeAll = async () => {
     graceEndsAt = Math.min(graceEndsAt, Date.now() + STOP_GRACE_MS);
+    presence?.stop();
     await worker?.stop();
     const graceMs = Math.max(0, graceEndsAt - Date.now());
     const cutWaits = setTimeout(() => retryWaits.abort(new Error('the bot is stopping')), graceMs);
@@ -163,6 +176,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
               logger,
               slack,
               backgroundSlack,
+              slackToken,
               store,
               identity: ids,
               now,
@@ -184,6 +198,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
               ? 'docs-agent worker is running'
               : 'docs-agent worker is running (SERVICES=worker: no Slack requests are taken here)',
           );
+          presence = announceWorker(store);
           // After the web role listens: with many unfinished jobs this takes a while, and Slack need not wait.
           const reconciling = worker
             .reconcile()
@@ -193,6 +208,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
           logger.info(
             'docs-agent runs the web role only (SERVICES=web): Slack requests are queued for the workers',
           );
+          presence = watchForWorkers(store, requests, logger, options.workerWatchMs);
         }
         return { port };
       } catch (error) {

@@ -37,6 +37,12 @@ export function configurationWarnings(env: Record<string, string | undefined>, c
       const meant = closestVariable(name, [...known]);
       return `${name} is set, but docs-agent reads no such variable, so it is ignored${meant ? `: did you mean ${meant}?` : ' (README.md lists every variable)'}`;
     });
+  // A platform that sets PORT (Heroku's web dyno) stops a process that never listens on it.
+  if (config.slack.socketMode && config.services.web && (env.PORT ?? '').trim() !== '') {
+    warnings.push(
+      "SLACK_APP_TOKEN is set, so the bot runs in Socket Mode and listens on no port, yet PORT is set: a platform that gives a web process a port (Heroku's web dyno) stops one that does not listen on it. Run it as a worker process (on Heroku: the worker dyno, with SERVICES=web,worker), or unset SLACK_APP_TOKEN for HTTP mode",
+    );
+  }
   const { channel } = config.digest;
   const channels = config.access.channelIds;
   if (channel && channels && !channels.has(channel) && config.digest.struggles > 0) {

@@ -34,6 +34,7 @@ import type { WorkQueue } from './queue/queue.js';
 import { processRequest, type RequestsContext } from './requests/processRequest.js';
 import type { SlackRequest } from './requests/slackRequest.js';
 import type { SlackIdentity } from './slack/slackIdentity.js';
+import type { SlackTokenState } from './slack/slackToken.js';
 import { cachedUserNames } from './slack/userNames.js';
 import { RateLedger } from './store/rateLedger.js';
 import type { Store } from './store/store.js';
@@ -70,6 +71,8 @@ export interface WorkerParts {
   slack: webApi.WebClient;
   /** For the rest (the follower's card edits and news, previews, Home tabs, the digest): its 429s pause only it. */
   backgroundSlack: webApi.WebClient;
+  /** Whether Slack takes the bot's token, as both clients' calls find. */
+  slackToken?: SlackTokenState;
   store: Store;
   identity: SlackIdentity;
   now: () => Date;
@@ -139,6 +142,7 @@ export function startWorker(parts: WorkerParts): Worker {
     ),
     ledger: new RateLedger(store.atomic, () => now().getTime()),
     slack,
+    ...(parts.slackToken ? { slackToken: parts.slackToken } : {}),
     botId: parts.identity.botId,
     logger,
     now,

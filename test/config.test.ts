@@ -408,6 +408,15 @@ describe('warnings at start', () => {
     }
   });
 
+  it('tells that Socket Mode listens on no port when PORT is set (a web dyno would be stopped)', () => {
+    const env = { ...valid, SLACK_APP_TOKEN: 'xapp-1-A0APP-1-abc', PORT: '5000' };
+    expect(configurationWarnings(env, loadConfig(env))).toEqual([
+      expect.stringContaining('Socket Mode and listens on no port, yet PORT is set'),
+    ]);
+    const noPort = { ...env, PORT: undefined };
+    expect(configurationWarnings(noPort, loadConfig(noPort))).toEqual([]);
+  });
+
   it('are logged once as the bot reads its configuration, and the bot starts', () => {
     for (const [name, value] of Object.entries({ ...valid, ENV_FILE: 'none', ALLOWED_USERS: 'U0ADA' })) {
       vi.stubEnv(name, value);

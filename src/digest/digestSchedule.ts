@@ -130,7 +130,9 @@ function report(ctx: DigestContext, outcome: DigestOutcome, why: 'scheduled' | '
   const what = `${why} digest for ${periodKey(outcome.period)}`;
   switch (outcome.kind) {
     case 'posted':
-      if (why === 'catch-up') ctx.logger.info(`posted the ${what}, missed while the bot was down`);
+      // A first start posts the latest week's as well: no digest of it was posted, down or not yet set up.
+      if (why === 'catch-up')
+        ctx.logger.info(`posted the ${what}, missed while the bot was down (or before it was set up)`);
       return;
     case 'already_posted':
       ctx.logger.info(`${what}: already posted (ts ${outcome.record.ts})`);

@@ -162,6 +162,10 @@ export function interruptedStartText(prompt: string): string {
 export const INTERRUPTED_FOLLOW_UP =
   'I was interrupted (a restart, or my storage out of reach) while sending your reply to the docs agent, so I can’t tell whether the job got it. Please check the job’s pull request before sending it again.';
 
+/** A start while Slack refuses the bot's token: nothing was made at Mintlify. */
+export const SLACK_TOKEN_REFUSED_TEXT =
+  'I can’t start a docs agent job right now: Slack refuses my token (the app may have been installed again), so I could not post its card. Nothing was started. Please ask the person who installed this app to update its token.';
+
 /** A DM to the bot of files alone: nothing started. */
 export const DM_FILES_ONLY_TEXT =
   'The docs agent can’t open files shared in Slack, so I started nothing. Tell me in words what to change in the docs.';

@@ -1,5 +1,6 @@
 import type { Logger, webApi } from '@slack/bolt';
 import type { Config } from '../config.js';
+import type { SlackTokenState } from '../slack/slackToken.js';
 import type { MintlifyClient } from '../mintlify/index.js';
 import type { RateLedger } from '../store/rateLedger.js';
 import type { Store } from '../store/store.js';
@@ -19,6 +20,8 @@ export interface JobsContext {
   starts: JobStarts;
   ledger: RateLedger;
   slack: webApi.WebClient;
+  /** Whether Slack refuses the bot's token now (a start then makes no job at Mintlify). */
+  slackToken?: Pick<SlackTokenState, 'refusal'>;
   /** The bot's own bot id (auth.test): what it posted carries it. */
   botId: string;
   logger: Logger;

@@ -8,6 +8,7 @@ import {
   interruptedStartText,
   notInChannelText,
   operatorHint,
+  SLACK_TOKEN_REFUSED_TEXT,
   startFailureText,
   STARTED_WITHOUT_ID_TEXT,
 } from './jobAnswers.js';
@@ -207,6 +208,12 @@ async function createAndPost(
     });
     return text;
   };
+
+  // Slack refuses the bot's token (the app was installed again): the job's card could never be
+  // posted, so no job is made at Mintlify. (The answer reaches a slash command through its response URL.)
+  if (ctx.slackToken?.refusal !== undefined) {
+    return { kind: 'failed', text: await refused(SLACK_TOKEN_REFUSED_TEXT), error: undefined };
+  }
 
   // Mintlify is asked once per start: if our lease lapsed meanwhile (a stall, Redis away), the same
   // start may be running elsewhere, and it asks. The claim checks the lease in the same step (and

@@ -78,6 +78,11 @@ export interface SlackFake {
    * reads and reactions there with not_in_channel. It is a member of every channel until it leaves.
    */
   setBotMember(channel: string, member: boolean): void;
+  /**
+   * The bot's token revoked (the app uninstalled and installed again, which issues a new one), or
+   * given back: while revoked, every Web API call with it answers `token_revoked`.
+   */
+  revokeToken(revoked?: boolean): void;
   /** Puts a message a person wrote into a channel's history (a thread reply when thread_ts is set). */
   seedMessage(channel: string, message: SeededMessage): StoredMessage;
   seedUser(user: SlackUser): void;
@@ -116,6 +121,7 @@ export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFa
   const faults = new Map<string, SlackFault[]>();
   const uses = new Map<string, number>();
   let responseUrlCount = 0;
+  let tokenRevoked = false;
 
   const takeFault = (method: string, args: Record<string, unknown> = {}) => {
     const queue = faults.get(method);
@@ -152,6 +158,7 @@ export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFa
       };
     }
     if (token !== botToken) return { status: 200, response: fail('invalid_auth'), headers: {} };
+    if (tokenRevoked) return { status: 200, response: fail('token_revoked'), headers: {} };
     const handler = methods[method];
     const needed = handler?.scopes?.(args) ?? [];
     const headers: Record<string, string> = {
@@ -250,6 +257,7 @@ export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFa
     seedUser: (user) => workspace.seedUser(user),
     deleteMessage: (channel, ts) => workspace.remove(channel, ts),
     setBotMember: (channel, member) => workspace.setMember(channel, member),
+    revokeToken: (revoked = true) => void (tokenRevoked = revoked),
     dmWith: (user) => workspace.openDm(user).id,
     history: (channel) => structuredClone(workspace.history(channel)),
     message: (channel, ts) => structuredClone(workspace.find(channel, ts)),

@@ -59,6 +59,8 @@ export interface HarnessOptions {
   followUpGraceMs?: number;
   /** How long the queues' workers get to connect before the log says so (the bot's default: 15 s). */
   workersReadyWithinMs?: number;
+  /** How often a process with the web role alone looks for a worker (the bot's default: a minute). */
+  workerWatchMs?: number;
   /** Default: deployments read every 50 ms, and asked for one every 100 ms (the bot: one every 12 s). */
   previews?: DocsAgentOptions['previews'];
   /** The bot's clock (default: the real one). */
@@ -96,6 +98,7 @@ export async function startBot(options: HarnessOptions = {}): Promise<BotHarness
     ...(options.digestTries ? { digestTries: options.digestTries } : {}),
     ...(options.followUpGraceMs === undefined ? {} : { followUpGraceMs: options.followUpGraceMs }),
     ...(options.workersReadyWithinMs ? { workersReadyWithinMs: options.workersReadyWithinMs } : {}),
+    ...(options.workerWatchMs ? { workerWatchMs: options.workerWatchMs } : {}),
     ...(options.now ? { now: options.now } : {}),
   });
   const { port } = await bot.start();

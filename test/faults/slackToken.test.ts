@@ -1,0 +1,42 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { type BotHarness, startBot } from '../support/botHarness.js';
+
+let h: BotHarness;
+afterEach(async () => h?.close());
+
+const creates = (h: BotHarness) => h.mintlify.requestsFor('createJob').length;
+const answerTo = async (h: BotHarness, id: string) =>
+  (await h.slack.waitForCall('response_url', (call) => call.responseId === id)).args;
+
+describe('Slack refuses the bot’s token while it runs (the app installed again)', () => {
+  it('says so once in the log, starts no more jobs at Mintlify, and takes up again once Slack takes the token', async () => {
+    h = await startBot();
+    h.slack.revokeToken();
+    // The first start after the revocation finds out: its job is made, its card refused.
+    await h.command('Document the CLI', { response_url: h.slack.responseUrl('first') });
+    await answerTo(h, 'first');
+    expect(creates(h)).toBe(1);
+
+    await h.command('Document the API', { response_url: h.slack.responseUrl('second') });
+    const refused = await answerTo(h, 'second');
+    expect(String(refused.text)).toContain('Slack refuses my token');
+    expect(String(refused.text)).toContain('Document the API'); // the instruction, to ask again later
+    await h.bot.drained();
+    expect(creates(h)).toBe(1);
+    const said = h.logs.filter((line) => line.includes('Slack refuses SLACK_BOT_TOKEN (token_revoked)'));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toContain('Bot User OAuth Token');
+
+    // The new token is in place (here: the old one taken again): the next call that works clears it.
+    h.slack.revokeToken(false);
+    await h.event({ type: 'app_home_opened', user: 'U0ADA', channel: 'D0HOME', tab: 'home' });
+    await expect
+      .poll(() => h.logs.some((line) => line.includes('Slack takes SLACK_BOT_TOKEN again')))
+      .toBe(true);
+    await h.command('Document the SDK');
+    await h.slack.waitForCall('chat.postMessage', (call) =>
+      JSON.stringify(call.args.blocks ?? '').includes('Document the SDK'),
+    );
+    expect(creates(h)).toBe(2);
+  });
+});

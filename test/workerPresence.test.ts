@@ -1,0 +1,36 @@
+import { afterEach, expect, it } from 'vitest';
+import { type BotHarness, startBot } from './support/botHarness.js';
+import { uniqueNamespace } from './support/redis.js';
+
+const harnesses: BotHarness[] = [];
+afterEach(async () => {
+  await Promise.all(harnesses.splice(0).map((h) => h.close()));
+});
+
+const NO_WORKER = 'no process with the worker role has run on this Redis and STORE_NAMESPACE lately';
+
+it('a web process alone says plainly, once, that no worker runs while requests wait, and when one does again', async () => {
+  const namespace = uniqueNamespace('presence');
+  const web = await startBot({ namespace, env: { SERVICES: 'web' }, workerWatchMs: 100 });
+  harnesses.push(web);
+  await web.command('Document the queue');
+  await web.command('Document the other queue');
+  await expect.poll(() => web.logs.filter((line) => line.includes(NO_WORKER))).toHaveLength(1);
+  expect(web.logs.find((line) => line.includes(NO_WORKER))).toContain('Run a process with SERVICES=worker');
+
+  // A worker on the same Redis and namespace: it takes the requests up, and the web process says so.
+  const worker = await startBot({
+    namespace,
+    slack: web.slack,
+    mintlify: web.mintlify,
+    env: { SERVICES: 'worker' },
+  });
+  harnesses.push(worker);
+  await expect
+    .poll(() =>
+      web.logs.some((line) => line.includes('a process with the worker role runs on this Redis again')),
+    )
+    .toBe(true);
+  await expect.poll(() => web.mintlify.requestsFor('createJob').length).toBe(2);
+  expect(web.logs.filter((line) => line.includes(NO_WORKER))).toHaveLength(1);
+});
