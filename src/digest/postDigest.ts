@@ -154,7 +154,9 @@ export async function postDigestNow(
 /** A digest posted on request is still in its channel (not deleted); when Slack cannot say, it is taken to be. */
 async function stillThere(ctx: DigestContext, posted: PostedDigest): Promise<boolean> {
   try {
-    return (await readChannelMessage(ctx.slack, posted.channel, posted.ts)) !== undefined;
+    const message = await readChannelMessage(ctx.slack, posted.channel, posted.ts);
+    // Deleted with replies under it, Slack keeps a tombstone in its place ("This message was deleted.").
+    return message !== undefined && message.subtype !== 'tombstone';
   } catch {
     return true;
   }

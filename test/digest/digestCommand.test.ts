@@ -246,8 +246,15 @@ describe('/docs-agent digest', () => {
     await h.command('digest', { channel_id: 'C0OTHER' });
     await h.slack.waitForCall('chat.postMessage', (call) => call.args.channel === 'C0OTHER');
 
-    // Deleted from the channel, it stands for nothing: asked again, it is posted anew.
+    // Deleted from the channel, it stands for nothing: asked again, it is posted anew. Someone had
+    // replied to it: Slack leaves a tombstone in its place, which stands for nothing either.
+    h.slack.seedMessage(String(first.args.channel), {
+      user: 'U0BEA',
+      text: 'nice',
+      thread_ts: String(first.response.ts),
+    });
     expect(h.slack.deleteMessage(String(first.args.channel), String(first.response.ts))).toBe(true);
+    expect(h.slack.message(String(first.args.channel), String(first.response.ts))?.subtype).toBe('tombstone');
     await h.command('digest');
     await h.slack.waitForCalls(
       'chat.postMessage',

@@ -86,7 +86,7 @@ export interface SlackFake {
   /** Puts a message a person wrote into a channel's history (a thread reply when thread_ts is set). */
   seedMessage(channel: string, message: SeededMessage): StoredMessage;
   seedUser(user: SlackUser): void;
-  /** A person deletes a message (one without replies): Slack no longer has it. */
+  /** A person deletes a message: Slack no longer has it (a thread's parent with replies stays as a tombstone). */
   deleteMessage(channel: string, ts: string): boolean;
   /** The bot's DM with `user`, where posts to the user id land: for seeding what they send the bot. */
   dmWith(user: string): string;

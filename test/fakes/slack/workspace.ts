@@ -100,11 +100,33 @@ export class Workspace {
     return this.channels.get(channel)?.find((message) => message.ts === ts);
   }
 
-  /** Takes a message out, as a person deleting it in Slack does (a top-level message without replies). */
+  /**
+   * Takes a message out, as a person deleting it in Slack does. A thread's parent with replies stays
+   * as Slack leaves it: a tombstone ("This message was deleted.", by USLACKBOT, its text, blocks and
+   * metadata gone), its replies still there.
+   */
   remove(channel: string, ts: string): boolean {
     const history = this.history(channel);
     const at = history.findIndex((message) => message.ts === ts);
     if (at === -1) return false;
+    const message = history[at]!;
+    if (message.thread_ts === message.ts && (message.reply_count ?? 0) > 0) {
+      const { reply_count, reply_users, latest_reply } = message;
+      history[at] = {
+        type: 'message',
+        subtype: 'tombstone',
+        text: 'This message was deleted.',
+        user: 'USLACKBOT',
+        hidden: true,
+        ts,
+        thread_ts: ts,
+        parent_user_id: 'USLACKBOT',
+        ...(reply_count === undefined ? {} : { reply_count }),
+        ...(reply_users === undefined ? {} : { reply_users }),
+        ...(latest_reply === undefined ? {} : { latest_reply }),
+      };
+      return true;
+    }
     history.splice(at, 1);
     return true;
   }
