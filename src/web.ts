@@ -192,11 +192,23 @@ function createReceiver(config: Config, logger: Logger): Receiver {
 
 /**
  * The receiver's logger, whose warning about a request it could not verify also says what to
- * check: Bolt's own line names neither the variable nor the clock.
+ * check: Bolt's own line names neither the variable nor the clock. A POST to another path (a
+ * Request URL typed wrong in the app's settings) is a warning with where Slack's requests go;
+ * Bolt says it at info, which LOG_LEVEL=warn hides.
  */
 function withSignatureHints(logger: Logger): Logger {
   return {
     ...logger,
+    info: (...messages: unknown[]) => {
+      const [first, ...rest] = messages;
+      if (typeof first === 'string' && first.startsWith('Unhandled HTTP request (POST)')) {
+        return logger.warn(
+          `${first}: Slack's requests go to POST /slack/events (check the Request URLs of the app's slash command, event subscriptions and interactivity)`,
+          ...rest,
+        );
+      }
+      return logger.info(...messages);
+    },
     warn: (...messages: unknown[]) => {
       const [first, ...rest] = messages;
       if (typeof first === 'string' && first.includes('signature mismatch')) {

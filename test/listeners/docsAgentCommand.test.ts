@@ -171,6 +171,16 @@ describe('/docs-agent <instruction>', () => {
     expect(h.mintlify.requests).toHaveLength(0);
   });
 
+  it('says where Slack’s requests go when one comes to another path (a Request URL typed wrong)', async () => {
+    h = await startBot();
+    const wrong = await fetch(`${h.url}/slack/event`, { method: 'POST', body: 'token=x' });
+    expect(wrong.status).toBe(404);
+    const said = h.logs.filter((line) => line.includes('Unhandled HTTP request (POST) made to /slack/event'));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(/warn/i);
+    expect(said[0]).toContain("Slack's requests go to POST /slack/events");
+  });
+
   it('politely refuses people and channels outside the allowlists, sending nothing to Mintlify', async () => {
     h = await startBot({ env: { ALLOWED_USER_IDS: 'U0ADA', ALLOWED_CHANNEL_IDS: 'C0DOCS' } });
     const stranger = await h.command('Document X', { user_id: 'U0EVE', channel_id: 'C0DOCS' });
