@@ -114,9 +114,14 @@ describe('the weekly digest schedule', () => {
     expect(slack.callsTo('chat.postMessage')).toHaveLength(1);
   });
 
-  it('gives a posted record of an earlier version, kept 92 days, the life the catch-up looks back', async () => {
+  it('after an upgrade, a yearly digest already posted is not posted again', async () => {
     const { slack, mintlify, namespace } = await fakes();
-    const period = missedPeriod();
+    // On 1 January: the catch-up looks back up to a year for its latest run.
+    const yearly = { ...WEEKLY, DIGEST_CRON: '0 9 1 1 *' };
+    const period = periodOfRun(
+      previousScheduledRun(yearly.DIGEST_CRON, yearly.DIGEST_TIMEZONE, new Date()) as Date,
+      yearly.DIGEST_TIMEZONE,
+    );
     const key = `${namespace}:digest-posted:${CHANNEL}:${periodKey(period)}`;
     const seeding = await startBot({ env: {}, slack, mintlify, namespace }); // no DIGEST_CHANNEL: posts nothing
     const posted = {
@@ -125,12 +130,16 @@ describe('the weekly digest schedule', () => {
       ts: '1800000000.000100',
       postedAt: new Date().toISOString(),
     };
+    // As versions before the upgrade wrote it: kept 92 days.
     await seeding.bot.store.kv.set(`digest-posted:${CHANNEL}:${periodKey(period)}`, posted, 92 * 86_400_000);
     await seeding.stopBot();
 
-    const h = await bot({ env: WEEKLY, slack, mintlify, namespace });
+    const h = await bot({ env: yearly, slack, mintlify, namespace });
     await logged(h, /weekly digest scheduled/);
+    // The record's life stands in for running past 92 days (Redis expires keys on its own clock, which
+    // the bot's injected clock does not move): gone at 92 days, the year's catch-up would post it again.
     await expect.poll(() => h.bot.store.redis!.pTTL(key)).toBeGreaterThan(367 * 86_400_000);
+    await h.bot.drained();
     expect(slack.callsTo('chat.postMessage')).toHaveLength(0);
   });
 

@@ -134,7 +134,9 @@ describe('editing the card', () => {
     h.slack.failNext('chat.update', { status: 429, retryAfter: 1, channel: job.channel });
     h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
     await waitForCardEdit(h, job, PR);
-    // Refused once, then taken after Slack's Retry-After (1 s), not sooner.
+    // Refused once, then taken once Slack's Retry-After (1 s) has passed, not sooner. The floor is the
+    // behaviour, not a speed claim: a slow machine only widens the gap, and a bot that did not wait
+    // would ask again within its own backoff (tens of ms here) or at its next check (300 ms at most).
     const edits = h.slack.callsTo('chat.update').filter((call) => call.args.ts === job.cardTs);
     expect(edits.map((call) => call.status)).toEqual([429, 200]);
     expect(edits[1]!.at - edits[0]!.at).toBeGreaterThanOrEqual(900);

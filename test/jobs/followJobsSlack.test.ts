@@ -37,11 +37,12 @@ describe('following a job when Slack refuses a message', () => {
     expect(JSON.stringify(edit?.args.blocks)).not.toContain('Open pull request');
   });
 
-  it('posts the news in the thread when the card was deleted, and asks for the card no more', async () => {
+  it('on a status Mintlify added after its spec, finds the card deleted: the end is posted in the thread, and the card asked for no more', async () => {
     const job = await startFollowedJob(h, 'Document the audit log', 'C0AUDIT');
     h.slack.failNext('chat.update', { error: 'message_not_found', channel: job.channel });
-    // A change the card would show while the job still works (a status Mintlify added after its spec):
-    // the edit finds the card deleted.
+    // The card of a job that still works changes with its status alone, and every status of the
+    // spec but `active` ends the job: a status Mintlify adds later (shown on the card as given) is the
+    // one change before the end. Its edit finds the card deleted.
     const answer = { ...h.mintlify.jobs.get(job.jobId), status: 'in_review' };
     h.mintlify.injectFault(requestsForJob(job.jobId), { status: 200, body: answer }, 2);
     await h.slack.waitForCall(

@@ -425,29 +425,38 @@ describe.each([
       expect(occurrence - occurrences[i]!).toBeGreaterThanOrEqual(1_000);
     }
     await expect.poll(() => queue.counts()).toEqual(idle);
-    const runsAfterUnschedule = worked.runs.length;
-    // Proving that nothing more comes takes waiting past the next occurrences.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    expect(worked.runs).toHaveLength(runsAfterUnschedule);
+    const ticksAfterUnschedule = worked.runs.length;
+    // Nothing more comes: a witness on the same schedule runs on the next occurrences, and no tick with it.
+    await queue.schedule('witness', every, { name: 'witness', data: { kind: 'witness' } });
+    const witnessed = () => worked.runs.filter((run) => run.job.name === 'witness');
+    await expect.poll(() => witnessed().length).toBeGreaterThanOrEqual(2);
+    await queue.unschedule('witness');
+    expect(worked.runs.filter((run) => run.job.name === 'tick')).toHaveLength(ticksAfterUnschedule);
   });
 
   it('on close, aborts a processor that outlasts the grace and gives its job back', async () => {
     const name = nextName();
     const first = await open();
     const queue = first.queues.queue<string>(name);
+    let closeStarted = Number.NaN;
+    let abortedAfter: number | undefined;
     const stuck = recorder<string>(
       (_job, signal) =>
-        new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+        new Promise((_resolve, reject) =>
+          signal.addEventListener('abort', () => {
+            abortedAfter = Date.now() - closeStarted;
+            reject(signal.reason);
+          }),
+        ),
     );
     queue.process(stuck.processor, { concurrency: 1 });
     await queue.add('job', 'long', { jobId: 'long' });
     await expect.poll(() => stuck.runs.length).toBe(1);
 
-    const closeStarted = Date.now();
+    closeStarted = Date.now();
     await first.queues.close(300);
-    const closeTook = Date.now() - closeStarted;
-    expect(closeTook).toBeGreaterThanOrEqual(300 - CLOCK_SLACK_MS);
-    expect(closeTook).toBeLessThan(300 + 5_000);
+    // Aborted, and not before its grace: the floor is the behaviour (a slow machine only adds to it).
+    expect(abortedAfter).toBeGreaterThanOrEqual(300 - CLOCK_SLACK_MS);
     expect(first.connectionOpen()).toBe(true);
 
     if (!harness.shared) {
@@ -486,7 +495,7 @@ describe.each([
     await expect.poll(() => worked.runs.map((run) => run.job.data)).toEqual(['follow-up']);
   });
 
-  it('closes about a second after the grace even when a processor ignores its signal', async () => {
+  it('closes even when a processor ignores its signal', async () => {
     const { queues } = await open();
     const queue = queues.queue<string>(nextName());
     const release = gate();
@@ -495,9 +504,9 @@ describe.each([
     await queue.add('job', 'deaf');
     await expect.poll(() => deaf.runs.length).toBe(1);
 
-    const closeStarted = Date.now();
+    // The processor ends only once released, after the close: a close that waited for it never would.
     await queues.close(200);
-    expect(Date.now() - closeStarted).toBeLessThan(200 + 5_000);
+    expect(deaf.running()).toBe(1);
     release.open();
   });
 
@@ -558,10 +567,8 @@ describe('the queue port on bullmq while Redis is away', () => {
 
     await redis.stop({ keepData: true });
     release.open();
-    // A worker spinning on failed commands would starve every timer, this one included.
-    const asked = Date.now();
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(Date.now() - asked).toBeLessThan(2_000);
+    // The job's end cannot reach Redis. A worker spinning on its failed commands would starve every
+    // timer and socket: Redis's start below (a spawn, then polled every 25 ms) would never end.
     await expect(queue.add('check', { round: 1 })).rejects.toThrow();
 
     await redis.start();

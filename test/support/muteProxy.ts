@@ -4,6 +4,8 @@ import { createServer, type Server, Socket } from 'node:net';
 /**
  * A TCP proxy in front of a Redis that can go mute: connections stay open, but nothing passes
  * either way (a stuck proxy, a partition) until it speaks again, when what was held flows on.
+ * With `delayMs`, every command reaches Redis that much later, in order: a Redis far away, where
+ * each round trip takes at least `delayMs`.
  */
 export interface MuteProxy {
   url: string;
@@ -17,7 +19,11 @@ export interface MuteProxy {
   close(): Promise<void>;
 }
 
-export async function startMuteProxy(target: { port: number }): Promise<MuteProxy> {
+export async function startMuteProxy(
+  target: { port: number },
+  options: { delayMs?: number } = {},
+): Promise<MuteProxy> {
+  const { delayMs = 0 } = options;
   const sockets = new Set<Socket>();
   let muted = false;
   let cutMarker: string | undefined;
@@ -42,7 +48,17 @@ export async function startMuteProxy(target: { port: number }): Promise<MuteProx
       });
       if (muted) socket.pause();
     }
-    client.pipe(upstream);
+    if (delayMs > 0) {
+      // Each chunk as it came, delayMs later: the same delay for all keeps them in order.
+      client.on('data', (chunk: Buffer) => {
+        setTimeout(() => {
+          if (!upstream.destroyed) upstream.write(chunk);
+        }, delayMs);
+      });
+      client.on('end', () => setTimeout(() => upstream.end(), delayMs));
+    } else {
+      client.pipe(upstream);
+    }
     upstream.pipe(client);
   });
   server.listen(0, '127.0.0.1');
