@@ -1,7 +1,19 @@
 import { type Config, ENVIRONMENT_VARIABLES } from './config.js';
 
 /** Starts of this bot's variable names: another name with one of them is most likely misspelt. */
-const OWN_PREFIXES = ['SLACK_', 'MINTLIFY_', 'DIGEST_', 'ALLOWED_', 'POLL_', 'JOB_', 'STORE_', 'PREVIEW'];
+// JOB_ and PREVIEW alone would take CI's and platforms' own (Jenkins' JOB_NAME, a PREVIEW_URL) for ours.
+const OWN_PREFIXES = [
+  'SLACK_',
+  'MINTLIFY_',
+  'DIGEST_',
+  'ALLOWED_',
+  'POLL_',
+  'STORE_',
+  'QUEUE_',
+  'JOB_RETENTION',
+  'JOB_SLOW',
+  'PREVIEWS',
+];
 /** Slack's tooling and other Slack apps' usual names (OAuth apps, the Slack CLI's `slack run`): not ours, not misspelt. */
 const OTHERS_SLACK_VARIABLES = new Set([
   'SLACK_CLIENT_ID',
@@ -26,7 +38,7 @@ export function configurationWarnings(env: Record<string, string | undefined>, c
   const warnings = Object.keys(env)
     .filter(
       (name) =>
-        OWN_PREFIXES.some((prefix) => name.startsWith(prefix)) &&
+        (OWN_PREFIXES.some((prefix) => name.startsWith(prefix)) || name === 'PREVIEW') &&
         !known.has(name) &&
         !OTHERS_SLACK_VARIABLES.has(name) &&
         !name.startsWith('SLACK_CLI_') &&
@@ -40,7 +52,7 @@ export function configurationWarnings(env: Record<string, string | undefined>, c
   // A platform that sets PORT (Heroku's web dyno) stops a process that never listens on it.
   if (config.slack.socketMode && config.services.web && (env.PORT ?? '').trim() !== '') {
     warnings.push(
-      "SLACK_APP_TOKEN is set, so the bot runs in Socket Mode and listens on no port, yet PORT is set: a platform that gives a web process a port (Heroku's web dyno) stops one that does not listen on it. Run it as a worker process (on Heroku: the worker dyno, with SERVICES=web,worker), or unset SLACK_APP_TOKEN for HTTP mode",
+      "SLACK_APP_TOKEN is set, so the bot runs in Socket Mode and listens on no port, yet PORT is set: a platform that gives a web process a port (Heroku's web dyno) stops one that does not listen on it. Unset SLACK_APP_TOKEN (and turn Socket Mode off in the app) to run over HTTP there",
     );
   }
   const { channel } = config.digest;

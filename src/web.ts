@@ -197,11 +197,15 @@ function createReceiver(config: Config, logger: Logger): Receiver {
  * Bolt says it at info, which LOG_LEVEL=warn hides.
  */
 function withSignatureHints(logger: Logger): Logger {
+  // Once per path: on a public host, scanners POST to many.
+  const wrongPaths = new Set<string>();
   return {
     ...logger,
     info: (...messages: unknown[]) => {
       const [first, ...rest] = messages;
       if (typeof first === 'string' && first.startsWith('Unhandled HTTP request (POST)')) {
+        if (wrongPaths.has(first) || wrongPaths.size >= 100) return logger.info(...messages);
+        wrongPaths.add(first);
         return logger.warn(
           `${first}: Slack's requests go to POST /slack/events (check the Request URLs of the app's slash command, event subscriptions and interactivity)`,
           ...rest,

@@ -377,6 +377,8 @@ describe('warnings at start', () => {
       SLACK_CLI_XOXB: 'xoxb-from-slack-run',
       REDIS_TLS_URL: 'rediss://h:1',
       HOME: '/root',
+      JOB_NAME: 'build-42', // a CI's
+      PREVIEW_URL: 'https://preview.example.com', // a platform's
     };
     const warnings = configurationWarnings(env, loadConfig(env));
     expect(warnings).toEqual([

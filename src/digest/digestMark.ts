@@ -28,8 +28,11 @@ export async function isPostedDigest(
   slack: Pick<webApi.WebClient, 'conversations'>,
   channel: string,
   ts: string,
+  /** The bot's own bot id: another app's message with the same metadata is not the bot's digest. */
+  botId: string,
 ): Promise<boolean> {
   const message = await readChannelMessage(slack, channel, ts).catch(() => undefined);
-  const type = (message?.metadata as { event_type?: string } | undefined)?.event_type;
+  if (!message || message.bot_id !== botId) return false;
+  const type = (message.metadata as { event_type?: string } | undefined)?.event_type;
   return type === SCHEDULED || type === ON_REQUEST;
 }

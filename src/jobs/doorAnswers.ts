@@ -21,7 +21,7 @@ export const JOB_THREAD_HELP = [
 
 /** The answer to a lone "stop" or "cancel" in a job's thread: nothing can stop the job from Slack. */
 export function cannotStopText(word: string): string {
-  return `I can’t stop a docs agent job from Slack (Mintlify has no way to), so I didn’t send “${escapeSlackText(word)}” to the agent: it would set the job working again. If you don’t want its changes, close its pull request. To change what it does, reply here with what you want instead.`;
+  return `I can’t stop a docs agent job from Slack (Mintlify has no way to), so I didn’t send “${escapeSlackText(word)}” to the agent: it would reach the agent as an instruction (and set a finished job working again). If you don’t want its changes, close its pull request. To change what it does, reply here with what you want instead.`;
 }
 
 /** The answer to `status` or `digest` said to the bot (a mention, its DM) or in a job's thread. */

@@ -147,7 +147,9 @@ export async function handleMessageToBot(
   // A digest's thread is for people to talk about the digest: a job started there gets a card of its
   // own in the channel, linking the message, rather than taking the thread over.
   const digestThread =
-    reply && input.threadTs !== undefined && (await isPostedDigest(ctx.slack, channel, input.threadTs));
+    reply &&
+    input.threadTs !== undefined &&
+    (await isPostedDigest(ctx.slack, channel, input.threadTs, ctx.botId));
   const about = digestThread
     ? {
         link: await permalinkOf(ctx.slack, ctx.logger, { channel, ts, threadTs: input.threadTs }),

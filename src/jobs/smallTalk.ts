@@ -70,7 +70,7 @@ export function smallTalkOf(text: string): 'greeting' | 'thanks' | undefined {
  * would start a job (or set a finished one working again) called "stop".
  */
 export function isStopWord(text: string): boolean {
-  return /^(?:please\s+)?(stop|cancel|abort|quit|halt)(?:\s+(?:it|this|that|the job|please))?[.!]*$/i.test(
+  return /^(?:please[\s,]+)?(?:stop|cancel|abort|quit|halt)(?:[\s,]+(?:it|this|that|the job|this job|now|please))*[.!]*$/i.test(
     text.trim(),
   );
 }

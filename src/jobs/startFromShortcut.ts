@@ -74,7 +74,7 @@ export async function startFromShortcut(
   // a reply in its thread): people talk about the digest in its thread, and that talk is not for any one job.
   const jobThread = !message.struggle && (await ctx.records.byThread(message.channel, rootTs)) !== undefined;
   const digestThread =
-    !message.struggle && !jobThread && (await isPostedDigest(ctx.slack, message.channel, rootTs));
+    !message.struggle && !jobThread && (await isPostedDigest(ctx.slack, message.channel, rootTs, ctx.botId));
   const under = !message.struggle && !jobThread && !digestThread;
   // Linked as the digest when it is the digest (or its item); a reply in its thread is a message.
   const fromDigest = message.struggle !== undefined || (digestThread && message.ts === rootTs);

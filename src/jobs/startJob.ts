@@ -211,6 +211,8 @@ async function createAndPost(
 
   // Slack refuses the bot's token (the app was installed again): the job's card could never be
   // posted, so no job is made at Mintlify. (The answer reaches a slash command through its response URL.)
+  // Asked again first (a call Slack takes clears it): a refusal that passed does not outlive it.
+  if (ctx.slackToken?.refusal !== undefined) await ctx.slack.auth.test().catch(() => undefined);
   if (ctx.slackToken?.refusal !== undefined) {
     return { kind: 'failed', text: await refused(SLACK_TOKEN_REFUSED_TEXT), error: undefined };
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { commandWordOf, smallTalkOf } from '../../src/jobs/smallTalk.js';
+import { commandWordOf, isStopWord, smallTalkOf } from '../../src/jobs/smallTalk.js';
 
 describe('smallTalkOf', () => {
   it.each([
@@ -62,4 +62,21 @@ describe('commandWordOf', () => {
     expect(commandWordOf(' Digest!! ')).toBe('digest');
     expect(commandWordOf('Document the status page')).toBeUndefined();
   });
+});
+
+describe('isStopWord', () => {
+  it.each([
+    'stop',
+    'Stop.',
+    'cancel',
+    'stop it please',
+    'stop, please',
+    'cancel this job',
+    'stop now',
+    'please stop',
+  ])('%j asks to stop', (text) => expect(isStopWord(text)).toBe(true));
+  it.each(['stop using the old API', 'cancel the deprecated flag in the docs', 'stopwatch', 'do not stop'])(
+    '%j is an instruction',
+    (text) => expect(isStopWord(text)).toBe(false),
+  );
 });
