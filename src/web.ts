@@ -21,7 +21,7 @@ import * as shortcuts from './listeners/shortcuts/index.js';
 import * as views from './listeners/views/index.js';
 import type { WorkQueue } from './queue/queue.js';
 import type { SlackRequest } from './requests/slackRequest.js';
-import type { SlackIdentity } from './slack/slackIdentity.js';
+import { originCheck, type SlackIdentity } from './slack/slackIdentity.js';
 import { withTimeout } from './withTimeout.js';
 
 /** For the shortcut's views.open: its trigger is good for 3 s, so a retry must come quickly. */
@@ -69,6 +69,7 @@ export function createWeb(
     (known) => (identity = known),
     () => {}, // the bot's start fails on it
   );
+  const checkOrigin = originCheck(logger);
   const afterAck = new InFlight();
   // Requests whose listener runs (a command's ack comes once it is queued): a stop lets them answer.
   const answering = new InFlight();
@@ -81,11 +82,16 @@ export function createWeb(
   const app = new App({
     // The one workspace's token and the bot's ids (Bolt's authorize, rather than its `token`, which
     // needs the ids before the receiver listens or asks auth.test for them again).
-    authorize: async () => {
-      const { botId, botUserId } =
+    authorize: async (source, body) => {
+      const known =
         identity ??
         (await withTimeout(options.identity, IDENTITY_WAIT_MS, 'Slack did not confirm SLACK_BOT_TOKEN'));
-      return { botToken: config.slack.botToken, botId, botUserId };
+      const appId = (body as { api_app_id?: unknown } | undefined)?.api_app_id;
+      checkOrigin(known, {
+        ...(source.teamId ? { teamId: source.teamId } : {}),
+        ...(typeof appId === 'string' ? { appId } : {}),
+      });
+      return { botToken: config.slack.botToken, botId: known.botId, botUserId: known.botUserId };
     },
     receiver: createReceiver(config, logger),
     logger,

@@ -1,10 +1,14 @@
 import type { Logger, webApi } from '@slack/bolt';
 import { withoutCredentials } from '../log.js';
 
-/** The bot's own ids in the workspace, from one `auth.test` at start. */
+/** The bot's own ids in the workspace, from `auth.test` (and `bots.info`, for its app) at start. */
 export interface SlackIdentity {
   botUserId: string;
   botId: string;
+  /** The workspace the token is for. */
+  teamId?: string;
+  /** The app the token is for; unknown when Slack would not say. */
+  appId?: string;
 }
 
 /**
@@ -43,7 +47,44 @@ export async function verifySlackToken(client: webApi.WebClient, logger: Logger)
       `SLACK_BOT_TOKEN lacks ${missing.join(', ')}: update the app from manifest.yml and reinstall it`,
     );
   }
-  return { botUserId: auth.user_id, botId: auth.bot_id };
+  // The app, to tell a request of another app (its signing secret or app token set beside this
+  // token) from this one's. Not known is no reason to stop: the check is then left out.
+  const app = await client.bots.info({ bot: auth.bot_id }).catch(() => undefined);
+  return {
+    botUserId: auth.user_id,
+    botId: auth.bot_id,
+    ...(auth.team_id ? { teamId: auth.team_id } : {}),
+    ...(app?.bot?.app_id ? { appId: app.bot.app_id } : {}),
+  };
+}
+
+/**
+ * Whether a request came from the app and workspace SLACK_BOT_TOKEN is for: a signing secret (or an
+ * app-level token) of one app beside the bot token of another (a development app's and the team's,
+ * say) has the bot post as the other app, where it may not be invited. Said once per mismatch.
+ */
+export function originCheck(
+  logger: Logger,
+): (identity: SlackIdentity, from: { teamId?: string; appId?: string }) => void {
+  const said = new Set<string>();
+  return (identity, from) => {
+    const mismatches = [
+      identity.appId && from.appId && from.appId !== identity.appId
+        ? `app ${from.appId}, while SLACK_BOT_TOKEN is app ${identity.appId}'s`
+        : undefined,
+      identity.teamId && from.teamId && from.teamId !== identity.teamId
+        ? `workspace ${from.teamId}, while SLACK_BOT_TOKEN is for workspace ${identity.teamId}`
+        : undefined,
+    ].filter((mismatch): mismatch is string => mismatch !== undefined);
+    for (const mismatch of mismatches) {
+      if (said.has(mismatch)) continue;
+      said.add(mismatch);
+      logger.error(
+        `a Slack request came from ${mismatch}: SLACK_SIGNING_SECRET (or SLACK_APP_TOKEN) and SLACK_BOT_TOKEN belong to different apps. ` +
+          'Copy all of them from the one app ("Basic Information" and "OAuth & Permissions")',
+      );
+    }
+  };
 }
 
 /**

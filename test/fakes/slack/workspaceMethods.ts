@@ -28,6 +28,27 @@ const authTest: SlackMethod = {
   },
 };
 
+/** `bots.info`: the bot's own record (its app among it); another bot id is not found. */
+const botsInfo: SlackMethod = {
+  scopes: () => ['users:read'],
+  answer(args, ws) {
+    const { botId, botUserId, appId } = ws.identity;
+    if (stringArg(args, 'bot') !== botId) return fail('bot_not_found');
+    return {
+      ok: true,
+      bot: {
+        id: botId,
+        deleted: false,
+        name: 'docs-agent',
+        updated: 1_700_000_000,
+        app_id: appId,
+        user_id: botUserId,
+        icons: {},
+      },
+    };
+  },
+};
+
 const usersInfo: SlackMethod = {
   scopes: () => ['users:read'],
   answer(args, ws) {
@@ -107,6 +128,7 @@ function tooLong(view: Json, key: string, max: number): string[] {
 
 export const workspaceMethods: Record<string, SlackMethod> = {
   'auth.test': authTest,
+  'bots.info': botsInfo,
   'users.info': usersInfo,
   'conversations.open': conversationsOpen,
   'views.open': viewsOpen,
