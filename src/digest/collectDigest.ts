@@ -85,7 +85,9 @@ async function periodNumbers(
   // Numbers read before the period ended in Mintlify's time (a digest early in a time zone east of
   // UTC) stand for last week in the next digest, but a second digest of this one reads them again.
   const final = kept !== undefined && periodEndedInUtc(period, new Date(kept.collectedAt));
-  if (kept?.complete && final && kept.top.length >= Math.min(top, kept.pathCount)) {
+  // Read in full, or as far as DIGEST_MAX_PAGES lets it (a site past it is read to the same cap again).
+  const readAsFar = kept !== undefined && (kept.complete || kept.pagesRead >= maxPages);
+  if (readAsFar && final && kept.top.length >= Math.min(top, kept.pathCount)) {
     return { ...kept, top: kept.top.slice(0, top) };
   }
   const startedAt = ctx.now();

@@ -266,7 +266,9 @@ async function createAndPost(
       repository: null,
       ref: null,
       model: null,
-      createdAt: job.createdAt ?? now.toISOString(),
+      // A time Mintlify gave that does not parse would break the card and every list it is in.
+      createdAt:
+        job.createdAt && !Number.isNaN(Date.parse(job.createdAt)) ? job.createdAt : now.toISOString(),
       updatedAt: now.toISOString(),
       finishedAt: null,
       round: 0,

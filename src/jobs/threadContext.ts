@@ -63,11 +63,13 @@ export async function transcriptOf(
 }
 
 async function messageLine(message: ThreadMessage, userNames: UserNames): Promise<string> {
+  // A name begins the line (people choose theirs, other apps their bots'): it must not pass for the
+  // prompt's own section markers (`--- end ---`), so no run of dashes is kept in it.
   const name = oneLine(
     message.user
       ? ((await userNames(message.user).catch(() => undefined)) ?? message.user)
       : (message.bot_profile?.name ?? message.username ?? 'a bot'),
-  );
+  ).replace(/-{2,}/g, '–');
   const text = truncate((await slackToPlainText(message.text ?? '', userNames)).trim(), MESSAGE_MAX_CHARS);
   const files = filesNote(message.files);
   const body = [text, files].filter(Boolean).join(' ');

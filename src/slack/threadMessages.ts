@@ -13,6 +13,29 @@ export interface ThreadMessage {
 }
 
 const PAGE_SIZE = 200;
+/**
+ * A message's text kept when read: past what a prompt quotes of it (3,000 characters). A thread of
+ * long messages read whole (with their blocks) would hold tens of megabytes per read.
+ */
+const TEXT_KEPT = 4_000;
+const FILES_KEPT = 20;
+
+/** The fields the bot reads of a message, its text cut: what a read keeps of each. */
+function slim(message: ThreadMessage): ThreadMessage {
+  const kept: ThreadMessage = { ts: message.ts };
+  if (message.user !== undefined) kept.user = message.user;
+  if (message.bot_id !== undefined) kept.bot_id = message.bot_id;
+  if (message.subtype !== undefined) kept.subtype = message.subtype;
+  if (message.text !== undefined) kept.text = message.text.slice(0, TEXT_KEPT);
+  if (message.username !== undefined) kept.username = message.username;
+  if (message.bot_profile?.name !== undefined) kept.bot_profile = { name: message.bot_profile.name };
+  if (message.files !== undefined) {
+    kept.files = message.files
+      .slice(0, FILES_KEPT)
+      .map((file) => ({ name: file.name ?? null, title: file.title ?? null }));
+  }
+  return kept;
+}
 /** The most messages kept (after the parent): the newest, which matter most to the request. */
 const KEEP = 1_000;
 /** A thread longer than this many pages is read only this far. */
@@ -56,7 +79,8 @@ export async function readThreadMessage(
     inclusive: true,
     limit: 2,
   });
-  return ((answer.messages ?? []) as ThreadMessage[]).find((message) => message.ts === ts);
+  const found = ((answer.messages ?? []) as ThreadMessage[]).find((message) => message.ts === ts);
+  return found && slim(found);
 }
 
 /**
@@ -81,7 +105,7 @@ export async function readThread(
       limit: PAGE_SIZE,
       ...(cursor ? { cursor } : {}),
     });
-    messages.push(...((answer.messages ?? []) as ThreadMessage[]));
+    messages.push(...((answer.messages ?? []) as ThreadMessage[]).map(slim));
     if (messages.length > KEEP + 1) {
       messages.splice(1, messages.length - KEEP - 1); // the parent stays first
       dropped = true;

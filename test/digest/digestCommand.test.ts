@@ -63,6 +63,18 @@ describe('/docs-agent digest', () => {
     expect(res.json).toMatchObject({ text: expect.stringContaining('`/docs-agent digest`') });
   });
 
+  it('a site past DIGEST_MAX_PAGES is read to the cap once: a second digest of the period reads nothing', async () => {
+    h = await startBot({ env: { DIGEST_MAX_PAGES: '2' } });
+    h.mintlify.setVisitors(rows(600)); // 3 pages
+    await h.command('digest', { channel_id: 'C0DOCS' });
+    await h.slack.waitForCall('chat.postMessage', (call) => call.args.channel === 'C0DOCS');
+    expect(offsets(pageRequests(h))).toEqual([0, 250]);
+    await h.command('digest', { channel_id: 'C0OTHER' });
+    const second = await h.slack.waitForCall('chat.postMessage', (call) => call.args.channel === 'C0OTHER');
+    expect(shown(second)).toContain('ranked from the first 2 pages of the export only');
+    expect(offsets(pageRequests(h))).toEqual([0, 250]);
+  });
+
   it('a 429 mid-way waits as Mintlify asks and resumes at the same offset', async () => {
     h = await startBot();
     h.mintlify.setVisitors(rows(600));

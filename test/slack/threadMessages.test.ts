@@ -1,0 +1,29 @@
+import { webApi } from '@slack/bolt';
+import { afterEach, expect, it } from 'vitest';
+import { readThread } from '../../src/slack/threadMessages.js';
+import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
+import { SECRETS } from '../support/botHarness.js';
+
+let slack: SlackFake | undefined;
+afterEach(async () => slack?.close());
+
+it('keeps of a thread only what a prompt can use of each message: a thread of long messages is not held whole', async () => {
+  slack = await startSlackFake({ botToken: SECRETS.botToken });
+  const long = 'x'.repeat(40_000);
+  const parent = slack.seedMessage('C0DOCS', { user: 'U0ADA', text: long });
+  for (let n = 0; n < 3; n += 1) {
+    slack.seedMessage('C0DOCS', {
+      user: 'U0BEA',
+      text: long,
+      thread_ts: parent.ts,
+      blocks: [{ type: 'section', text: { type: 'mrkdwn', text: long.slice(0, 3_000) } }],
+    });
+  }
+  const client = new webApi.WebClient(SECRETS.botToken, { slackApiUrl: slack.apiUrl });
+  const { messages } = await readThread(client, 'C0DOCS', parent.ts);
+  expect(messages).toHaveLength(4);
+  for (const message of messages) {
+    expect(message.text?.length).toBeLessThanOrEqual(4_000); // a prompt quotes 3,000 of it at most
+    expect(Object.keys(message).sort()).toEqual(['text', 'ts', 'user']);
+  }
+});
