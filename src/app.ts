@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { type Logger, webApi } from '@slack/bolt';
 import type { Config } from './config.js';
 import type { DigestJob } from './digest/digestSchedule.js';
@@ -117,6 +118,10 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
 
   // Aborted when stopping work runs past its grace: a wait between Mintlify retries ends then.
   const retryWaits = new AbortController();
+  // Every wait between Mintlify's retries, and every write waiting for Redis, listens to it while it
+  // lasts (and stops when it ends): dozens at once in an outage are no leak, though past Node's
+  // default of 10 it prints one. Bounded still, so a real leak would show.
+  setMaxListeners(1_000, retryWaits.signal);
   // Work outside the queues (Home tab publishes, the queues' reconciliation): stopping waits for it a little.
   const background = new InFlight();
 
