@@ -19,6 +19,10 @@ export const JOB_THREAD_HELP = [
   'Start a reply with `//` to keep it between people. `/docs-agent help` says more.',
 ].join(' ');
 
+/** A lone "stop" or "cancel" outside a job's thread (any door): there is no stopping a job from Slack. */
+export const NO_STOP_TEXT =
+  'I can’t stop a docs agent job from Slack (Mintlify has no way to): if you don’t want a job’s changes, close its pull request. To change what a job does, reply in its card’s thread.';
+
 /** The answer to a lone "stop" or "cancel" in a job's thread: nothing can stop the job from Slack. */
 export function cannotStopText(word: string): string {
   return `I can’t stop a docs agent job from Slack (Mintlify has no way to), so I didn’t send “${escapeSlackText(word)}” to the agent: it would reach the agent as an instruction (and set a finished job working again). If you don’t want its changes, close its pull request. To change what it does, reply here with what you want instead.`;

@@ -41,7 +41,7 @@ export type MessageToBotOutcome =
   | { kind: 'job_thread' }
   | { kind: 'refused'; text: string }
   /** `inJobThread`: asked in a job's thread, where a mention is a follow-up. */
-  | { kind: 'help'; inJobThread?: true }
+  | { kind: 'help'; inJobThread?: true; stop?: true }
   /** `digest` alone: a word for `/docs-agent`, not an instruction. */
   | { kind: 'command_word'; word: 'digest' }
   /** `status` alone: the channel's recent jobs (a mention), or the person's own (the DM). */
@@ -123,7 +123,8 @@ export async function handleMessageToBot(
   }
   // A lone "stop" or "cancel" outside a job's thread has no job to stop: it would start one.
   const noJobToStop = !jobThread && isStopWord(instruction);
-  if (instruction === '' || talk === 'greeting' || noJobToStop) {
+  if (noJobToStop) return { kind: 'help', stop: true };
+  if (instruction === '' || talk === 'greeting') {
     return jobThread ? { kind: 'help', inJobThread: true } : { kind: 'help' };
   }
   if (talk === 'thanks') return { kind: 'small_talk' };

@@ -4,6 +4,7 @@ import {
   DM_HELP,
   JOB_THREAD_HELP,
   MENTION_HELP,
+  NO_STOP_TEXT,
   SOMETHING_WRONG,
 } from '../jobs/doorAnswers.js';
 import { budgetNote } from '../jobs/jobAnswers.js';
@@ -76,7 +77,8 @@ export async function answerMessageToBot(
       await client.chat.postMessage({
         channel,
         thread_ts: threadTs,
-        text: message.door === 'dm' ? DM_HELP : MENTION_HELP,
+        // A lone "stop": said first that no door can stop a job, as the slash command says it.
+        text: `${outcome.stop ? `${NO_STOP_TEXT}\n\n` : ''}${message.door === 'dm' ? DM_HELP : MENTION_HELP}`,
         unfurl_links: false,
       });
       return;

@@ -133,6 +133,7 @@ describe('@docs-agent <instruction>', () => {
     const said = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: `<@${BOT}> stop` });
     await h.event(mention({ ts: said.ts, text: said.text }));
     const help = await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === said.ts);
+    expect(String(help.args.text)).toMatch(/^I can’t stop a docs agent job from Slack/); // as the slash command says
     expect(String(help.args.text)).toContain('Tell me what to change in the docs');
     await h.bot.drained();
     expect(prompts(h)).toEqual([]);

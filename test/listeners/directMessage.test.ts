@@ -153,6 +153,10 @@ describe('a direct message to the bot', () => {
       const asked = await sendDm(h, text);
       const help = await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === asked);
       expect(String(help.args.text)).toContain('How to use the docs agent');
+      // A stop is told first that no door can stop a job.
+      expect(String(help.args.text).startsWith('I can’t stop a docs agent job from Slack')).toBe(
+        text === 'stop',
+      );
     }
     await h.bot.drained();
     expect(h.mintlify.requests).toHaveLength(0);

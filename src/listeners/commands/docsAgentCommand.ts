@@ -7,6 +7,7 @@ import type {
 } from '@slack/bolt';
 import type { Config } from '../../config.js';
 import { accessRefusal } from '../../jobs/access.js';
+import { NO_STOP_TEXT } from '../../jobs/doorAnswers.js';
 import { USAGE } from '../../jobs/jobAnswers.js';
 import { escapeSlackText, truncate } from '../../slack/escape.js';
 import { decodeEntities } from '../../slack/plainText.js';
@@ -15,8 +16,6 @@ import { type ListenerContext, notQueuedReason, notQueuedText } from '../context
 import { type DocsAgentRequest, parseDocsAgentCommand } from './parseDocsAgentCommand.js';
 
 const EMPTY = `Tell me what to change in the docs, for example \`/docs-agent Document the new --dry-run flag\`.\n\n${USAGE}`;
-const STOP =
-  'I can’t stop a docs agent job from Slack (Mintlify has no way to): if you don’t want a job’s changes, close its pull request. To change what a job does, reply in its card’s thread.';
 // Each stays as it is (Slack does not let a command's answer be replaced): true once all is done, too.
 const STARTING = ':hourglass_flowing_sand: Starting a docs agent job: its card will appear here.';
 const GATHERING =
@@ -43,7 +42,10 @@ export function acknowledgeCommand(
       // Slack escapes &, < and >: decoded before the cut, so the cut never splits an entity.
       const typed = escapeSlackText(truncate(decodeEntities(request.text), 100));
       const said = `I didn’t start a job for “${typed}”.`;
-      return { reply: ephemeral(request.stop ? `${STOP} ${said}` : `${said} ${EMPTY}`), work: undefined };
+      return {
+        reply: ephemeral(request.stop ? `${NO_STOP_TEXT} ${said}` : `${said} ${EMPTY}`),
+        work: undefined,
+      };
     }
     case 'status':
       return { reply: undefined, work: request };
