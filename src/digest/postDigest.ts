@@ -103,6 +103,10 @@ export async function postDigestNow(
   request: DigestRequest,
 ): Promise<DigestRequestOutcome> {
   const period = periodOfRun(ctx.now(), ctx.config.digest.timezone);
+  // Where the bot is not a member (a channel it was not invited to, a DM between people), the digest
+  // could not be posted: found out before the numbers are read, which asking again would spend again.
+  const closed = await closedToBot(ctx, request.channel);
+  if (closed) return { kind: 'failed', period, error: closed, text: digestFailureText(closed, ctx.now()) };
   const giveUpMs = Math.min(ctx.config.digest.giveUpMs, ON_REQUEST_GIVE_UP_MAX_MS);
   // One at a time per channel: a second request would spend the same shared analytics budget again.
   // And one at a time in the whole deployment: a digest may wait long for Mintlify's analytics limit,
@@ -149,6 +153,17 @@ export async function postDigestNow(
     { logger: ctx.logger },
   );
   return leased.ran ? leased.value : { kind: 'in_progress', period };
+}
+
+/** Slack's refusal to let the bot read the channel, when it says the bot is not in it (else undefined: go on). */
+async function closedToBot(ctx: DigestContext, channel: string): Promise<unknown> {
+  try {
+    await ctx.slack.conversations.history({ channel, limit: 1 });
+    return undefined;
+  } catch (error) {
+    const kind = classifySlackError(error);
+    return kind === 'not_in_channel' || kind === 'channel_gone' ? error : undefined;
+  }
 }
 
 /** A digest posted on request is still in its channel (not deleted); when Slack cannot say, it is taken to be. */

@@ -199,6 +199,21 @@ describe('/docs-agent digest', () => {
     expect(h.logs.some((line) => line.includes('not_in_channel: invite the bot to the channel'))).toBe(true);
   });
 
+  it('where the bot is not a member, says to invite it before reading any numbers (asking again spends none)', async () => {
+    h = await startBot();
+    h.mintlify.setVisitors(rows(3));
+    h.slack.setBotMember('C0CLOSED', false);
+    await h.command('digest', { channel_id: 'C0CLOSED', response_url: h.slack.responseUrl('closed') });
+    const answer = await h.slack.waitForCall(
+      'response_url',
+      (call) => call.responseId === 'closed' && call.args.text !== undefined,
+    );
+    expect(answer.args.text).toContain('/invite @docs-agent');
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('visitors')).toEqual([]);
+    expect(h.slack.callsTo('chat.postMessage')).toEqual([]);
+  });
+
   it('in a private channel the bot is not in, says to invite it; asked again, reads no visitor numbers twice', async () => {
     h = await startBot();
     h.mintlify.setVisitors(rows(3));
