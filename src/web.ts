@@ -82,15 +82,12 @@ export function createWeb(
   const app = new App({
     // The one workspace's token and the bot's ids (Bolt's authorize, rather than its `token`, which
     // needs the ids before the receiver listens or asks auth.test for them again).
-    authorize: async (source, body) => {
+    authorize: async (_source, body) => {
       const known =
         identity ??
         (await withTimeout(options.identity, IDENTITY_WAIT_MS, 'Slack did not confirm SLACK_BOT_TOKEN'));
       const appId = (body as { api_app_id?: unknown } | undefined)?.api_app_id;
-      checkOrigin(known, {
-        ...(source.teamId ? { teamId: source.teamId } : {}),
-        ...(typeof appId === 'string' ? { appId } : {}),
-      });
+      checkOrigin(known, typeof appId === 'string' ? { appId } : {});
       return { botToken: config.slack.botToken, botId: known.botId, botUserId: known.botUserId };
     },
     receiver: createReceiver(config, logger),

@@ -69,7 +69,7 @@ async function messageLine(message: ThreadMessage, userNames: UserNames): Promis
     message.user
       ? ((await userNames(message.user).catch(() => undefined)) ?? message.user)
       : (message.bot_profile?.name ?? message.username ?? 'a bot'),
-  ).replace(/-{2,}/g, '–');
+  ).replace(/[\p{Pd}\u2212]{2,}/gu, '–');
   const text = truncate((await slackToPlainText(message.text ?? '', userNames)).trim(), MESSAGE_MAX_CHARS);
   const files = filesNote(message.files);
   const body = [text, files].filter(Boolean).join(' ');

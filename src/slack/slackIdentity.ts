@@ -7,7 +7,7 @@ export interface SlackIdentity {
   botId: string;
   /** The workspace the token is for. */
   teamId?: string;
-  /** The app the token is for; unknown when Slack would not say. */
+  /** The app the token is for; unknown until Slack says (shortly after the start), or when it would not. */
   appId?: string;
 }
 
@@ -47,15 +47,21 @@ export async function verifySlackToken(client: webApi.WebClient, logger: Logger)
       `SLACK_BOT_TOKEN lacks ${missing.join(', ')}: update the app from manifest.yml and reinstall it`,
     );
   }
-  // The app, to tell a request of another app (its signing secret or app token set beside this
-  // token) from this one's. Not known is no reason to stop: the check is then left out.
-  const app = await client.bots.info({ bot: auth.bot_id }).catch(() => undefined);
-  return {
+  const identity: SlackIdentity = {
     botUserId: auth.user_id,
     botId: auth.bot_id,
     ...(auth.team_id ? { teamId: auth.team_id } : {}),
-    ...(app?.bot?.app_id ? { appId: app.bot.app_id } : {}),
   };
+  // The app, to tell a request of another app (its signing secret or app token set beside this
+  // token) from this one's: learnt after the start, which does not wait for it (requests wait for
+  // the identity). Not known, the check is left out.
+  void client.bots.info({ bot: auth.bot_id }).then(
+    (app) => {
+      if (app.bot?.app_id) identity.appId = app.bot.app_id;
+    },
+    () => {},
+  );
+  return identity;
 }
 
 /**
@@ -63,27 +69,16 @@ export async function verifySlackToken(client: webApi.WebClient, logger: Logger)
  * app-level token) of one app beside the bot token of another (a development app's and the team's,
  * say) has the bot post as the other app, where it may not be invited. Said once per mismatch.
  */
-export function originCheck(
-  logger: Logger,
-): (identity: SlackIdentity, from: { teamId?: string; appId?: string }) => void {
+export function originCheck(logger: Logger): (identity: SlackIdentity, from: { appId?: string }) => void {
+  // The app alone: a request's team is the acting person's (a Slack Connect partner's is another).
   const said = new Set<string>();
   return (identity, from) => {
-    const mismatches = [
-      identity.appId && from.appId && from.appId !== identity.appId
-        ? `app ${from.appId}, while SLACK_BOT_TOKEN is app ${identity.appId}'s`
-        : undefined,
-      identity.teamId && from.teamId && from.teamId !== identity.teamId
-        ? `workspace ${from.teamId}, while SLACK_BOT_TOKEN is for workspace ${identity.teamId}`
-        : undefined,
-    ].filter((mismatch): mismatch is string => mismatch !== undefined);
-    for (const mismatch of mismatches) {
-      if (said.has(mismatch)) continue;
-      said.add(mismatch);
-      logger.error(
-        `a Slack request came from ${mismatch}: SLACK_SIGNING_SECRET (or SLACK_APP_TOKEN) and SLACK_BOT_TOKEN belong to different apps. ` +
-          'Copy all of them from the one app ("Basic Information" and "OAuth & Permissions")',
-      );
-    }
+    if (!identity.appId || !from.appId || from.appId === identity.appId || said.has(from.appId)) return;
+    said.add(from.appId);
+    logger.error(
+      `a Slack request came from app ${from.appId}, while SLACK_BOT_TOKEN is app ${identity.appId}'s: SLACK_SIGNING_SECRET (or SLACK_APP_TOKEN) and SLACK_BOT_TOKEN belong to different apps. ` +
+        'Copy all of them from the one app ("Basic Information" and "OAuth & Permissions")',
+    );
   };
 }
 

@@ -20,13 +20,13 @@ const PAGE_SIZE = 200;
 const TEXT_KEPT = 4_000;
 const FILES_KEPT = 20;
 
-/** The fields the bot reads of a message, its text cut: what a read keeps of each. */
-function slim(message: ThreadMessage): ThreadMessage {
+/** The fields the bot reads of a message, its text cut to `textKept`: what a read keeps of each. */
+function slim(message: ThreadMessage, textKept = TEXT_KEPT): ThreadMessage {
   const kept: ThreadMessage = { ts: message.ts };
   if (message.user !== undefined) kept.user = message.user;
   if (message.bot_id !== undefined) kept.bot_id = message.bot_id;
   if (message.subtype !== undefined) kept.subtype = message.subtype;
-  if (message.text !== undefined) kept.text = message.text.slice(0, TEXT_KEPT);
+  if (message.text !== undefined) kept.text = message.text.slice(0, textKept);
   if (message.username !== undefined) kept.username = message.username;
   if (message.bot_profile?.name !== undefined) kept.bot_profile = { name: message.bot_profile.name };
   if (message.files !== undefined) {
@@ -80,7 +80,8 @@ export async function readThreadMessage(
     limit: 2,
   });
   const found = ((answer.messages ?? []) as ThreadMessage[]).find((message) => message.ts === ts);
-  return found && slim(found);
+  // One message, whole: the shortcut quotes the message it was chosen on in full.
+  return found && slim(found, Number.POSITIVE_INFINITY);
 }
 
 /**
@@ -105,7 +106,7 @@ export async function readThread(
       limit: PAGE_SIZE,
       ...(cursor ? { cursor } : {}),
     });
-    messages.push(...((answer.messages ?? []) as ThreadMessage[]).map(slim));
+    messages.push(...((answer.messages ?? []) as ThreadMessage[]).map((message) => slim(message)));
     if (messages.length > KEEP + 1) {
       messages.splice(1, messages.length - KEEP - 1); // the parent stays first
       dropped = true;

@@ -1,6 +1,6 @@
 import { webApi } from '@slack/bolt';
 import { afterEach, expect, it } from 'vitest';
-import { readThread } from '../../src/slack/threadMessages.js';
+import { readThread, readThreadMessage } from '../../src/slack/threadMessages.js';
 import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
 import { SECRETS } from '../support/botHarness.js';
 
@@ -26,4 +26,16 @@ it('keeps of a thread only what a prompt can use of each message: a thread of lo
     expect(message.text?.length).toBeLessThanOrEqual(4_000); // a prompt quotes 3,000 of it at most
     expect(Object.keys(message).sort()).toEqual(['text', 'ts', 'user']);
   }
+});
+
+it('reads one chosen message whole: the shortcut quotes it in full', async () => {
+  slack = await startSlackFake({ botToken: SECRETS.botToken });
+  const parent = slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'spec' });
+  const chosen = slack.seedMessage('C0DOCS', {
+    user: 'U0BEA',
+    text: 'y'.repeat(10_000),
+    thread_ts: parent.ts,
+  });
+  const client = new webApi.WebClient(SECRETS.botToken, { slackApiUrl: slack.apiUrl });
+  expect((await readThreadMessage(client, 'C0DOCS', parent.ts, chosen.ts))?.text).toHaveLength(10_000);
 });
