@@ -30,8 +30,8 @@ const OTHERS_SLACK_VARIABLES = new Set([
 /**
  * What is allowed but likely not meant, told once at start (a warning, never a refusal): variables
  * that look like the bot's but that it does not read (ALLOWED_USERS would leave the bot open to
- * everyone, unsaid), and a digest whose buttons ALLOWED_CHANNEL_IDS would refuse. Names only, never
- * a value.
+ * everyone, unsaid), Socket Mode where the platform gives a port, and a digest whose buttons
+ * ALLOWED_CHANNEL_IDS would refuse. Names only, never a value.
  */
 export function configurationWarnings(env: Record<string, string | undefined>, config: Config): string[] {
   const known = new Set(ENVIRONMENT_VARIABLES);

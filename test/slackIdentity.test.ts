@@ -70,7 +70,7 @@ describe('the bot token’s scopes at start', () => {
       const lines: string[] = [];
       const logger = createLogger({ level: 'debug', secrets: [], sink: (line) => lines.push(line) });
       const client = new webApi.WebClient(SECRETS.botToken, { slackApiUrl: `http://127.0.0.1:${port}/api/` });
-      expect(await verifySlackToken(client, logger)).toEqual({ botUserId: 'U1', botId: 'B1', teamId: 'T1' });
+      expect(await verifySlackToken(client, logger)).toEqual({ botUserId: 'U1', botId: 'B1' });
       expect(lines.filter((line) => line.includes('lacks'))).toEqual([]);
     } finally {
       server.close();

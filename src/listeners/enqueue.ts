@@ -4,7 +4,7 @@ import type { Submission, WorkQueue } from '../queue/queue.js';
 import type { SlackRequest } from '../requests/slackRequest.js';
 import { retryInBackground } from '../store/retryInBackground.js';
 import { TooLateError, withTimeout } from '../withTimeout.js';
-import { type ListenerContext, MayHaveQueuedError } from './context.js';
+import { type ListenerContext, MayHaveQueuedError, notQueuedReason } from './context.js';
 
 /** How long a listener waits for the queue to take a request before it answers "try again shortly". */
 const ENQUEUE_TIMEOUT_MS = 1_000;
@@ -57,13 +57,13 @@ export function createEnqueue(options: {
   const holdEvent = (request: SlackRequest, jobId: string, first: Submission, error: unknown): void => {
     if (stopped) {
       logger.error(
-        `a Slack event (${request.kind}) the queue did not take is lost: the bot is stopping (${String(error)})`,
+        `a Slack event (${request.kind}) the queue did not take is lost: the bot is stopping (${notQueuedReason(error)})`,
       );
       return;
     }
     held.add(jobId);
     logger.warn(
-      `a Slack event (${request.kind}) could not be queued (${String(error)}); Socket Mode does not send it again, so it is queued once Redis answers`,
+      `a Slack event (${request.kind}) could not be queued (${notQueuedReason(error)}); Socket Mode does not send it again, so it is queued once Redis answers`,
     );
     let submission = first;
     retryInBackground(

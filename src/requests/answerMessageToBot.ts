@@ -1,4 +1,4 @@
-import type { Logger, webApi } from '@slack/bolt';
+import type { Logger, types, webApi } from '@slack/bolt';
 import {
   commandWordText,
   DM_HELP,
@@ -31,8 +31,16 @@ export async function answerMessageToBot(
   const threadTs = message.threadTs ?? ts;
   // Slack shows an ephemeral in a thread only if that thread has replies: under a message that has
   // none, it shows nobody. Such a message's thread exists once its job's card is posted there.
-  const toPerson = (text: string, inThread = message.threadTs !== undefined) =>
-    client.chat.postEphemeral({ channel, user, text, ...(inThread ? { thread_ts: threadTs } : {}) });
+  const toPerson = (
+    said: string | { text: string; blocks: types.KnownBlock[] },
+    inThread = message.threadTs !== undefined,
+  ) =>
+    client.chat.postEphemeral({
+      channel,
+      user,
+      ...(typeof said === 'string' ? { text: said } : said),
+      ...(inThread ? { thread_ts: threadTs } : {}),
+    });
   switch (outcome.kind) {
     case 'duplicate':
     case 'job_thread':
@@ -55,12 +63,7 @@ export async function answerMessageToBot(
       const list =
         outcome.scope === 'person' ? personJobList(outcome.records) : channelJobList(outcome.records);
       if (message.door !== 'dm') {
-        await client.chat.postEphemeral({
-          channel,
-          user,
-          ...list,
-          ...(message.threadTs !== undefined ? { thread_ts: threadTs } : {}),
-        });
+        await toPerson(list);
         return;
       }
       await client.chat.postMessage({ channel, thread_ts: threadTs, ...list, unfurl_links: false });

@@ -1,12 +1,10 @@
 import type { Logger, webApi } from '@slack/bolt';
 import { withoutCredentials } from '../log.js';
 
-/** The bot's own ids in the workspace, from `auth.test` (and `bots.info`, for its app) at start. */
+/** The bot's own ids in the workspace, from `auth.test` at start (and `bots.info`, for its app, just after). */
 export interface SlackIdentity {
   botUserId: string;
   botId: string;
-  /** The workspace the token is for. */
-  teamId?: string;
   /** The app the token is for; unknown until Slack says (shortly after the start), or when it would not. */
   appId?: string;
 }
@@ -47,11 +45,7 @@ export async function verifySlackToken(client: webApi.WebClient, logger: Logger)
       `SLACK_BOT_TOKEN lacks ${missing.join(', ')}: update the app from manifest.yml and reinstall it`,
     );
   }
-  const identity: SlackIdentity = {
-    botUserId: auth.user_id,
-    botId: auth.bot_id,
-    ...(auth.team_id ? { teamId: auth.team_id } : {}),
-  };
+  const identity: SlackIdentity = { botUserId: auth.user_id, botId: auth.bot_id };
   // The app, to tell a request of another app (its signing secret or app token set beside this
   // token) from this one's: learnt after the start, which does not wait for it (requests wait for
   // the identity). Not known, the check is left out.
@@ -65,9 +59,9 @@ export async function verifySlackToken(client: webApi.WebClient, logger: Logger)
 }
 
 /**
- * Whether a request came from the app and workspace SLACK_BOT_TOKEN is for: a signing secret (or an
- * app-level token) of one app beside the bot token of another (a development app's and the team's,
- * say) has the bot post as the other app, where it may not be invited. Said once per mismatch.
+ * Whether a request came from the app SLACK_BOT_TOKEN is for: a signing secret (or an app-level
+ * token) of one app beside the bot token of another (a development app's and the team's, say) has
+ * the bot post as the other app, where it may not be invited. Said once per other app.
  */
 export function originCheck(logger: Logger): (identity: SlackIdentity, from: { appId?: string }) => void {
   // The app alone: a request's team is the acting person's (a Slack Connect partner's is another).
