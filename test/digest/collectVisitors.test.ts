@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   type CollectOptions,
   collectVisitors,
@@ -222,9 +222,8 @@ describe('collecting a period’s visitors', () => {
     fake.setVisitors(rows(300));
     fake.injectFault('visitors', { status: 429, retryAfter: '600' }, 10);
     const shutdown = new AbortController();
-    setTimeout(() => shutdown.abort(), 50);
 
-    const error = await failureOf(
+    const failing = failureOf(
       collectVisitors(client, PROJECT_ID, period, {
         top: 3,
         maxPages: 100,
@@ -232,6 +231,10 @@ describe('collecting a period’s visitors', () => {
         signal: shutdown.signal,
       }),
     );
+    // Stopped while it waits out the 429's ten minutes, not before its first read.
+    await vi.waitFor(() => expect(fake.requestsFor('visitors')).toHaveLength(1));
+    shutdown.abort();
+    const error = await failing;
 
     expect(error.name).toBe('AbortError');
   });
