@@ -33,7 +33,11 @@ const OTHERS_SLACK_VARIABLES = new Set([
  * everyone, unsaid), Socket Mode where the platform gives a port, and a digest whose buttons
  * ALLOWED_CHANNEL_IDS would refuse. Names only, never a value.
  */
-export function configurationWarnings(env: Record<string, string | undefined>, config: Config): string[] {
+export function configurationWarnings(
+  env: Record<string, string | undefined>,
+  config: Config,
+  { receivesRequests = true }: { receivesRequests?: boolean } = {},
+): string[] {
   const known = new Set(ENVIRONMENT_VARIABLES);
   const warnings = Object.keys(env)
     .filter(
@@ -49,8 +53,10 @@ export function configurationWarnings(env: Record<string, string | undefined>, c
       const meant = closestVariable(name, [...known]);
       return `${name} is set, but docs-agent reads no such variable, so it is ignored${meant ? `: did you mean ${meant}?` : ' (README.md lists every variable)'}`;
     });
-  // A platform that sets PORT (Heroku's web dyno) stops a process that never listens on it.
-  if (config.slack.socketMode && config.services.web && (env.PORT ?? '').trim() !== '') {
+  // A platform that sets PORT (Heroku's web dyno) stops a process that never listens on it; a one-off
+  // run (`npm run digest` on a one-off dyno, which has PORT too) listens for nothing anyway.
+  const listens = receivesRequests && config.services.web;
+  if (config.slack.socketMode && listens && (env.PORT ?? '').trim() !== '') {
     warnings.push(
       "SLACK_APP_TOKEN is set, so the bot runs in Socket Mode and listens on no port, yet PORT is set: a platform that gives a web process a port (Heroku's web dyno) stops one that does not listen on it. Unset SLACK_APP_TOKEN (and turn Socket Mode off in the app) to run over HTTP there",
     );

@@ -25,7 +25,7 @@ export function readConfiguration(
   try {
     const config = loadConfig(process.env, options);
     const logger = createLogger({ level: config.logLevel, secrets: secretsOf(config) });
-    for (const warning of configurationWarnings(process.env, config)) logger.warn(warning);
+    for (const warning of configurationWarnings(process.env, config, options)) logger.warn(warning);
     return config;
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;

@@ -419,6 +419,22 @@ describe('warnings at start', () => {
     expect(configurationWarnings(noPort, loadConfig(noPort))).toEqual([]);
   });
 
+  it('says nothing of the port to a one-off run (npm run digest on a one-off dyno has PORT too)', () => {
+    for (const [name, value] of Object.entries({
+      ...valid,
+      ENV_FILE: 'none',
+      SLACK_APP_TOKEN: 'xapp-1-A0APP-1-abc',
+      PORT: '5000',
+    })) {
+      vi.stubEnv(name, value);
+    }
+    const lines: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((line) => lines.push(String(line)) > 0);
+    expect(readConfiguration('npm run digest cannot run', { receivesRequests: false })).toBeDefined();
+    expect(readConfiguration()).toBeDefined();
+    expect(lines.filter((line) => line.includes('PORT is set'))).toHaveLength(1);
+  });
+
   it('are logged once as the bot reads its configuration, and the bot starts', () => {
     for (const [name, value] of Object.entries({ ...valid, ENV_FILE: 'none', ALLOWED_USERS: 'U0ADA' })) {
       vi.stubEnv(name, value);
