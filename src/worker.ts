@@ -61,6 +61,8 @@ export interface WorkerTuning {
   digest?: DigestContext['collect'];
   /** How often a digest job is tried (default 4 times, a minute apart and more; then again an hour later). */
   digestTries?: DigestTries;
+  /** How often the worker makes sure the queues hold what they should (default 10 minutes). */
+  reconcileEveryMs?: number;
 }
 
 /** What the worker shares with the rest of its process (app.ts). */
@@ -216,7 +218,7 @@ export function startWorker(parts: WorkerParts): Worker {
   };
   const timer = setInterval(() => {
     reconcile(true).catch((error: unknown) => logger.warn(`could not check the queues: ${String(error)}`));
-  }, RECONCILE_EVERY_MS);
+  }, tuning.reconcileEveryMs ?? RECONCILE_EVERY_MS);
   timer.unref();
   return {
     jobs,

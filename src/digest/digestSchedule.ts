@@ -1,9 +1,9 @@
 import { previousScheduledRun } from '../queue/cron.js';
 import type { Processor, WorkQueue } from '../queue/queue.js';
-import { RENEWED_LEASE_MS } from '../store/lease.js';
+import { leaseHeld } from '../store/lease.js';
 import type { DigestContext } from './digestContext.js';
 import { type DigestPeriod, periodKey, periodOfRun } from './period.js';
-import { type DigestOutcome, postScheduledDigest } from './postDigest.js';
+import { type DigestOutcome, postScheduledDigest, scheduledDigestLease } from './postDigest.js';
 
 /**
  * The weekly digest on DIGEST_CRON in DIGEST_TIMEZONE, posted to DIGEST_CHANNEL: a job scheduler
@@ -29,6 +29,16 @@ export interface DigestTries {
 
 /** A digest that failed for good (the bot not in the channel, Mintlify refusing) is tried again this much later. */
 const DIGEST_AGAIN_AFTER_MS = 60 * 60_000;
+/**
+ * A digest another worker is posting (gathering may take an hour of analytics waits) is looked at
+ * again this much later: by then it is posted, or its holder died and its lease lapsed (6 s after).
+ */
+const BEING_POSTED_AGAIN_MS = 60_000;
+
+/** What a process without the digest's settings says when it meets the schedule's work. */
+const NOT_SET_UP_HERE =
+  'this process has no weekly digest (DIGEST_CHANNEL unset, or DIGEST_CRON=off) while another one schedules it: ' +
+  'give every process with the worker role the same DIGEST_* variables';
 
 /** A digest to post: of `period` (a catch-up), or of the week before the run (a scheduled one). */
 export interface DigestJob {
@@ -48,7 +58,10 @@ export async function scheduleDigest(
   const { channel, cron: pattern, timezone } = ctx.config.digest;
   if (!channel || !pattern) {
     // DIGEST_CHANNEL unset, or DIGEST_CRON=off, since the last start: no digest on a schedule.
-    await queue.unschedule(SCHEDULER_ID);
+    const removed = await queue.unschedule(SCHEDULER_ID);
+    // Removed at the start: the operator turned it off. Found again later: another process with the
+    // digest's settings put it back, and the two would take turns removing and adding it.
+    if (removed && options.quiet) ctx.logger.warn(`removed the weekly digest's schedule: ${NOT_SET_UP_HERE}`);
     if (channel && !options.quiet) {
       ctx.logger.info(
         `no weekly digest scheduled (DIGEST_CRON=off): \`npm run digest\` posts it to ${channel}`,
@@ -67,7 +80,12 @@ export async function scheduleDigest(
   // Written again with the life of a posted record: versions before gave it 92 days, shorter than a
   // yearly schedule's look-back, after which the catch-up would post it again.
   if (posted) await ctx.records.markPosted(posted);
-  const due = period && !posted && !(await ctx.records.failedRecently(period, channel));
+  const due =
+    period &&
+    !posted &&
+    !(await ctx.records.failedRecently(period, channel)) &&
+    // Being gathered by a worker right now (its scheduled run): a catch-up would only wait on it.
+    !(await leaseHeld(ctx.store.atomic, scheduledDigestLease(period, channel)));
   if (due) {
     // One catch-up per period, however many workers start at once; posted once (see postScheduledDigest).
     await queue.add(
@@ -89,8 +107,16 @@ export function digestProcessor(
   return async (job, signal) => {
     const ctx = contextFor(signal);
     const { channel, cron: pattern, timezone } = ctx.config.digest;
-    // Queued before the schedule was turned off (or DIGEST_CHANNEL unset).
-    if (!channel || !pattern) return undefined;
+    // Queued before the schedule was turned off (or DIGEST_CHANNEL unset), or scheduled by a process
+    // that has the settings this one lacks.
+    if (!channel || !pattern) {
+      ctx.logger.warn(
+        'a weekly digest job came to this process, which has no weekly digest (DIGEST_CHANNEL unset, or ' +
+          'DIGEST_CRON=off): not posted. If another process schedules it, give every process with the worker ' +
+          'role the same DIGEST_* variables',
+      );
+      return undefined;
+    }
     const why = job.name === 'catch-up' ? 'catch-up' : 'scheduled';
     // An occurrence older than the latest (no worker ran for weeks): only the latest week is news.
     const latest = previousScheduledRun(pattern, timezone, ctx.now());
@@ -110,9 +136,9 @@ export function digestProcessor(
       job.data.period ?? periodOfRun(new Date(job.scheduledFor ?? ctx.now().getTime()), timezone);
     const outcome = await postScheduledDigest(ctx, period, channel);
     report(ctx, outcome, why);
-    // Its lease is held, maybe by a worker that died posting it: look again once that lease has lapsed.
+    // Its lease is held, maybe by a worker that died posting it: look again a while later.
     if (outcome.kind === 'in_progress') {
-      return { again: { delayMs: RENEWED_LEASE_MS + 1_000, data: { ...job.data, period } } };
+      return { again: { delayMs: BEING_POSTED_AGAIN_MS, data: { ...job.data, period } } };
     }
     // Not posted: the queue tries it again later (here or in another worker), as long as attempts
     // remain; its week's catch-up waits an hour after the last failed try.
@@ -138,7 +164,8 @@ function report(ctx: DigestContext, outcome: DigestOutcome, why: 'scheduled' | '
       ctx.logger.info(`${what}: already posted (ts ${outcome.record.ts})`);
       return;
     case 'in_progress':
-      ctx.logger.info(`${what}: another worker is posting it`);
+      // Looked at again every minute while the other gathers: not worth a line each time.
+      ctx.logger.debug(`${what}: another worker is posting it`);
       return;
     case 'failed':
       return; // logged where it failed, once

@@ -34,6 +34,10 @@ export type DigestRequestOutcome =
 // A response URL works for 30 minutes: a person's digest gives up in time to be told so.
 const ON_REQUEST_GIVE_UP_MAX_MS = 25 * 60_000;
 
+/** The lease under which the digest of `period` is posted to `channel` on the schedule. */
+export const scheduledDigestLease = (period: DigestPeriod, channel: string) =>
+  `digest:${channel}:${periodKey(period)}`;
+
 /** The scheduled digest (and `npm run digest`): once per period and channel. */
 export async function postScheduledDigest(
   ctx: DigestContext,
@@ -44,7 +48,7 @@ export async function postScheduledDigest(
   // Renewed while the digest is gathered and posted: a worker that dies leaves it within seconds.
   const leased = await withRenewedLease(
     ctx.store.atomic,
-    `digest:${channel}:${periodKey(period)}`,
+    scheduledDigestLease(period, channel),
     RENEWED_LEASE_MS,
     async (lost): Promise<DigestOutcome> => {
       // Read under the lease: an instance that got here after another finished sees its record.

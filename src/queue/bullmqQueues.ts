@@ -374,8 +374,8 @@ export function openBullmqQueues(options: {
           { name: job.name, data: job.data, opts: retryOptions(job) },
         );
       },
-      async unschedule(schedulerId: string): Promise<void> {
-        await queue.removeJobScheduler(schedulerId);
+      async unschedule(schedulerId: string): Promise<boolean> {
+        return queue.removeJobScheduler(schedulerId);
       },
       async counts(): Promise<JobCounts> {
         // BullMQ 6 keeps a paused queue's jobs in 'wait': it has no 'paused' list any more.

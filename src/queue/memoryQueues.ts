@@ -137,9 +137,9 @@ class MemoryQueue<T> implements WorkQueue<T> {
     this.schedulers.set(schedulerId, cron);
   };
 
-  async unschedule(schedulerId: string): Promise<void> {
+  async unschedule(schedulerId: string): Promise<boolean> {
     this.schedulers.get(schedulerId)?.stop();
-    this.schedulers.delete(schedulerId);
+    return this.schedulers.delete(schedulerId);
   }
 
   async counts(): Promise<JobCounts> {

@@ -127,8 +127,8 @@ export interface WorkQueue<T> {
     repeat: { pattern: string; timezone: string },
     job: { name: string; data: T; attempts?: number; backoffMs?: number },
   ): Promise<void>;
-  /** Removes a job scheduler (a no-op when there is none). */
-  unschedule(schedulerId: string): Promise<void>;
+  /** Removes a job scheduler: true when there was one, false (and nothing done) when there was none. */
+  unschedule(schedulerId: string): Promise<boolean>;
   counts(): Promise<JobCounts>;
 }
 

@@ -33,6 +33,11 @@ export interface HeldLease {
  * a crashed holder blocks the work for at most `ttlMs`; callers pick a TTL well above the
  * time the guarded work takes.
  */
+/** Whether someone holds the lease `name` now (its work is under way somewhere). */
+export async function leaseHeld(atomic: AtomicOps, name: string): Promise<boolean> {
+  return (await atomic.holder(`lease:${name}`)) !== undefined;
+}
+
 export async function tryLease(atomic: AtomicOps, name: string, ttlMs: number): Promise<Lease | undefined> {
   const key = `lease:${name}`;
   const token = randomUUID();

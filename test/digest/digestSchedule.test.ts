@@ -210,6 +210,38 @@ describe('the weekly digest schedule', () => {
     ).toHaveLength(1);
   });
 
+  it('queues no catch-up for a week another worker is gathering, and catches up once that worker is gone', async () => {
+    const { slack, mintlify, namespace } = await fakes();
+    // Another worker gathering the week's digest (through an hour of analytics waits, say) holds its lease.
+    const other = await bot({ env: {}, slack, mintlify, namespace }); // no DIGEST_CHANNEL: no digest work
+    const lease = `lease:digest:${CHANNEL}:${periodKey(missedPeriod())}`;
+    expect(await other.bot.store.atomic.setIfAbsent(lease, 'the other worker', 60_000)).toBe(true);
+
+    const starting = await bot({ env: WEEKLY, slack, mintlify, namespace });
+    await logged(starting, /weekly digest scheduled/);
+    expect(await catchUpsQueued(starting, namespace)).toEqual([]);
+    await starting.stopBot();
+
+    // That worker died without posting it: its lease lapses, and the next start (or check) catches up.
+    await other.bot.store.atomic.deleteIfValue(lease, 'the other worker');
+    const next = await bot({ env: WEEKLY, slack, mintlify, namespace });
+    await logged(next, /posted the catch-up digest/);
+    expect(slack.callsTo('chat.postMessage')).toHaveLength(1);
+  });
+
+  it('a worker without the digest settings warns when another one keeps putting its schedule back', async () => {
+    const { slack, mintlify, namespace } = await fakes();
+    const configured = await bot({ env: WEEKLY, slack, mintlify, namespace, reconcileEveryMs: 100 });
+    await logged(configured, /posted the catch-up digest/);
+    // Its start removes the schedule without a word (that is how the digest is turned off); its
+    // checks find it back, put there by the other.
+    const unconfigured = await bot({ env: {}, slack, mintlify, namespace, reconcileEveryMs: 100 });
+    await logged(
+      unconfigured,
+      /WARN .*removed the weekly digest's schedule: this process has no weekly digest \(DIGEST_CHANNEL unset, or DIGEST_CRON=off\) while another one schedules it: give every process with the worker role the same DIGEST_\* variables/,
+    );
+  });
+
   it('runs on DIGEST_CRON and posts each period once however often it fires', async () => {
     const { slack, mintlify, namespace } = await fakes();
     const h = await bot({

@@ -408,8 +408,10 @@ describe.each([
     // Upserting the same scheduler replaces it: still one job per occurrence.
     await queue.schedule('tick', every, { name: 'tick', data: { kind: 'tick' } });
     await expect.poll(() => worked.runs.length).toBeGreaterThanOrEqual(2);
-    await queue.unschedule('tick');
-    await queue.unschedule('never-scheduled');
+    // Says whether there was one to remove (a process without the schedule's settings warns then).
+    expect(await queue.unschedule('tick')).toBe(true);
+    expect(await queue.unschedule('tick')).toBe(false);
+    expect(await queue.unschedule('never-scheduled')).toBe(false);
 
     expect(worked.runs.map((run) => run.job.name)).toEqual(worked.runs.map(() => 'tick'));
     expect(worked.runs.map((run) => run.job.data)).toContainEqual({ kind: 'tick' });

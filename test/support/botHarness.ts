@@ -57,6 +57,8 @@ export interface HarnessOptions {
   digestTries?: DocsAgentOptions['digestTries'];
   /** How long a job may read as it ended before, after a follow-up (the bot's default: 2 minutes). */
   followUpGraceMs?: number;
+  /** How often the worker makes sure the queues hold what they should (the bot's default: 10 minutes). */
+  reconcileEveryMs?: number;
   /** How long the queues' workers get to connect before the log says so (the bot's default: 15 s). */
   workersReadyWithinMs?: number;
   /** How often a process with the web role alone looks for a worker (the bot's default: a minute). */
@@ -96,6 +98,7 @@ export async function startBot(options: HarnessOptions = {}): Promise<BotHarness
     previews: { statusEveryMs: 50, limiter: { max: 1, durationMs: 100 }, ...options.previews },
     ...(options.recordAgainEveryMs ? { recordAgainEveryMs: options.recordAgainEveryMs } : {}),
     ...(options.digestTries ? { digestTries: options.digestTries } : {}),
+    ...(options.reconcileEveryMs ? { reconcileEveryMs: options.reconcileEveryMs } : {}),
     ...(options.followUpGraceMs === undefined ? {} : { followUpGraceMs: options.followUpGraceMs }),
     ...(options.workersReadyWithinMs ? { workersReadyWithinMs: options.workersReadyWithinMs } : {}),
     ...(options.workerWatchMs ? { workerWatchMs: options.workerWatchMs } : {}),
