@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from '@slack/bolt';
 import type { WorkQueue } from './queue/queue.js';
 import type { Store } from './store/store.js';
@@ -12,6 +13,9 @@ const ALIVE_KEY = 'worker-alive';
 const ANNOUNCE_EVERY_MS = 30_000;
 /** Three announcements missed: a worker restarting (a deploy) is not taken for none. */
 const ALIVE_FOR_MS = 3 * ANNOUNCE_EVERY_MS;
+/** Whether a web process has said that none runs, so that the others do not say it too. */
+const SAID_KEY = 'worker-missing-said';
+const SAID_FOR_MS = 60 * 60_000;
 
 export function announceWorker(store: Store): { stop(): void } {
   const announce = () => void store.kv.set(ALIVE_KEY, Date.now(), ALIVE_FOR_MS).catch(() => {});
@@ -27,10 +31,15 @@ export function watchForWorkers(
   logger: Logger,
   everyMs = 60_000,
 ): { stop(): void } {
+  // Said by one web process of many: the first to find it claims the saying, for an hour at most
+  // (an outage that lasts is said again). Only that one says when a worker is back.
+  const token = randomUUID();
   let said = false;
   const look = async () => {
-    const [alive, { waiting }] = await Promise.all([store.kv.get(ALIVE_KEY), requests.counts()]);
-    if (alive === undefined && waiting > 0 && !said) {
+    const [alive, { waiting, active }] = await Promise.all([store.kv.get(ALIVE_KEY), requests.counts()]);
+    // A request running is a worker at work, heartbeat or not (one of a version before it, in a deploy).
+    if (alive === undefined && waiting > 0 && active === 0) {
+      if (said || !(await store.atomic.setIfAbsent(SAID_KEY, token, SAID_FOR_MS))) return;
       said = true;
       logger.error(
         `${waiting} Slack request(s) wait in the queue, and no process with the worker role has run on this Redis ` +
@@ -39,6 +48,7 @@ export function watchForWorkers(
       );
     } else if (alive !== undefined && said) {
       said = false;
+      await store.atomic.deleteIfValue(SAID_KEY, token);
       logger.info(
         'a process with the worker role runs on this Redis again: the queued requests are worked off',
       );

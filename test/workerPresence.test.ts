@@ -34,3 +34,22 @@ it('a web process alone says plainly, once, that no worker runs while requests w
   await expect.poll(() => web.mintlify.requestsFor('createJob').length).toBe(2);
   expect(web.logs.filter((line) => line.includes(NO_WORKER))).toHaveLength(1);
 });
+
+it('with two web processes and no worker, one of them says so, and says when one runs again', async () => {
+  const namespace = uniqueNamespace('presence');
+  const webs = [await startBot({ namespace, env: { SERVICES: 'web' }, workerWatchMs: 50 })];
+  harnesses.push(webs[0]!);
+  const { slack, mintlify } = webs[0]!;
+  webs.push(await startBot({ namespace, slack, mintlify, env: { SERVICES: 'web' }, workerWatchMs: 50 }));
+  harnesses.push(webs[1]!);
+  await webs[0]!.command('Document the queue');
+  const lines = (text: string) => webs.flatMap((web) => web.logs).filter((line) => line.includes(text));
+  await expect.poll(() => lines(NO_WORKER)).toHaveLength(1);
+
+  // Both keep looking (every 50 ms) while a worker starts: nobody says it again.
+  const worker = await startBot({ namespace, slack, mintlify, env: { SERVICES: 'worker' } });
+  harnesses.push(worker);
+  await expect.poll(() => mintlify.requestsFor('createJob').length).toBe(1);
+  await expect.poll(() => lines('a process with the worker role runs on this Redis again')).toHaveLength(1);
+  expect(lines(NO_WORKER)).toHaveLength(1);
+});
