@@ -103,7 +103,9 @@ function shownEntry(entry: string, pattern: RegExp): string {
   // An ID is short: anything long may be a token pasted in the wrong place, and is not repeated.
   if (entry.length > 30) return `an entry of ${entry.length} characters`;
   const meant = (/^<[@#]([A-Za-z0-9]+)(?:\|[^>]*)?>$/.exec(entry)?.[1] ?? entry).toUpperCase();
-  return meant !== entry && pattern.test(meant) ? `"${entry}" (write ${meant})` : `"${entry}"`;
+  // In capitals only when it looks like an ID: `general` is a name, and GENERAL would match nobody either.
+  const likeAnId = pattern.test(meant) && /\d/.test(meant);
+  return meant !== entry && likeAnId ? `"${entry}" (write ${meant})` : `"${entry}"`;
 }
 
 const mintlifyKey = requiredText(`an admin API key, created at ${MINTLIFY_KEYS_PAGE}`).superRefine(

@@ -13,6 +13,7 @@ const OWN_PREFIXES = [
   'JOB_RETENTION',
   'JOB_SLOW',
   'PREVIEWS',
+  'REDIS_TLS_',
 ];
 /** Slack's tooling and other Slack apps' usual names (OAuth apps, the Slack CLI's `slack run`): not ours, not misspelt. */
 const OTHERS_SLACK_VARIABLES = new Set([
@@ -27,6 +28,9 @@ const OTHERS_SLACK_VARIABLES = new Set([
   'SLACK_WEBHOOK_URL',
 ]);
 
+/** Names platforms set themselves, near ours but not misspelt: Heroku Redis's REDIS_TLS_URL, say. */
+const PLATFORM_VARIABLES = new Set(['REDIS_TLS_URL', 'REDISCLOUD_URL', 'PATH', 'HOST', 'HOSTNAME']);
+
 /**
  * What is allowed but likely not meant, told once at start (a warning, never a refusal): variables
  * that look like the bot's but that it does not read (ALLOWED_USERS would leave the bot open to
@@ -39,15 +43,15 @@ export function configurationWarnings(
   { receivesRequests = true }: { receivesRequests?: boolean } = {},
 ): string[] {
   const known = new Set(ENVIRONMENT_VARIABLES);
+  const prefixed = (name: string) =>
+    (OWN_PREFIXES.some((prefix) => name.startsWith(prefix)) || name === 'PREVIEW') &&
+    !OTHERS_SLACK_VARIABLES.has(name) &&
+    !name.startsWith('SLACK_CLI_');
+  // Or any other name a slip away from ours: SERVICE, REDIS_URI, LOGLEVEL.
+  const looksOurs = (name: string) =>
+    !PLATFORM_VARIABLES.has(name) && (prefixed(name) || nearlyOurs(name, known));
   const warnings = Object.keys(env)
-    .filter(
-      (name) =>
-        (OWN_PREFIXES.some((prefix) => name.startsWith(prefix)) || name === 'PREVIEW') &&
-        !known.has(name) &&
-        !OTHERS_SLACK_VARIABLES.has(name) &&
-        !name.startsWith('SLACK_CLI_') &&
-        (env[name] ?? '').trim() !== '',
-    )
+    .filter((name) => !known.has(name) && looksOurs(name) && (env[name] ?? '').trim() !== '')
     .sort()
     .map((name) => {
       const meant = closestVariable(name, [...known]);
@@ -61,6 +65,20 @@ export function configurationWarnings(
       "SLACK_APP_TOKEN is set, so the bot runs in Socket Mode and listens on no port, yet PORT is set: a platform that gives a web process a port (Heroku's web dyno) stops one that does not listen on it. Unset SLACK_APP_TOKEN (and turn Socket Mode off in the app) to run over HTTP there",
     );
   }
+  // Slack's IDs have digits (C024BE91L): an entry with none is most likely a name in capitals.
+  const lists = [
+    ['ALLOWED_USER_IDS', [...(config.access.userIds ?? [])]],
+    ['ALLOWED_CHANNEL_IDS', [...(config.access.channelIds ?? [])]],
+    ['DIGEST_CHANNEL', config.digest.channel ? [config.digest.channel] : []],
+  ] as const;
+  for (const [name, entries] of lists) {
+    const named = entries.filter((entry) => !/\d/.test(entry));
+    if (named.length > 0) {
+      warnings.push(
+        `${name} has ${named.map((entry) => `"${entry}"`).join(', ')}, with no digit: Slack's IDs have digits (C024BE91L, U012AB3CD), so it is likely a name, which matches nobody. Copy the ID from the channel's details or the member's profile`,
+      );
+    }
+  }
   const { channel } = config.digest;
   const channels = config.access.channelIds;
   if (channel && channels && !channels.has(channel) && config.digest.struggles > 0) {
@@ -69,6 +87,12 @@ export function configurationWarnings(
     );
   }
   return warnings;
+}
+
+/** A name a letter from one of ours (two, for a long one): not one of the platforms' own, as PATH is not PORT's. */
+function nearlyOurs(name: string, known: ReadonlySet<string>): boolean {
+  const slips = name.length >= 8 ? 2 : 1;
+  return [...known].some((ours) => editDistance(name, ours) <= slips);
 }
 
 /**

@@ -296,7 +296,7 @@ describe('configuration', () => {
     const error = problemsOf({
       ...valid,
       ALLOWED_USER_IDS: '@ada, <@U0BOB>, u0cy, U0DAN',
-      ALLOWED_CHANNEL_IDS: '#docs C0DOCS',
+      ALLOWED_CHANNEL_IDS: '#docs C0DOCS general',
     });
     expect(error.problems).toEqual([
       {
@@ -307,7 +307,7 @@ describe('configuration', () => {
       {
         variable: 'ALLOWED_CHANNEL_IDS',
         problem: expect.stringContaining(
-          'lists "#docs": each entry must be a channel ID (C… or G…, in capitals), not its name; copy it from the bottom of the channel’s details',
+          'lists "#docs", "general": each entry must be a channel ID (C… or G…, in capitals), not its name; copy it from the bottom of the channel’s details',
         ),
       },
     ]);
@@ -371,6 +371,10 @@ describe('warnings at start', () => {
       MINTLIFY_TOKEN: 'mint_secret_value_of_a_typo',
       SLACK_TOKEN: 'xoxb-9999-typo-token',
       PREVIEW: 'off',
+      // A slip away from one of ours, whatever its start.
+      SERVICE: 'worker',
+      REDIS_URI: 'redis://h:1',
+      REDIS_TLS_REJECT_UNAUTHORISED: 'false',
       // Blank, another tool's, Slack's tooling's, or not in the bot's prefixes: nothing said.
       DIGEST_TOPP: ' ',
       SLACK_CLIENT_SECRET: 'oauth-app-secret',
@@ -379,6 +383,12 @@ describe('warnings at start', () => {
       HOME: '/root',
       JOB_NAME: 'build-42', // a CI's
       PREVIEW_URL: 'https://preview.example.com', // a platform's
+      // Near ours, but platforms' own (Cloud Run's K_SERVICE, Heroku's REDIS_TLS_URL above).
+      K_SERVICE: 'docs-agent',
+      PATH: '/usr/bin',
+      WEB_CONCURRENCY: '1',
+      NODE_ENV: 'production',
+      DYNO: 'web.1',
     };
     const warnings = configurationWarnings(env, loadConfig(env));
     expect(warnings).toEqual([
@@ -387,11 +397,26 @@ describe('warnings at start', () => {
       'MINTLIFY_TOKEN is set, but docs-agent reads no such variable, so it is ignored (README.md lists every variable)',
       'POLL_INTERVAL is set, but docs-agent reads no such variable, so it is ignored: did you mean POLL_INTERVAL_MS?',
       'PREVIEW is set, but docs-agent reads no such variable, so it is ignored: did you mean PREVIEWS?',
+      'REDIS_TLS_REJECT_UNAUTHORISED is set, but docs-agent reads no such variable, so it is ignored: did you mean REDIS_TLS_REJECT_UNAUTHORIZED?',
+      'REDIS_URI is set, but docs-agent reads no such variable, so it is ignored: did you mean REDIS_URL?',
+      'SERVICE is set, but docs-agent reads no such variable, so it is ignored: did you mean SERVICES?',
       // As near SLACK_BOT_TOKEN as SLACK_APP_TOKEN: no guess.
       'SLACK_TOKEN is set, but docs-agent reads no such variable, so it is ignored (README.md lists every variable)',
     ]);
     expect(warnings.join('\n')).not.toMatch(/U0ADA|C0DIGEST|secret|typo|1000/);
     expect(configurationWarnings(valid, loadConfig(valid))).toEqual([]);
+  });
+
+  it('tells that an allowlist entry with no digit is likely a name in capitals, which matches nobody', () => {
+    const env = { ...valid, ALLOWED_CHANNEL_IDS: 'C0DOCS GENERAL', ALLOWED_USER_IDS: 'U0ADA WILL' };
+    expect(configurationWarnings(env, loadConfig(env))).toEqual([
+      expect.stringMatching(/^ALLOWED_USER_IDS has "WILL", with no digit: Slack's IDs have digits/),
+      expect.stringMatching(/^ALLOWED_CHANNEL_IDS has "GENERAL", with no digit/),
+    ]);
+    const digest = { ...valid, DIGEST_CHANNEL: 'CDOCS' };
+    expect(configurationWarnings(digest, loadConfig(digest))).toEqual([
+      expect.stringMatching(/^DIGEST_CHANNEL has "CDOCS", with no digit/),
+    ]);
   });
 
   it('tells that ALLOWED_CHANNEL_IDS leaves out DIGEST_CHANNEL, whose digest buttons it would refuse', () => {

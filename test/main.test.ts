@@ -72,6 +72,8 @@ describe('npm start', () => {
     children.push(bot.child);
     expect(await bot.exited).toBe(1);
     expect(bot.output()).toContain('docs-agent cannot start: Slack refused SLACK_BOT_TOKEN (invalid_auth)');
+    // Said once: not also as a token that worked and was then revoked ("restart the bot").
+    expect(bot.output()).not.toContain('Slack refuses SLACK_BOT_TOKEN');
     expect(bot.output()).toContain('Bot User OAuth Token');
     expect(bot.output()).not.toContain(wrong);
     expect(slack.callsTo('chat.postMessage')).toHaveLength(0);

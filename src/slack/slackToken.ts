@@ -9,6 +9,8 @@ import { classifySlackError, slackErrorCode } from './slackErrors.js';
  */
 export class SlackTokenState {
   private refusedWith: string | undefined;
+  /** Whether Slack took it once: a token refused from the start is the start's to say (and it stops). */
+  private worked = false;
 
   constructor(private readonly logger: Logger) {}
 
@@ -20,6 +22,7 @@ export class SlackTokenState {
   refused(code: string): void {
     if (this.refusedWith !== undefined) return;
     this.refusedWith = code;
+    if (!this.worked) return;
     this.logger.error(
       `Slack refuses SLACK_BOT_TOKEN (${code}): the app was installed again (which issues a new token) or its token was revoked. ` +
         'Copy the Bot User OAuth Token from "OAuth & Permissions" into SLACK_BOT_TOKEN and restart the bot. Until then no job is started.',
@@ -27,9 +30,10 @@ export class SlackTokenState {
   }
 
   taken(): void {
-    if (this.refusedWith === undefined) return;
+    const wasRefused = this.refusedWith !== undefined && this.worked;
+    this.worked = true;
     this.refusedWith = undefined;
-    this.logger.info('Slack takes SLACK_BOT_TOKEN again');
+    if (wasRefused) this.logger.info('Slack takes SLACK_BOT_TOKEN again');
   }
 }
 

@@ -106,7 +106,14 @@ function databaseOf(url: string): string {
 
 /** What Redis's own error reply at start means for the operator; undefined for any other failure. */
 function redisRefusal(reason: string): string | undefined {
-  if (/^(WRONGPASS|NOAUTH)\b/.test(reason)) {
+  // REDIS_URL without a password, for a Redis that wants one (only the host and port were copied).
+  if (/^NOAUTH\b/.test(reason)) {
+    return (
+      'wants a password, and REDIS_URL gives none: write it as redis://:<password>@host:port ' +
+      "(your provider's URL has it), percent-encoding characters such as # / @ : (# is %23)"
+    );
+  }
+  if (/^WRONGPASS\b/.test(reason)) {
     return (
       'refused the password (or user name) in REDIS_URL. Check them, and percent-encode characters ' +
       'such as # / @ : in the password (# is %23)'

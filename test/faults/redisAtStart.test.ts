@@ -52,6 +52,12 @@ describe('Redis at start', () => {
       'refused the password',
     ],
     [
+      'a URL without its password',
+      'CONFIG SET requirepass right-password-42',
+      '',
+      'wants a password, and REDIS_URL gives none: write it as redis://:<password>@host:port',
+    ],
+    [
       'an ACL user without INFO',
       'ACL SETUSER limited on >limited-password-42 ~* &* +@all -@dangerous',
       'limited:limited-password-42@',
