@@ -279,14 +279,17 @@ export class MintlifyClient {
   }
 
   #call<Schema extends z.ZodType>(call: Call<Schema>): Promise<z.output<Schema>> {
+    const analytics = call.method === 'GET' && call.path.startsWith('/v1/analytics/');
     const retryable =
       call.method !== 'GET'
         ? failedBeforeSending
-        : call.path.startsWith('/v1/analytics/')
+        : analytics
           ? isWorthRetryingAnalyticsRead
           : isWorthRetryingRead;
     return withRetry(() => this.#attempt(call), {
-      policy: this.#retryPolicy,
+      policy: analytics
+        ? { ...this.#retryPolicy, maxAttempts: Math.min(this.#retryPolicy.maxAttempts, ANALYTICS_ATTEMPTS) }
+        : this.#retryPolicy,
       // After close() nothing new can be sent: waiting for a retry would only hold up shutdown.
       shouldRetry: (error) => !this.#closed && retryable(error),
       requestedDelayMs: (error) => (error instanceof RateLimitedError ? error.retryAfterMs : undefined),
@@ -357,8 +360,11 @@ function isWorthRetryingRead(error: unknown): boolean {
 /**
  * Every analytics request, retries included, spends one of the organization's 100 an hour: a 429
  * goes to the caller, which waits it out at its own pace (collectVisitors) or does without that
- * part (the digest's struggles), rather than spend three more on quick tries.
+ * part (the digest's struggles), rather than spend three more on quick tries; a 5xx or a timeout
+ * gets one quick try more (ANALYTICS_ATTEMPTS), and trouble that outlasts it is the caller's too.
  */
+const ANALYTICS_ATTEMPTS = 2;
+
 function isWorthRetryingAnalyticsRead(error: unknown): boolean {
   return isPassingFailure(error);
 }

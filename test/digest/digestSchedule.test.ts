@@ -213,7 +213,8 @@ describe('the weekly digest schedule', () => {
   it('queues no catch-up for a week another worker is gathering, and catches up once that worker is gone', async () => {
     const { slack, mintlify, namespace } = await fakes();
     // Another worker gathering the week's digest (through an hour of analytics waits, say) holds its lease.
-    const other = await bot({ env: {}, slack, mintlify, namespace }); // no DIGEST_CHANNEL: no digest work
+    // (A web process here, only to reach Redis: a worker would take jobs of the digest queue too.)
+    const other = await bot({ env: { SERVICES: 'web' }, slack, mintlify, namespace });
     const lease = `lease:digest:${CHANNEL}:${periodKey(missedPeriod())}`;
     expect(await other.bot.store.atomic.setIfAbsent(lease, 'the other worker', 60_000)).toBe(true);
 
