@@ -48,8 +48,11 @@ export const DM_HELP = [
 
 /** Said in the DM thread of a job whose card could not go where it was asked for. */
 export function followedHereText(channel: string): string {
-  const where = isDirectMessage(channel) ? 'that conversation' : `<#${channel}>`;
-  return `I couldn’t post this job’s card in ${where} (I’m probably not a member: \`/invite @docs-agent\` there), so I’m following the job here. Reply in this thread to steer it.`;
+  // An app cannot be invited to a DM between people: there is nothing to do but follow it here.
+  const why = isDirectMessage(channel)
+    ? 'I can’t post in a direct message between other people'
+    : `I couldn’t post this job’s card in <#${channel}> (I’m probably not a member: \`/invite @docs-agent\` there)`;
+  return `${why}, so I’m following the job here. Reply in this thread to steer it.`;
 }
 
 /**

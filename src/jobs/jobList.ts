@@ -22,11 +22,15 @@ export function jobLinks(record: JobRecord): string[] {
   ].filter((link): link is string => link !== undefined);
 }
 
-/** One line per job: status, instruction, when, and links to its thread and pull request. */
-export function jobLine(record: JobRecord): string {
+/**
+ * One line per job: status, instruction, when, who asked (in a list of several people's), and links
+ * to its thread and pull request.
+ */
+function jobLine(record: JobRecord, showRequester: boolean): string {
   const links = jobLinks(record);
   const prompt = escapeSlackText(truncate(record.prompt.replace(/\s+/g, ' '), 120));
-  return `${statusLabel(record)}  “${prompt}”\n      ${slackDate(new Date(record.createdAt), '{ago}')} by <@${record.requestedBy}>${links.length ? `  ·  ${links.join('  ·  ')}` : ''}`;
+  const by = showRequester ? ` by <@${record.requestedBy}>` : '';
+  return `${statusLabel(record)}  “${prompt}”\n      ${slackDate(new Date(record.createdAt), '{ago}')}${by}${links.length ? `  ·  ${links.join('  ·  ')}` : ''}`;
 }
 
 /** The answer to `/docs-agent status` (or `status` said to the bot): this channel's recent jobs, for the person alone. */
@@ -35,6 +39,7 @@ export function channelJobList(records: JobRecord[]): { text: string; blocks: Kn
     none: 'No docs agent jobs in this channel yet. Start one with `/docs-agent &lt;instruction&gt;`.',
     title: 'Recent docs agent jobs in this channel',
     where: 'in this channel',
+    showRequester: true,
   });
 }
 
@@ -44,12 +49,14 @@ export function personJobList(records: JobRecord[]): { text: string; blocks: Kno
     none: 'You have no docs agent jobs yet. Send me what to change in the docs to start one.',
     title: 'Your recent docs agent jobs',
     where: 'of yours',
+    // All theirs: "by @you" on every line would say nothing.
+    showRequester: false,
   });
 }
 
 function jobList(
   records: JobRecord[],
-  words: { none: string; title: string; where: string },
+  words: { none: string; title: string; where: string; showRequester: boolean },
 ): { text: string; blocks: KnownBlock[] } {
   if (records.length === 0) {
     return { text: words.none, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: words.none } }] };
@@ -62,7 +69,7 @@ function jobList(
     ...records.map((record): KnownBlock => ({
       type: 'section',
       // The instruction as written: Slack parses no `@channel` or bare link in it.
-      text: { type: 'mrkdwn', text: truncate(jobLine(record), 3000), verbatim: true },
+      text: { type: 'mrkdwn', text: truncate(jobLine(record, words.showRequester), 3000), verbatim: true },
     })),
   ];
   const jobs = records.length === 1 ? 'job' : 'jobs';

@@ -12,6 +12,8 @@ import type { JobRecord } from './jobRecord.js';
 export type JobNewsKind = 'completed' | 'failed' | 'archived' | 'gone' | 'slow' | 'refused';
 
 const START_AGAIN = 'start a new one with `/docs-agent &lt;instruction&gt;`';
+/** In the bot's DM, where a message of its own is how a job starts. */
+const START_AGAIN_IN_DM = 'send me a new message here with what to change';
 
 export function jobNewsText(
   kind: JobNewsKind,
@@ -27,6 +29,7 @@ export function jobNewsText(
   // a mention adds nothing. Under the bot's card (a job moved to the DM), the mention is what notifies.
   const underTheirMessage = isDirectMessage(record.channel) && record.threadTs !== record.cardTs;
   const to = (who: string) => (underTheirMessage ? '' : `${who} `);
+  const startAgain = isDirectMessage(record.channel) ? START_AGAIN_IN_DM : START_AGAIN;
   const pr = record.prLink ? pullRequestLink(record.prLink) : undefined;
   const itsPr = pr ? ` Its pull request: ${pr}.` : '';
   switch (kind) {
@@ -36,11 +39,11 @@ export function jobNewsText(
         : `${to(people)}:white_check_mark: The docs agent is done and changed nothing, so there is no pull request. If you expected a change, reply in this thread to say what to do.`;
     case 'failed':
       // Whether Mintlify takes a failed or archived job up again on a follow-up is not documented.
-      return `${to(people)}:x: The docs agent job failed. A reply in this thread still goes to the agent, which may take the job up again; or ${START_AGAIN}.`;
+      return `${to(people)}:x: The docs agent job failed. A reply in this thread still goes to the agent, which may take the job up again; or ${startAgain}.`;
     case 'archived':
-      return `${to(people)}:file_cabinet: This job was archived in Mintlify, so the agent has stopped working on it.${itsPr} A reply in this thread still goes to the agent; or ${START_AGAIN}.`;
+      return `${to(people)}:file_cabinet: This job was archived in Mintlify, so the agent has stopped working on it.${itsPr} A reply in this thread still goes to the agent; or ${startAgain}.`;
     case 'gone':
-      return `${to(requester)}Mintlify no longer knows this job (\`${escapeSlackText(record.jobId)}\`), so I’ve stopped following it. If the work still needs doing, ${START_AGAIN}.`;
+      return `${to(requester)}Mintlify no longer knows this job (\`${escapeSlackText(record.jobId)}\`), so I’ve stopped following it. If the work still needs doing, ${startAgain}.`;
     case 'slow':
       return `${to(requester)}:hourglass: This job has been running for ${elapsed(when.activeSince.toISOString(), when.now)}, which is unusually long. I’ll keep checking, less often, and post here when it ends. Reply in this thread to steer it.`;
     case 'refused':

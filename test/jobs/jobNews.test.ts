@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { followedHereText } from '../../src/jobs/doorAnswers.js';
 import { jobCard } from '../../src/jobs/jobCard.js';
-import { channelJobList, jobLinks } from '../../src/jobs/jobList.js';
+import { channelJobList, jobLinks, personJobList } from '../../src/jobs/jobList.js';
 import { jobNewsText, pullRequestLink, strayJobNewsText } from '../../src/jobs/jobNews.js';
 import {
   applyAgentJob,
@@ -44,6 +45,30 @@ describe('the news a job thread gets', () => {
     // A job whose channel would not take its card: the thread is the bot's card's, and only a mention notifies.
     const moved = { channel: 'D0ADA', threadTs: '1.000200', cardTs: '1.000200', prLink: pr };
     expect(jobNewsText('completed', record(moved), when)).toMatch(/^<@U1> :white_check_mark:/);
+  });
+
+  it('tells how to start again where the job lives: a command in a channel, a message in the bot’s DM', () => {
+    expect(jobNewsText('failed', record({ status: 'failed' }), when)).toContain(
+      'start a new one with `/docs-agent &lt;instruction&gt;`',
+    );
+    const inDm = record({ status: 'failed', channel: 'D0ADA', cardTs: '1.000200' });
+    expect(jobNewsText('failed', inDm, when)).toContain('send me a new message here with what to change');
+    expect(jobNewsText('gone', inDm, when)).not.toContain('/docs-agent');
+  });
+
+  it('says why a card was posted in the DM: not a member of a channel, or a DM between people', () => {
+    expect(followedHereText('C0DOCS')).toContain('`/invite @docs-agent` there');
+    expect(followedHereText('D0PEOPLE')).toMatch(
+      /^I can’t post in a direct message between other people, so/,
+    );
+    expect(followedHereText('D0PEOPLE')).not.toContain('/invite');
+  });
+
+  it('names who asked for each job in a channel’s list, not in a person’s own', () => {
+    const lines = (list: { blocks: unknown[] }) => JSON.stringify(list.blocks);
+    expect(lines(channelJobList([record()]))).toContain('by <@U1>');
+    expect(lines(personJobList([record()]))).not.toContain('<@U1>');
+    expect(lines(personJobList([record()]))).toContain('Document &lt;!channel&gt; &amp; the flag');
   });
 
   it('links a GitHub pull request by its short name and mentions the requester', () => {
