@@ -1,30 +1,59 @@
+import type { types } from '@slack/bolt';
 import { personRefusal } from '../jobs/access.js';
 import type { JobsContext } from '../jobs/jobsContext.js';
 import { nextCronRun } from '../queue/cron.js';
+import { slackErrorCode } from '../slack/slackErrors.js';
 import { homeView, refusedHomeView } from './homeView.js';
 
-const RECENT_JOBS = 10;
+type View = types.HomeView;
 
-/** Reads what a person's Home tab shows and publishes it for them. */
+const RECENT_JOBS = 10;
+/** How long the hash of a person's last published Home tab is kept (a quiet person's is read again). */
+const HOME_HASH_MS = 30 * 24 * 3_600_000;
+/** Tries of a publish that another process's publish overtook; the last goes without a hash. */
+const PUBLISH_TRIES = 3;
+
+/**
+ * Reads what a person's Home tab shows and publishes it for them. Several processes may publish one
+ * person's tab at once (one took app_home_opened, another saw a job finish): each publish carries
+ * the hash of the tab as it was before this one read the jobs, so one that reads older state and
+ * lands after a newer one is refused by Slack (`hash_conflict`), and reads again.
+ */
 export async function publishHome(ctx: JobsContext, user: string): Promise<void> {
+  const key = `home-hash:${user}`;
+  for (let tries = 1; ; tries += 1) {
+    // Read before the jobs: whatever is published after this read carries state as new as ours.
+    const hash =
+      tries < PUBLISH_TRIES ? await ctx.store.kv.get<string>(key).catch(() => undefined) : undefined;
+    const view = await homeViewOf(ctx, user);
+    try {
+      const published = await ctx.slack.views.publish({ user_id: user, view, ...(hash ? { hash } : {}) });
+      // Not kept (Redis away, or two publishes storing out of order): the next publish may be refused
+      // once, and goes without a hash on its last try.
+      if (published.view?.hash)
+        await ctx.store.kv.set(key, published.view.hash, HOME_HASH_MS).catch(() => undefined);
+      return;
+    } catch (error) {
+      if (slackErrorCode(error) !== 'hash_conflict' || tries >= PUBLISH_TRIES) throw error;
+    }
+  }
+}
+
+async function homeViewOf(ctx: JobsContext, user: string): Promise<View> {
   const { config } = ctx;
   // Someone ALLOWED_USER_IDS leaves out is told so, not shown doors that would each refuse them.
   const refusal = personRefusal(config.access, user);
-  if (refusal) {
-    await ctx.slack.views.publish({ user_id: user, view: refusedHomeView(refusal) });
-    return;
-  }
+  if (refusal) return refusedHomeView(refusal);
   const [jobs, budget] = await Promise.all([
     ctx.records.recentForUser(user, RECENT_JOBS),
     // The budget is a nicety: the Home tab is still worth showing without it.
     ctx.ledger.current(config.mintlify.projectId).catch(() => undefined),
   ]);
   const { channel, cron, timezone } = config.digest;
-  const view = homeView({
+  return homeView({
     jobs,
     budget,
     digest: { channel, nextAt: channel && cron ? nextCronRun(cron, timezone, ctx.now()) : undefined },
     now: ctx.now(),
   });
-  await ctx.slack.views.publish({ user_id: user, view });
 }

@@ -1,5 +1,6 @@
 import { Cron } from 'croner';
 import { afterEach, describe, expect, it } from 'vitest';
+import { publishHome } from '../../src/home/publishHome.js';
 import type { SlackCall } from '../fakes/slackFake.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
 
@@ -98,5 +99,41 @@ describe('the Home tab', () => {
     const refreshed = await h.slack.waitForCall('views.publish', (call) => shown(call).includes(PR), 20_000);
     expect(refreshed.args.user_id).toBe('U0ADA');
     expect(shown(refreshed)).toContain('Pull request ready');
+  });
+
+  it('with two workers, a publish that read older state and lands last is refused by Slack, and reads again', async () => {
+    h = await startBot({ env: FAST_POLL });
+    const other = await startBot({
+      namespace: h.config.store.namespace,
+      slack: h.slack,
+      mintlify: h.mintlify,
+      env: { ...FAST_POLL, SERVICES: 'worker' },
+    });
+    try {
+      await startJobAs(h, 'U0ADA', 'Document the export flag');
+      await h.slack.waitForCall('views.publish', (call) => call.response.ok === true);
+
+      // The other worker publishes the tab (its app_home_opened, say) while the job works; Slack
+      // rate-limits that call, and its client sends it again 4 s later.
+      h.slack.failNext('views.publish', { status: 429, retryAfter: 4 });
+      const late = publishHome(other.bot.context.jobs, 'U0ADA');
+      await h.slack.waitForCall('views.publish', (call) => call.status === 429);
+
+      // Meanwhile the job opens its pull request, and the tab is refreshed with it.
+      h.mintlify.setJob('job-1', { status: 'completed', prLink: PR });
+      await h.slack.waitForCall(
+        'views.publish',
+        (call) => call.response.ok === true && shown(call).includes(PR),
+      );
+      await late;
+
+      // The late one carried the tab's hash from before: Slack refused it, and it read the jobs again.
+      const publishes = h.slack.callsTo('views.publish');
+      expect(publishes.map((call) => call.response.error)).toContain('hash_conflict');
+      const last = publishes.filter((call) => call.response.ok === true).at(-1)!;
+      expect(shown(last)).toContain('Pull request ready');
+    } finally {
+      await other.close();
+    }
   });
 });

@@ -58,6 +58,8 @@ export class Workspace {
   private readonly dms = new Map<string, string>();
   private lastTsMicros = firstTsMicros;
   private viewCount = 0;
+  /** Each person's Home tab as last published: its hash (views.publish's `hash` must match it). */
+  readonly homeHashes = new Map<string, string>();
   /** Channels the bot is not a member of (it is a member of every other, as tests assume). */
   private readonly outside = new Set<string>();
   /** Ephemeral messages Slack accepted but shows to nobody (see postEphemeral). */

@@ -76,8 +76,16 @@ const viewsOpen: SlackMethod = {
 
 const viewsPublish: SlackMethod = {
   answer(args, ws) {
-    if (!stringArg(args, 'user_id')) return missingArgument('user_id');
-    return viewAnswer(args.view, 'home', ws);
+    const user = stringArg(args, 'user_id');
+    if (!user) return missingArgument('user_id');
+    // "A string that represents view state to protect against possible race conditions": a publish
+    // given the hash of a Home tab that was published over since is refused.
+    const hash = stringArg(args, 'hash');
+    if (hash !== undefined && hash !== ws.homeHashes.get(user)) return fail('hash_conflict');
+    const answer = viewAnswer(args.view, 'home', ws);
+    const published = (answer as { view?: { hash?: string } }).view?.hash;
+    if (published) ws.homeHashes.set(user, published);
+    return answer;
   },
 };
 
