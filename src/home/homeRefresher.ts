@@ -28,7 +28,7 @@ interface Publish {
 /**
  * Keeps each person's Home tab current: published when they open it, and refreshed when one of
  * their jobs changes, at most once every few seconds per person (in this instance; a second
- * instance may refresh too, which only costs a call).
+ * instance may refresh too, which only costs a call: `publishHome` keeps the newer of two).
  */
 export class HomeRefresher {
   private readonly lastRefresh = new Map<string, number>();
