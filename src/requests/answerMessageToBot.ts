@@ -29,18 +29,23 @@ export async function answerMessageToBot(
 ): Promise<void> {
   const { channel, ts, user } = message;
   const threadTs = message.threadTs ?? ts;
+  const dm = message.door === 'dm';
+  // In a channel, answers go under the mention, out of everyone's way; in the bot's DM, a message at
+  // its top level is answered there, as a conversation goes (a reply in a thread, in that thread).
+  const answerThread = dm && message.threadTs === undefined ? {} : { thread_ts: threadTs };
   // Slack shows an ephemeral in a thread only if that thread has replies: under a message that has
   // none, it shows nobody. Such a message's thread exists once its job's card is posted there.
+  // In the bot's DM nobody else reads along: a message that stays, rather than one that vanishes.
   const toPerson = (
     said: string | { text: string; blocks: types.KnownBlock[] },
     inThread = message.threadTs !== undefined,
-  ) =>
-    client.chat.postEphemeral({
-      channel,
-      user,
-      ...(typeof said === 'string' ? { text: said } : said),
-      ...(inThread ? { thread_ts: threadTs } : {}),
-    });
+  ) => {
+    const words = typeof said === 'string' ? { text: said } : said;
+    const where = inThread ? { thread_ts: threadTs } : {};
+    return dm
+      ? client.chat.postMessage({ channel, ...words, ...where, unfurl_links: false })
+      : client.chat.postEphemeral({ channel, user, ...words, ...where });
+  };
   switch (outcome.kind) {
     case 'duplicate':
     case 'job_thread':
@@ -48,13 +53,13 @@ export async function answerMessageToBot(
       return;
     case 'command_word':
       // In a channel to the one who asked alone, as the slash command's answers are.
-      if (message.door !== 'dm') {
+      if (!dm) {
         await toPerson(commandWordText(outcome.word, 'new'));
         return;
       }
       await client.chat.postMessage({
         channel,
-        thread_ts: threadTs,
+        ...answerThread,
         text: commandWordText(outcome.word, 'new'),
         unfurl_links: false,
       });
@@ -62,24 +67,24 @@ export async function answerMessageToBot(
     case 'job_list': {
       const list =
         outcome.scope === 'person' ? personJobList(outcome.records) : channelJobList(outcome.records);
-      if (message.door !== 'dm') {
+      if (!dm) {
         await toPerson(list);
         return;
       }
-      await client.chat.postMessage({ channel, thread_ts: threadTs, ...list, unfurl_links: false });
+      await client.chat.postMessage({ channel, ...answerThread, ...list, unfurl_links: false });
       return;
     }
     case 'steered':
       return answerFollowUp(client, logger, { channel, threadTs, ts, user }, outcome.outcome);
     case 'help':
       // In a job's thread the help is for the one who asked, as a reply's is (see steerJob).
-      if (outcome.inJobThread && message.door !== 'dm') {
+      if (outcome.inJobThread && !dm) {
         await toPerson(JOB_THREAD_HELP, true);
         return;
       }
       await client.chat.postMessage({
         channel,
-        thread_ts: threadTs,
+        ...answerThread,
         // A lone "stop": said first that no door can stop a job, as the slash command says it.
         text: `${outcome.stop ? `${NO_STOP_TEXT}\n\n` : ''}${message.door === 'dm' ? DM_HELP : MENTION_HELP}`,
         unfurl_links: false,

@@ -97,17 +97,20 @@ describe('a direct message to the bot', () => {
   it('says why a message of files alone starts nothing, rather than answering with help', async () => {
     h = await startBot();
     await sendDm(h, '', { subtype: 'file_share', files: [{ id: 'F0SHOT', name: 'shot.png' }] });
-    const told = await h.slack.waitForCall('chat.postEphemeral');
+    // In the bot's DM, a message that stays (nobody else reads along), at its top level.
+    const told = await h.slack.waitForCall('chat.postMessage');
     expect(String(told.args.text)).toContain('can’t open files shared in Slack, so I started nothing');
+    expect(told.args.thread_ts).toBeUndefined();
     await h.bot.drained();
-    expect(h.slack.callsTo('chat.postMessage')).toEqual([]);
+    expect(h.slack.callsTo('chat.postEphemeral')).toEqual([]);
+    expect(h.slack.callsTo('chat.postMessage')).toHaveLength(1);
     expect(h.mintlify.requests).toHaveLength(0);
   });
 
   it('takes a reply also sent to the conversation (thread_broadcast) like any other, with the thread so far', async () => {
     h = await startBot();
     const asked = await sendDm(h, 'help');
-    await h.slack.waitForCall('chat.postMessage'); // the help, in the thread under it
+    await h.slack.waitForCall('chat.postMessage'); // the help
     await sendDm(h, 'Document the --json flag', { thread_ts: asked, subtype: 'thread_broadcast' });
     await expect
       .poll(() => h.mintlify.requestsFor('createJob').map((r) => (r.body as { prompt: string }).prompt))
@@ -116,25 +119,30 @@ describe('a direct message to the bot', () => {
 
   it('answers `help` with how to use the bot, and sends nothing to Mintlify', async () => {
     h = await startBot();
-    const asked = await sendDm(h, 'help');
+    await sendDm(h, 'help');
     const help = await h.slack.waitForCall('chat.postMessage');
-    expect(help.args).toMatchObject({ channel: DM, thread_ts: asked });
+    // In the conversation, as a person would answer, not in a thread under the question.
+    expect(help.args).toMatchObject({ channel: DM });
+    expect(help.args.thread_ts).toBeUndefined();
     expect(String(help.args.text)).toContain('How to use the docs agent');
     expect(h.mintlify.requests).toHaveLength(0);
   });
 
   it('starts no job for a greeting, a thanks, or the slash command’s words: help, nothing, their jobs, or where to type it', async () => {
     h = await startBot();
-    const hello = await sendDm(h, 'Hi there!');
-    const help = await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === hello);
+    const answered = (n: number) =>
+      h.slack.waitForCalls('chat.postMessage', n).then((calls) => calls[n - 1]!);
+    await sendDm(h, 'Hi there!');
+    const help = await answered(1);
     expect(String(help.args.text)).toContain('How to use the docs agent');
     await sendDm(h, 'thanks :pray:');
-    const status = await sendDm(h, 'status');
-    const list = await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === status);
+    await sendDm(h, 'status');
+    const list = await answered(2);
     expect(String(list.args.text)).toContain('You have no docs agent jobs yet');
-    const digest = await sendDm(h, 'digest');
-    const pointer = await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === digest);
+    await sendDm(h, 'digest');
+    const pointer = await answered(3);
     expect(String(pointer.args.text)).toContain('`/docs-agent digest`');
+    for (const answer of [help, list, pointer]) expect(answer.args.thread_ts).toBeUndefined();
     expect(String(pointer.args.text)).toContain('I didn’t start a job');
     // An instruction that opens with a greeting is one.
     await sendDm(h, 'Hi, please document the --json flag');
@@ -149,9 +157,9 @@ describe('a direct message to the bot', () => {
 
   it('answers “what can you do?”, “test” and a lone “stop” with help: none starts a job', async () => {
     h = await startBot();
-    for (const text of ['what can you do?', 'test', 'stop']) {
-      const asked = await sendDm(h, text);
-      const help = await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === asked);
+    for (const [i, text] of ['what can you do?', 'test', 'stop'].entries()) {
+      await sendDm(h, text);
+      const help = (await h.slack.waitForCalls('chat.postMessage', i + 1))[i]!;
       expect(String(help.args.text)).toContain('How to use the docs agent');
       // A stop is told first that no door can stop a job.
       expect(String(help.args.text).startsWith('I can’t stop a docs agent job from Slack')).toBe(
