@@ -3,8 +3,15 @@
  * that pass against the fake say something about the real service. Requests go over raw HTTP:
  * the client would turn error bodies into exceptions before we could check them.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentJob, DeploymentState, VisitorsRow } from '../../src/mintlify/index.js';
+import {
+  type FakeConversation,
+  type FakeOperation,
+  type MintlifyFake,
+  startMintlifyFake,
+} from '../fakes/mintlifyFake.js';
+import { checkFakeAnswer } from './fakeAnswers.js';
 import { type SpecName, validateComponent, validateResponse } from './openapi.js';
 
 type FeedbackBody = { feedback: Array<Record<string, unknown>> };
@@ -26,6 +33,10 @@ const STATUS = '/project/update-status/{statusId}';
 let fake: MintlifyFake;
 beforeAll(async () => {
   fake = await startMintlifyFake({ apiKey: API_KEY, projectId: PROJECT_ID });
+});
+// The fake checks each answer itself too: nothing any case provoked broke the spec.
+afterEach(() => {
+  expect(fake.takeViolations()).toEqual([]);
 });
 afterAll(() => fake.close());
 
@@ -375,6 +386,53 @@ describe('the Mintlify fake answers what the published specs allow', () => {
     expect(validateResponse('deploy', 'GET', STATUS, broken.status, broken.body).valid).toBe(false);
   });
 
+  it('the answers no other case provokes: other projects, unknown statuses, 401 everywhere, follow-ups taken up later', async () => {
+    const other = 'proj-other';
+    fake.setJob('job-later', { status: 'completed', prLink: 'https://github.com/org/repo/pull/3' });
+    const answers = {
+      createOther: await call('POST', `/v2/agent/${other}/job`, { prompt: 'x' }),
+      getOther: await call('GET', `/v2/agent/${other}/job/job-later`),
+      messageOther: await call('POST', `/v2/agent/${other}/job/job-later/message`, { prompt: 'x' }),
+      visitorsOther: await call('GET', `/v1/analytics/${other}/visitors?${RANGE}`),
+      previewOther: await call('POST', `/v1/project/preview/${other}`, { branch: 'b' }),
+      statusUnknown: await call('GET', '/v1/project/update-status/status-never-given'),
+      createUnauthorized: await call('POST', `/v2/agent/${PROJECT_ID}/job`, { prompt: 'x' }, 'mint_wrong'),
+      messageUnauthorized: await call(
+        'POST',
+        `${jobPath('job-later')}/message`,
+        { prompt: 'x' },
+        'mint_wrong',
+      ),
+      previewUnauthorized: await call(
+        'POST',
+        `/v1/project/preview/${PROJECT_ID}`,
+        { branch: 'b' },
+        'mint_wrong',
+      ),
+      statusUnauthorized: await call('GET', '/v1/project/update-status/status-1', undefined, 'mint_wrong'),
+    };
+    fake.setPreviewUrlsGiven(false);
+    const withoutUrl = await call('POST', `/v1/project/preview/${PROJECT_ID}`, { branch: 'no-url' });
+    fake.setPreviewUrlsGiven(true);
+    fake.takeUpFollowUpsLater();
+    const later = await call('POST', `${jobPath('job-later')}/message`, { prompt: 'Later' });
+
+    expect(Object.values(answers).map(({ status }) => status)).toEqual([
+      403, 403, 403, 403, 403, 404, 401, 401, 401, 401,
+    ]);
+    expect([withoutUrl.status, later.status]).toEqual([202, 200]);
+    expect(later.body).toMatchObject({ status: 'completed' });
+    expectDeclared('deploy', 'POST', PREVIEW, answers.previewOther);
+    expectDeclared('deploy', 'POST', PREVIEW, withoutUrl);
+    expectDeclared('admin', 'POST', MESSAGE, later);
+    for (const answer of [answers.createOther, answers.getOther, answers.messageOther])
+      expectValid(validateComponent('admin', 'Error', answer.body));
+    expectValid(validateComponent('analytics', 'AnalyticsErrorResponse', answers.visitorsOther.body));
+    // The deployments spec has no error component: its errors are `{error: string}`, written inline.
+    for (const answer of [answers.statusUnknown, answers.previewUnauthorized, answers.statusUnauthorized])
+      expectDeclared('deploy', 'POST', PREVIEW, { status: 400, body: answer.body });
+  });
+
   it('the helper applies OpenAPI 3.0 nullable only where the spec says so', () => {
     expectValid(
       validateComponent('admin', 'AgentJob', { prLink: null, archivedAt: null, source: { ref: null } }),
@@ -454,5 +512,199 @@ describe('the Mintlify fake keeps the documented limits', () => {
     expect(over).toMatchObject({ status: 429, body: { error: expect.stringContaining('5 preview') } });
     now += 60_000;
     expect((await ask()).status).toBe(202);
+  });
+});
+
+describe('the Mintlify fake checks every answer it gives against the spec', () => {
+  const startChecked = () => startMintlifyFake({ apiKey: API_KEY, projectId: PROJECT_ID });
+  const request = async (target: MintlifyFake, method: 'GET' | 'POST', path: string, body?: unknown) => {
+    const response = await fetch(`${target.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: response.status, body: (await response.json()) as unknown };
+  };
+
+  it('a job the spec forbids is answered 500, recorded, and makes close() throw', async () => {
+    const checked = await startChecked();
+    const job = checked.setJob('job-drift', {});
+    // Past setJob, which refuses it: a field Mintlify's AgentJob does not list.
+    checked.jobs.set('job-drift', { ...job, title: 'not in the spec' } as AgentJob);
+
+    const read = await request(checked, 'GET', jobPath('job-drift'));
+    checked.takeUpFollowUpsLater();
+    const followUp = await request(checked, 'POST', `${jobPath('job-drift')}/message`, { prompt: 'More' });
+
+    expect([read.status, followUp.status]).toEqual([500, 500]);
+    expect(checked.violations).toEqual([
+      expect.stringMatching(/^getJob GET \/v2\/agent\/.* answered 200, which breaks admin GET .*\(title\)/),
+      expect.stringMatching(
+        /^sendMessage POST .* answered 200, which breaks admin POST .*\/message 200.*\(title\)/,
+      ),
+    ]);
+    await expect(checked.close()).rejects.toThrow(
+      /2 answer\(s\) its spec does not allow[\s\S]*getJob[\s\S]*sendMessage/,
+    );
+  });
+
+  it('answers checked and refused: a listener sees the 500 that went out', async () => {
+    const checked = await startChecked();
+    const seen: number[] = [];
+    checked.onAnswer((_, answer) => seen.push(answer.status));
+    checked.deployments.set('status-x', {
+      statusId: 'status-x',
+      branch: 'mintlify/job-1',
+      previewUrl: 'https://acme.mintlify.app',
+      status: 'done' as DeploymentState,
+      createdAt: '2025-01-02T10:00:00.000Z',
+    });
+    const read = await request(checked, 'GET', '/v1/project/update-status/status-x');
+    expect([read.status, seen]).toEqual([500, [500]]);
+    expect(checked.takeViolations()).toEqual([
+      expect.stringMatching(
+        /deploymentStatus .*answered 200, .*\/status must be equal to one of the allowed values/,
+      ),
+    ]);
+    await checked.close();
+  });
+
+  it('data a test sets is refused when the spec does not allow it', async () => {
+    const checked = await startChecked();
+    const extraField = { title: 'not in the spec' } as Partial<AgentJob>;
+    expect(() => checked.setJob('job-1', extraField)).toThrow(/setJob\(job-1\).*\(title\)/);
+    expect(() => checked.setJob('job-1', { createdAt: 'yesterday' })).toThrow(
+      /\/createdAt must match format/,
+    );
+    expect(() => checked.setVisitors([{ path: '/a', human: 1, total: 1 } as VisitorsRow])).toThrow(
+      /setVisitors.*\/visitors\/0 must have required property 'ai'/,
+    );
+    expect(() => checked.setSearches([], 2.5)).toThrow(/setSearches.*\/totalSearches must be integer/);
+    const conversation = {
+      id: 'c',
+      timestamp: '2025-01-02T12:00:00Z',
+      query: 'q',
+      response: 'r',
+      sources: [],
+      resolutionStatus: 'maybe',
+      queryCategory: null,
+      pageUrl: null,
+    } as unknown as FakeConversation;
+    expect(() => checked.setConversations([conversation])).toThrow(/setConversations.*resolutionStatus/);
+    const entry = { id: 'f', path: '/a', comment: null, createdAt: null, source: 'email', status: 'pending' };
+    expect(() => checked.setFeedback([entry])).toThrow(/setFeedback/);
+    expect(checked.jobs.size).toBe(0);
+    await checked.close();
+  });
+
+  it('the check refuses each drift the fake could make, and statuses no spec documents', () => {
+    const refused = (operation: FakeOperation, status: number, body: unknown) => {
+      const check = checkFakeAnswer(operation, status, body);
+      expect(check.ok, `${operation} ${status} ${JSON.stringify(body)}`).toBe(false);
+      return check.errors.join('; ');
+    };
+    // Bodies of statuses the operation does not declare go through the spec's error body.
+    expect(refused('createJob', 403, { error: 'no access', project: 'other' })).toMatch(/\(project\)/);
+    expect(refused('deploymentStatus', 404, { message: 'Status not found' })).toMatch(/\(message\)/);
+    expect(refused('deployPreview', 429, { error: 5 })).toMatch(/\/error must be string/);
+    expect(refused('visitors', 429, { message: 'slow down' })).toMatch(/required property 'error'/);
+    // A follow-up's answer is the declared AgentJob, field for field.
+    const job = { id: 'job-1', status: 'active', prLink: null, queuedAt: '2025-01-02T10:00:00Z' };
+    expect(refused('sendMessage', 200, job)).toMatch(/\(queuedAt\)/);
+    // Statuses neither declared for the operation nor documented for it.
+    for (const [operation, status] of [
+      ['createJob', 404],
+      ['getJob', 429],
+      ['deploymentStatus', 429],
+      ['deployPreview', 404],
+      ['visitors', 404],
+      ['sendMessage', 500],
+    ] as const) {
+      expect(refused(operation, status, { error: 'x' })).toMatch(
+        /neither declared by the spec nor documented/,
+      );
+    }
+    // And what is allowed passes.
+    expect(checkFakeAnswer('createJob', 403, { error: 'API key has no access to this project' }).ok).toBe(
+      true,
+    );
+    expect(checkFakeAnswer('deploymentStatus', 404, { error: 'Status not found' }).ok).toBe(true);
+    expect(checkFakeAnswer('deployPreview', 429, { error: 'Rate limit exceeded' }).ok).toBe(true);
+  });
+
+  it('a request for no operation of the specs is a violation too', async () => {
+    const checked = await startChecked();
+    const answer = await request(checked, 'GET', `/v2/agent/${PROJECT_ID}/jobs`);
+    expect(answer.status).toBe(500);
+    expect(checked.takeViolations()).toEqual([
+      expect.stringMatching(
+        /GET \/v2\/agent\/proj-contract\/jobs answered 404: the specs have no such operation/,
+      ),
+    ]);
+    await checked.close();
+  });
+
+  it('a deployment keeps the times it was asked for and ended', async () => {
+    let now = Date.parse('2026-11-23T09:00:00Z');
+    const checked = await startMintlifyFake({ apiKey: API_KEY, projectId: PROJECT_ID, now: () => now });
+    const asked = await request(checked, 'POST', `/v1/project/preview/${PROJECT_ID}`, { branch: 'b' });
+    const { statusId } = asked.body as { statusId: string };
+    const read = async () =>
+      (await request(checked, 'GET', `/v1/project/update-status/${statusId}`)).body as {
+        createdAt: string;
+        endedAt?: string;
+      };
+    now += 5_000;
+    const queued = await read();
+    now += 5_000;
+    checked.setDeployment(statusId, { status: 'success', summary: 'Deployed' });
+    now += 5_000;
+    const ended = await read();
+    now += 5_000;
+    const later = await read();
+    expect(queued).toMatchObject({ createdAt: '2026-11-23T09:00:00.000Z' });
+    expect(queued.endedAt).toBeUndefined();
+    expect(ended).toMatchObject({
+      createdAt: '2026-11-23T09:00:00.000Z',
+      endedAt: '2026-11-23T09:00:10.000Z',
+    });
+    expect(later).toEqual(ended);
+    checked.setDeployment(statusId, { status: 'in_progress' });
+    expect((await read()).endedAt).toBeUndefined();
+    await checked.close();
+  });
+});
+
+describe('the Mintlify fake counts an agent use only for a create or follow-up it carries out', () => {
+  it('invalid prompts, unknown jobs, other projects and wrong keys do not count; creates and follow-ups share one count', async () => {
+    const counted = await startMintlifyFake({ apiKey: API_KEY, projectId: PROJECT_ID });
+    const post = async (path: string, body: unknown, key = API_KEY) =>
+      (
+        await fetch(`${counted.url}${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        })
+      ).status;
+    const create = `/v2/agent/${PROJECT_ID}/job`;
+    const refusedStatuses: number[] = [];
+    for (let i = 0; i < 30; i += 1) {
+      refusedStatuses.push(
+        await post(create, { prompt: '' }),
+        await post(`${jobPath('nope')}/message`, { prompt: 'x' }),
+        await post('/v2/agent/other-project/job', { prompt: 'x' }),
+        await post(create, { prompt: 'x' }, 'mint_wrong'),
+      );
+    }
+    expect(new Set(refusedStatuses)).toEqual(new Set([400, 404, 403, 401]));
+    counted.setJob('job-1', { status: 'completed' });
+    const uses: number[] = [];
+    for (let i = 0; i < 50; i += 1) uses.push(await post(create, { prompt: 'x' }));
+    for (let i = 0; i < 50; i += 1) uses.push(await post(`${jobPath('job-1')}/message`, { prompt: 'y' }));
+    expect(uses.filter((status) => status !== 201 && status !== 200)).toEqual([]);
+    expect(await post(`${jobPath('job-1')}/message`, { prompt: 'one too many' })).toBe(429);
+    // Over the limit, an invalid request is still refused for what it is.
+    expect(await post(create, { prompt: '' })).toBe(400);
+    await counted.close();
   });
 });

@@ -12,7 +12,7 @@ export type SpecName = 'admin' | 'analytics' | 'deploy';
 interface OpenApiDocument {
   openapi: string;
   paths: Record<string, Record<string, { responses?: Record<string, ResponseObject> }>>;
-  components: { schemas: Record<string, unknown> };
+  components: { schemas?: Record<string, unknown> };
 }
 interface ResponseObject {
   content?: Record<string, { schema?: unknown }>;
@@ -68,7 +68,7 @@ function spec(name: SpecName): OpenApiDocument {
     const isOpenApi30 = document.openapi.startsWith('3.0');
     ajv.addSchema({
       $id: `${name}.json`,
-      definitions: toJsonSchema(document.components.schemas, name, isOpenApi30),
+      definitions: toJsonSchema(document.components.schemas ?? {}, name, isOpenApi30),
     });
     specs.set(name, document);
   }
@@ -95,10 +95,28 @@ export interface ValidationResult {
 
 function run(validate: ValidateFunction, body: unknown): ValidationResult {
   const valid = validate(body);
-  const errors = (validate.errors ?? []).map(
-    (error) => `${error.instancePath || '(body)'} ${error.message ?? ''}`,
-  );
+  const errors = (validate.errors ?? []).map((error) => {
+    // Name what is wrong, not only where: "must NOT have additional properties (title)".
+    const { additionalProperty, allowedValues } = error.params as {
+      additionalProperty?: string;
+      allowedValues?: unknown[];
+    };
+    const detail =
+      additionalProperty === undefined
+        ? allowedValues === undefined
+          ? ''
+          : ` (${JSON.stringify(allowedValues)})`
+        : ` (${additionalProperty})`;
+    return `${error.instancePath || '(body)'} ${error.message ?? ''}${detail}`;
+  });
   return { valid, errors: valid ? [] : errors };
+}
+
+/** Whether the spec declares a JSON answer `status` for `method path` (an operation it does not have throws). */
+export function declaresResponse(name: SpecName, method: string, path: string, status: number): boolean {
+  const operation = spec(name).paths[path]?.[method.toLowerCase()];
+  if (!operation) throw new Error(`${name} spec has no operation ${method} ${path}`);
+  return operation.responses?.[String(status)]?.content?.['application/json']?.schema !== undefined;
 }
 
 /** The `application/json` schema the spec declares for `method path` answering `status`; throws if undeclared. */
@@ -124,7 +142,7 @@ export function validateResponse(
 
 /** Validates against a named component, e.g. the error body for a status the spec does not declare. */
 export function validateComponent(name: SpecName, component: string, body: unknown): ValidationResult {
-  if (spec(name).components.schemas[component] === undefined) {
+  if (spec(name).components.schemas?.[component] === undefined) {
     throw new Error(`${name} spec has no component ${component}`);
   }
   return run(compile(`${name} #${component}`, name, { $ref: `#/components/schemas/${component}` }), body);

@@ -4,6 +4,13 @@
  * It answers only what the published specs and docs allow (test/contracts/), records every
  * request for assertions, and lets a test drive job states and inject faults.
  *
+ * Every answer it gives, injected faults aside, is checked against the spec before it goes out
+ * (test/contracts/fakeAnswers.ts): an answer the spec does not allow is recorded in `violations` and
+ * replaced by a 500, and `close()` throws with each violation (operation, status, schema error), so
+ * the test that provoked it fails. Data a test sets (`setJob`, `setVisitors` and the other setters)
+ * is checked the same way when it is set, and refused with a throw. A test that serves what the spec
+ * does not allow (a field Mintlify may add) injects it with `injectFault`, which is not checked.
+ *
  * Choices the docs leave open, made here on purpose:
  * - A follow-up reopens the job: status -> active, archivedAt -> null, and prLink -> null, as the
  *   spec has it for every active job ("null while the job is still active"); the branch stays. A test
@@ -40,6 +47,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AgentJob, DeploymentState, VisitorsPage, VisitorsRow } from '../../src/mintlify/index.js';
+import { checkFakeAnswer } from '../contracts/fakeAnswers.js';
 import {
   type Answer,
   type FakeOperation,
@@ -104,9 +112,11 @@ export interface MintlifyFakeOptions {
    * The service's documented limits: 100 agent uses (creates and follow-ups) per project an hour,
    * 100 analytics requests per organization an hour, 5 preview deployments a minute; beyond them,
    * 429 `{error}` (no Retry-After is documented). On by default; the benchmarks turn them off.
+   * Creates and follow-ups share one count per project id (assumed: the docs do not say), and only
+   * those carried out count: not one refused for its prompt, its key, its project or an unknown job.
    */
   rateLimits?: boolean;
-  /** The clock the limits' windows count by (ms since the epoch); tests move it. */
+  /** The clock the limits' windows and deployments' times count by (ms since the epoch); tests move it. */
   now?: () => number;
 }
 
@@ -180,6 +190,9 @@ export interface FakeDeployment {
   previewUrl: string;
   status: DeploymentState;
   summary?: string;
+  /** When it was asked for, and when it ended (success or failure), as the status answer gives them. */
+  createdAt: string;
+  endedAt?: string;
 }
 
 export interface MintlifyFake {
@@ -189,7 +202,10 @@ export interface MintlifyFake {
   jobs: Map<string, AgentJob>;
   /** Preview deployments by status id, in the order they were asked for. */
   deployments: Map<string, FakeDeployment>;
-  /** Ends (or moves) a deployment: `success`, `failure` (with a summary), `in_progress`. */
+  /**
+   * Ends (or moves) a deployment: `success`, `failure` (with a summary), `in_progress`. Ending it
+   * stamps `endedAt` (once); moving it back to `queued` or `in_progress` clears it.
+   */
   setDeployment(statusId: string, patch: Partial<Pick<FakeDeployment, 'status' | 'summary'>>): void;
   /** false: the plan has no previews, and asking for one answers 403. */
   setPreviewsAvailable(available: boolean): void;
@@ -220,8 +236,16 @@ export interface MintlifyFake {
   clearFaults(): void;
   requestsTo(method: string, path: string | RegExp): RecordedRequest[];
   requestsFor(operation: FakeOperation): RecordedRequest[];
+  /**
+   * Answers the fake gave that its spec does not allow, injected faults aside (each was replaced by a
+   * 500): `<operation> <METHOD path> answered <status>, which breaks <schema>: <errors>`.
+   */
+  readonly violations: readonly string[];
+  /** Returns the violations so far and forgets them (a test that provokes one on purpose). */
+  takeViolations(): string[];
   /** Forgets requests, jobs, deployments, analytics rows (visitors, feedback, searches, conversations) and faults. */
   reset(): void;
+  /** Stops the fake; then throws if it gave any answer its spec does not allow (see `violations`). */
   close(): Promise<void>;
 }
 
@@ -316,6 +340,20 @@ function cursorPage<Row>(
   };
 }
 
+/** Throws unless `body` is a 200 answer the spec allows for `operation`: what a test sets is served as is. */
+function refuseUnlessServable(what: string, operation: FakeOperation, body: unknown): void {
+  const check = checkFakeAnswer(operation, 200, body);
+  if (!check.ok) {
+    throw new Error(
+      `${what}: the spec does not allow this data (${check.schema}): ${check.errors.join('; ')}`,
+    );
+  }
+}
+
+const NO_TOTALS: VisitorsTotals = { human: 0, ai: 0, total: 0 };
+const sumOfHits = (rows: readonly FakeSearchRow[]): number =>
+  rows.reduce((total, row) => total + row.hits, 0);
+
 export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<MintlifyFake> {
   const requests: RecordedRequest[] = [];
   const jobs = new Map<string, AgentJob>();
@@ -327,6 +365,7 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
   let fixedTotalSearches: number | undefined;
   let conversations: FakeConversation[] = [];
   const answerListeners = new Set<(request: RecordedRequest, answer: Answer) => void>();
+  let violations: string[] = [];
   let faults: Array<{ match: FaultMatch; fault: Fault; remaining: number }> = [];
   let jobCounter = 0;
   const deployments = new Map<string, FakeDeployment>();
@@ -334,6 +373,8 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
   let previewUrlsGiven = true;
   const deployTimers = new Set<NodeJS.Timeout>();
   const shutdown = new AbortController();
+  const clock = options.now ?? Date.now;
+  const stamp = (): string => new Date(clock()).toISOString();
   // Every answer waiting out `latencyMs` listens on it: under load, many more than Node's default 10.
   setMaxListeners(0, shutdown.signal);
 
@@ -355,6 +396,7 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
     if (next.status === 'active' && next.prLink !== null) {
       throw new Error(`setJob(${id}): the spec has prLink null while a job is active`);
     }
+    refuseUnlessServable(`setJob(${id})`, 'getJob', next);
     jobs.set(id, next);
     return next;
   };
@@ -445,7 +487,7 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
     if (offset === undefined) details.push('cursor is not one this endpoint gave');
     if (details.length > 0 || offset === undefined) return invalidQuery(details);
     const rows = [...searches].sort((a, b) => b.hits - a.hits);
-    const totalSearches = fixedTotalSearches ?? rows.reduce((total, row) => total + row.hits, 0);
+    const totalSearches = fixedTotalSearches ?? sumOfHits(rows);
     const limit = limitOf(query, LIMITS.searches.default);
     const { page, nextCursor } = cursorPage(rows, offset, limit, (next) =>
       offsetCursor.encode('searches', next),
@@ -479,27 +521,35 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
       .replace(/^-|-$/g, '');
     // A branch deployed before keeps its preview URL: Mintlify redeploys it.
     const previewUrl = `https://acme-${slug}.mintlify.app`;
-    const deployment: FakeDeployment = { statusId, branch, previewUrl, status: 'queued' };
+    const deployment: FakeDeployment = { statusId, branch, previewUrl, status: 'queued', createdAt: stamp() };
     deployments.set(statusId, deployment);
     if (options.previewDeployMs !== undefined) {
       deployment.status = 'in_progress';
       const timer = setTimeout(() => {
         deployTimers.delete(timer);
-        deployment.status = 'success';
-        deployment.summary = 'Deployed';
+        moveDeployment(deployment, { status: 'success', summary: 'Deployed' });
       }, options.previewDeployMs);
       deployTimers.add(timer);
     }
     return json(202, previewUrlsGiven ? { statusId, previewUrl } : { statusId });
   };
 
+  /** Moves a deployment; ending it stamps endedAt once, a move back to work clears it. */
+  const moveDeployment = (
+    deployment: FakeDeployment,
+    patch: Partial<Pick<FakeDeployment, 'status' | 'summary'>>,
+  ): void => {
+    Object.assign(deployment, patch);
+    const ended = deployment.status === 'success' || deployment.status === 'failure';
+    if (!ended) delete deployment.endedAt;
+    else deployment.endedAt ??= stamp();
+  };
+
   const statusOf = (deployment: FakeDeployment) => ({
     _id: deployment.statusId,
     projectId: options.projectId,
-    createdAt: new Date().toISOString(),
-    ...(deployment.status === 'success' || deployment.status === 'failure'
-      ? { endedAt: new Date().toISOString() }
-      : {}),
+    createdAt: deployment.createdAt,
+    ...(deployment.endedAt === undefined ? {} : { endedAt: deployment.endedAt }),
     status: deployment.status,
     ...(deployment.summary === undefined ? {} : { summary: deployment.summary }),
     logs: [],
@@ -508,22 +558,26 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
     commit: { ref: deployment.branch },
   });
 
-  // Each limit's requests in its window: a sliding window, oldest first.
-  const used = new Map<RateLimit, number[]>();
-  const clock = options.now ?? Date.now;
-  const overLimit = (operation: FakeOperation): Answer | undefined => {
-    const limit = RATE_LIMIT_OF[operation];
+  /**
+   * Counts a use of `limit` for `key` (the project for agent uses, the organization otherwise), or
+   * answers 429 when the window is full (a refused request is not a use). Sliding windows, oldest first.
+   */
+  const used = new Map<string, number[]>();
+  const overLimit = (limit: RateLimit | undefined, key: string): Answer | undefined => {
     if (options.rateLimits === false || limit === undefined) return undefined;
     const { max, windowMs, error } = RATE_LIMITS[limit];
     const now = clock();
-    const recent = (used.get(limit) ?? []).filter((at) => at > now - windowMs);
+    const counter = `${limit} ${key}`;
+    const recent = (used.get(counter) ?? []).filter((at) => at > now - windowMs);
     if (recent.length >= max) {
-      used.set(limit, recent);
+      used.set(counter, recent);
       return json(429, { error });
     }
-    used.set(limit, [...recent, now]);
+    used.set(counter, [...recent, now]);
     return undefined;
   };
+  // One organization: the key's. Analytics requests and preview deployments count per organization.
+  const ORGANIZATION = 'organization';
 
   /** What the real service would answer, with its side effects on the stored jobs. */
   const answerNormally = (request: RecordedRequest, segments: string[]): Answer => {
@@ -531,7 +585,9 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
     if (request.headers.authorization !== `Bearer ${options.apiKey}`) {
       return json(401, { error: DEFAULT_MESSAGES[401] });
     }
-    const limited = overLimit(request.operation);
+    // Agent uses count later: only a valid create or follow-up of an existing job of the key's project.
+    const limit = RATE_LIMIT_OF[request.operation];
+    const limited = limit === 'agent' ? undefined : overLimit(limit, ORGANIZATION);
     if (limited) return limited;
     if (request.operation === 'deployPreview') return previewAnswer(segments[4] ?? '', request.body);
     if (request.operation === 'deploymentStatus') {
@@ -543,7 +599,7 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
     const jobId = segments[5] ?? '';
     switch (request.operation) {
       case 'createJob': {
-        const problem = promptProblem(request.body);
+        const problem = promptProblem(request.body) ?? overLimit('agent', options.projectId);
         if (problem) return problem;
         jobCounter += 1;
         const job = newJob(`job-${jobCounter}`);
@@ -558,6 +614,8 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
         const problem = promptProblem(request.body);
         if (problem) return problem;
         if (!jobs.has(jobId)) return json(404, { error: 'Job not found' });
+        const limitedUse = overLimit('agent', options.projectId);
+        if (limitedUse) return limitedUse;
         if (followUpsLater) return json(200, jobs.get(jobId));
         return json(200, setJob(jobId, { status: 'active', archivedAt: null, prLink: null }));
       }
@@ -574,6 +632,29 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
       default:
         return json(404, { error: 'Not found' });
     }
+  };
+
+  /**
+   * The answer, if its spec allows it; else a 500 with the violation recorded for close() to throw
+   * (the analytics spec declares a 500, but the test fails all the same when the fake closes).
+   * Faults that change the answer on its way out break it after this.
+   */
+  const checked = (request: RecordedRequest, answer: Answer): Answer => {
+    const where = `${request.method} ${request.path}`;
+    let violation: string | undefined;
+    if (request.operation === undefined) {
+      violation = `${where} answered ${answer.status}: the specs have no such operation`;
+    } else {
+      const check = checkFakeAnswer(request.operation, answer.status, answer.body);
+      if (!check.ok) {
+        violation =
+          `${request.operation} ${where} answered ${answer.status}, which breaks ${check.schema}: ` +
+          `${check.errors.join('; ')}; body ${JSON.stringify(answer.body)?.slice(0, 500)}`;
+      }
+    }
+    if (violation === undefined) return answer;
+    violations.push(violation);
+    return json(500, { error: `The Mintlify fake's answer breaks the spec: ${violation}` });
   };
 
   const takeFault = (request: RecordedRequest): Fault | undefined => {
@@ -607,7 +688,7 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
         delay(2 ** 31 - 1, undefined, { signal: shutdown.signal, ref: false }),
       ]);
     }
-    const answer = answerNormally(request, segments);
+    const answer = checked(request, answerNormally(request, segments));
     for (const listener of [...answerListeners]) listener(request, answer);
     if (!fault || 'delayMs' in fault || 'until' in fault) {
       const pauseMs = fault && 'delayMs' in fault && fault.phase === 'body' ? fault.delayMs : 0;
@@ -624,8 +705,10 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      // Aborted by close(): the socket is gone, nothing to answer.
-      if (!shutdown.signal.aborted) void send(res, json(500, { error: `fake failed: ${String(error)}` }));
+      // Aborted by close(), or the client went away mid-request: the socket is gone, nothing to answer.
+      if (shutdown.signal.aborted || res.destroyed || res.headersSent) return;
+      violations.push(`${req.method ?? ''} ${req.url ?? ''}: the fake failed: ${String(error)}`);
+      void send(res, json(500, { error: `fake failed: ${String(error)}` }));
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -643,7 +726,13 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
     setDeployment: (statusId, patch) => {
       const deployment = deployments.get(statusId);
       if (!deployment) throw new Error(`no deployment ${statusId}`);
-      Object.assign(deployment, patch);
+      const next = { ...deployment };
+      moveDeployment(next, patch);
+      const check = checkFakeAnswer('deploymentStatus', 200, statusOf(next));
+      if (!check.ok) {
+        throw new Error(`setDeployment(${statusId}): the spec does not allow it: ${check.errors.join('; ')}`);
+      }
+      moveDeployment(deployment, patch);
     },
     setPreviewsAvailable: (available) => {
       previewsAvailable = available;
@@ -656,23 +745,37 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
       followUpsLater = true;
     },
     addVisitors: (rows) => {
+      refuseUnlessServable('addVisitors', 'visitors', { totals: NO_TOTALS, visitors: rows, hasMore: false });
       visitors.push(...rows);
     },
     setVisitors: (rows, totals) => {
+      const page = { totals: totals ?? NO_TOTALS, visitors: rows, hasMore: false };
+      refuseUnlessServable('setVisitors', 'visitors', page);
       visitors = [...rows];
       fixedTotals = totals;
     },
     setVisitorsOf: (dateFrom, rows, totals) => {
+      const page = { totals: totals ?? NO_TOTALS, visitors: rows, hasMore: false };
+      refuseUnlessServable(`setVisitorsOf(${dateFrom})`, 'visitors', page);
       visitorsByDateFrom.set(dateFrom, { rows: [...rows], totals });
     },
     setFeedback: (entries) => {
+      const page = { feedback: entries.map(servedFeedback), nextCursor: null, hasMore: false };
+      refuseUnlessServable('setFeedback', 'feedback', page);
       feedback = [...entries];
     },
     setSearches: (rows, totalSearches) => {
+      const page = { searches: rows, totalSearches: totalSearches ?? sumOfHits(rows), nextCursor: null };
+      refuseUnlessServable('setSearches', 'searches', page);
       searches = [...rows];
       fixedTotalSearches = totalSearches;
     },
     setConversations: (rows) => {
+      refuseUnlessServable('setConversations', 'assistant', {
+        conversations: rows,
+        nextCursor: null,
+        hasMore: false,
+      });
       conversations = [...rows];
     },
     onAnswer: (listener) => {
@@ -692,6 +795,14 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
           (typeof path === 'string' ? request.path === path : path.test(request.path)),
       ),
     requestsFor: (operation) => requests.filter((request) => request.operation === operation),
+    get violations() {
+      return violations;
+    },
+    takeViolations: () => {
+      const taken = violations;
+      violations = [];
+      return taken;
+    },
     reset: () => {
       requests.length = 0;
       jobs.clear();
@@ -713,6 +824,12 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
       for (const timer of deployTimers) clearTimeout(timer);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (violations.length > 0) {
+        throw new Error(
+          `The Mintlify fake gave ${violations.length} answer(s) its spec does not allow ` +
+            `(each was sent as a 500):\n${violations.join('\n')}`,
+        );
+      }
     },
   };
 }

@@ -68,11 +68,12 @@ describe('what Mintlify receives from the client', () => {
 
   it('keeps fields the spec does not list and accepts a job with no fields at all', async () => {
     const { fake, client } = await fakeAndClient();
-    fake.setJob('job-1', {
-      title: 'Webhooks',
-      source: { repository: 'r', ref: null, monorepoPath: '/docs' },
-    });
+    // Fields Mintlify may add later: the fake serves only the spec's, so the answer is injected.
     fake.injectFault('getJob', { status: 200, body: {} });
+    fake.injectFault('getJob', {
+      status: 200,
+      body: { id: 'job-1', title: 'Webhooks', source: { repository: 'r', ref: null, monorepoPath: '/docs' } },
+    });
 
     const empty = await client.getJob(PROJECT_ID, 'job-1');
     const full = await client.getJob(PROJECT_ID, 'job-1');
@@ -84,10 +85,14 @@ describe('what Mintlify receives from the client', () => {
 
   it('sends the date range, limit and offset of a visitors page', async () => {
     const { fake, client } = await fakeAndClient();
-    fake.setVisitors([{ path: '/intro', human: 3, ai: 1, total: 4, bounce: 0.5 }], {
-      human: 9,
-      ai: 2,
-      total: 10,
+    // A row field Mintlify may add later (`bounce`): the fake serves only the spec's, so the page is injected.
+    fake.injectFault('visitors', {
+      status: 200,
+      body: {
+        totals: { human: 9, ai: 2, total: 10 },
+        visitors: [{ path: '/intro', human: 3, ai: 1, total: 4, bounce: 0.5 }],
+        hasMore: false,
+      },
     });
 
     const page = await client.visitorsPage(PROJECT_ID, {
