@@ -140,12 +140,13 @@ async function serveFakes(latencyMs: number): Promise<void> {
       send({ type: 'seeded', cards });
     } else if (message.type === 'changes') {
       createdAt = message.createdAt;
-      // Half the changes open a pull request on a job that keeps working, half complete the job.
+      // Half the changes complete a job with its pull request, half fail it (an active job has no
+      // pull request in the spec, so none is opened on one that keeps working).
       setInterval(() => {
         const jobId = active.splice(Math.floor(Math.random() * active.length), 1)[0];
         if (!jobId) return;
         const prLink = `https://github.com/acme/docs/pull/${changed}`;
-        mintlify.setJob(jobId, changed % 2 === 0 ? { prLink } : { status: 'completed', prLink });
+        mintlify.setJob(jobId, changed % 2 === 0 ? { status: 'failed' } : { status: 'completed', prLink });
         changedAt.set(cardOf.get(jobId) ?? '', Date.now());
         changed += 1;
       }, message.everyMs).unref();
