@@ -34,6 +34,9 @@ export function jobNewsText(
   const itsPr = pr ? ` Its pull request: ${pr}.` : '';
   switch (kind) {
     case 'completed':
+      // A later round (after a follow-up) says so: the same words again would read as a repeat.
+      if (pr && record.round > 0)
+        return `${to(people)}:white_check_mark: The docs agent is done with the latest replies: pull request ${pr} is updated and ready for review.`;
       return pr
         ? `${to(people)}:white_check_mark: The docs agent is done: pull request ${pr} is ready for review.`
         : `${to(people)}:white_check_mark: The docs agent is done and changed nothing, so there is no pull request. If you expected a change, reply in this thread to say what to do.`;

@@ -71,6 +71,16 @@ describe('the news a job thread gets', () => {
     expect(lines(personJobList([record()]))).toContain('Document &lt;!channel&gt; &amp; the flag');
   });
 
+  it('says a later round’s end in words of its own, not the first round’s again', () => {
+    const pr = 'https://github.com/acme/docs/pull/42';
+    expect(jobNewsText('completed', record({ prLink: pr }), when)).toContain(
+      'The docs agent is done: pull request <https://github.com/acme/docs/pull/42|acme/docs#42> is ready for review.',
+    );
+    expect(jobNewsText('completed', record({ prLink: pr, round: 1 }), when)).toContain(
+      'The docs agent is done with the latest replies: pull request <https://github.com/acme/docs/pull/42|acme/docs#42> is updated and ready for review.',
+    );
+  });
+
   it('links a GitHub pull request by its short name and mentions the requester', () => {
     const text = jobNewsText('completed', record({ prLink: 'https://github.com/acme/docs/pull/42' }), when);
     expect(text).toContain('<@U1>');

@@ -39,6 +39,9 @@ function literal(text: string, wanted: string): { index: number; 0: string } | n
 const PR = 'https://github.com/acme/docs/pull/101';
 const DONE =
   /↳ #1 @docs-agent: @ada ✅ The docs agent is done: .*https:\/\/github\.com\/acme\/docs\/pull\/101.* is ready for review/;
+/** A later round's end: said in words of its own. */
+const DONE_AGAIN =
+  /↳ #1 @docs-agent: @ada ✅ The docs agent is done with the latest replies: .*https:\/\/github\.com\/acme\/docs\/pull\/101.* is updated and ready for review/;
 
 describe('npm run sandbox', () => {
   it('fixes what readers struggled with from the digest: the form filled in, the card in the channel linking the digest', async () => {
@@ -129,7 +132,7 @@ describe('npm run sandbox', () => {
       '› reply Also add an example',
       '  ↳ #1 @ada: Also add an example',
       '  ↳ #1 @docs-agent reacted ✅ to your reply',
-      DONE,
+      DONE_AGAIN,
       '› /docs-agent digest',
       '(only you) @docs-agent: ⏳ Gathering the docs digest of the last 7 days: it will be posted here.',
       /#2 @docs-agent in #docs\n {2}Docs digest: .+ \(UTC\)/,
@@ -180,9 +183,9 @@ describe('npm run sandbox', () => {
 
   it('goes through each door: a mention, the message shortcut, a DM, and the Home tab listing the jobs', async () => {
     // In the DM (#4) the news mentions nobody: it is for the person anyway.
-    const done = (n: string, pr: number) =>
+    const done = (n: string, pr: number, again = false) =>
       new RegExp(
-        `↳ ${n} @docs-agent: ${n === '#4' ? '' : '@ada '}✅ The docs agent is done: .*/pull/${pr}\\).* is ready for review`,
+        `↳ ${n} @docs-agent: ${n === '#4' ? '' : '@ada '}✅ The docs agent is done${again ? ' with the latest replies' : ''}: .*/pull/${pr}\\).* is ${again ? 'updated and ' : ''}ready for review`,
       );
     const printed = await runScript([
       // A mention at the top of #docs: your message, and the card as the reply under it.
@@ -221,7 +224,7 @@ describe('npm run sandbox', () => {
       done('#2', 101),
       '  ↳ #2 @ada: @docs-agent Also add an example',
       '  ↳ #2 @docs-agent reacted ✅ to your reply',
-      done('#2', 101),
+      done('#2', 101, true),
       '  ↳ #1 @ada: @docs-agent document the retry behaviour',
       '  ↳ #1 @docs-agent: Docs agent job for @ada\n      │ document the retry behaviour',
       done('#1', 102),
@@ -242,7 +245,7 @@ describe('npm run sandbox', () => {
       done('#4', 104),
       '  ↳ #4 @ada: Also the CSV one',
       '  ↳ #4 @docs-agent reacted ✅ to your reply',
-      done('#4', 104),
+      done('#4', 104, true),
       '› home',
       '@docs-agent’s Home tab, as @ada sees it\n  Docs agent\n  Your recent jobs',
       // Newest first, each with its thread, read as the number of the message it is under.
