@@ -31,6 +31,8 @@ export interface MessageToBot {
   text: string;
   files?: ThreadMessage['files'];
   door: 'mention' | 'dm';
+  /** A mention Slack sent again because its message was edited: the edit's time. */
+  editedTs?: string;
   bot: BotIdentity;
 }
 
@@ -52,6 +54,9 @@ export type MessageToBotOutcome =
   | StartJobOutcome;
 
 const THREAD_TITLE = 'The Slack thread so far, for context (oldest first)';
+const DAY_MS = 24 * 3_600_000;
+/** A mention answered with the help alone: an edit of it may still start its job. */
+const helpedOnlyKey = (channel: string, ts: string) => `message-helped:${channel}:${ts}`;
 /** As many as `/docs-agent status` lists. */
 const JOB_LIST_SIZE = 10;
 
@@ -109,7 +114,15 @@ export async function handleMessageToBot(
     throw new ThreadStartingError(channel, input.threadTs);
   }
 
-  if (!(await firstSighting(ctx.store.atomic, `message:${channel}:${ts}`, { by: startId }))) {
+  if (input.editedTs !== undefined) {
+    // Slack sends a mention again when its message is edited: one that started nothing (a bare
+    // mention, answered with the help) is read again, once, for the instruction typed in since.
+    // Any other edit (a typo fixed in a mention that started a job) changes nothing.
+    const helpedOnly = (await ctx.store.atomic.holder(helpedOnlyKey(channel, ts))) !== undefined;
+    if (!helpedOnly || !(await ctx.store.atomic.claim(`message-edit:${channel}:${ts}`, startId, DAY_MS))) {
+      return { kind: 'duplicate' };
+    }
+  } else if (!(await firstSighting(ctx.store.atomic, `message:${channel}:${ts}`, { by: startId }))) {
     return { kind: 'duplicate' };
   }
   const refusal = accessRefusal(ctx.config.access, user, channel);
@@ -125,7 +138,11 @@ export async function handleMessageToBot(
   const noJobToStop = !jobThread && isStopWord(instruction);
   if (noJobToStop) return { kind: 'help', stop: true };
   if (instruction === '' || talk === 'greeting') {
-    return jobThread ? { kind: 'help', inJobThread: true } : { kind: 'help' };
+    if (jobThread) return { kind: 'help', inJobThread: true };
+    // Its edit, if one comes with the instruction, starts the job (see above).
+    if (input.door === 'mention' && input.editedTs === undefined)
+      await ctx.store.atomic.setIfAbsent(helpedOnlyKey(channel, ts), 'help', DAY_MS);
+    return { kind: 'help' };
   }
   if (talk === 'thanks') return { kind: 'small_talk' };
   const word = files === '' ? commandWordOf(instruction) : undefined;

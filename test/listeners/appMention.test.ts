@@ -504,6 +504,42 @@ describe('@docs-agent <instruction>', () => {
     expect(h.mintlify.requests).toHaveLength(0);
   });
 
+  it('edited to add the instruction after a bare mention got the help, starts the job; other edits change nothing', async () => {
+    h = await startBot();
+    const said = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: `<@${BOT}>` });
+    await h.event(mention({ ts: said.ts, text: said.text }));
+    await h.slack.waitForCall('chat.postMessage'); // the help
+    await h.bot.drained();
+
+    // Slack sends the mention again, marked edited, with the text as it now reads.
+    const edited = (text: string, at: string) =>
+      h.event({ ...mention({ ts: said.ts, text }), edited: { user: 'U0ADA', ts: at } });
+    await edited(`<@${BOT}> Document the --dry-run flag`, '1800000100.000000');
+    await expect.poll(() => prompts(h)).toEqual(['Document the --dry-run flag']);
+    const card = await h.slack.waitForCall('chat.postMessage', (call) =>
+      String(call.args.text).includes('Docs agent job'),
+    );
+    expect(card.args.thread_ts).toBe(said.ts);
+
+    // Edited again (a typo fixed): the job is not started twice, nor anything sent to it.
+    await edited(`<@${BOT}> Document the --dry-run flag.`, '1800000200.000000');
+    await h.bot.drained();
+    expect(prompts(h)).toHaveLength(1);
+    expect(followUps(h)).toEqual([]);
+
+    // A mention that started a job, edited: nothing either.
+    const other = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: `<@${BOT}> Document X` });
+    await h.event(mention({ ts: other.ts, text: other.text }));
+    await expect.poll(() => prompts(h)).toHaveLength(2);
+    await h.bot.drained();
+    await h.event({
+      ...mention({ ts: other.ts, text: `<@${BOT}> Document Y` }),
+      edited: { user: 'U0ADA', ts: '1800000300.000000' },
+    });
+    await h.bot.drained();
+    expect(prompts(h)).toEqual(['Document the --dry-run flag', 'Document X']);
+  });
+
   it('from someone outside the allowlist gets a polite refusal, to them alone', async () => {
     h = await startBot({ env: { ALLOWED_USER_IDS: 'U0ADA' } });
     const said = h.slack.seedMessage('C0DOCS', { user: 'U0EVE', text: `<@${BOT}> Document X` });

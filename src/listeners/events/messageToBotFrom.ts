@@ -9,6 +9,8 @@ export function messageToBotFrom(
     thread_ts?: string | undefined;
     text: string;
     files?: MessageToBot['files'];
+    /** Set on a mention Slack sends again because its message was edited. */
+    edited?: { ts: string } | undefined;
   },
   user: string,
   context: { botUserId?: string | undefined; botId?: string | undefined },
@@ -23,6 +25,7 @@ export function messageToBotFrom(
     // Their names only (what the agent is told): the queue keeps no private file URLs of Slack's.
     ...(event.files ? { files: event.files.map(({ name, title }) => ({ name, title })) } : {}),
     door,
+    ...(event.edited ? { editedTs: event.edited.ts } : {}),
     bot: { userId: context.botUserId, botId: context.botId },
   };
 }
