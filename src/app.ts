@@ -137,14 +137,14 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
   let worker: Worker | undefined;
   let workerStarted: Promise<void> | undefined;
   // The worker says it runs; the web role alone looks for one (see workerPresence.ts).
-  let presence: { stop(): void } | undefined;
+  let presence: { stop(): Promise<void> } | undefined;
   let stopping = false;
   // Running work's grace counts from the stop: the receiver's and the worker's own stops come out of
   // it, so the hand-back still lands before main.ts's hard exit at 9.5 s.
   let graceEndsAt = Number.POSITIVE_INFINITY;
   const closeAll = async () => {
     graceEndsAt = Math.min(graceEndsAt, Date.now() + STOP_GRACE_MS);
-    presence?.stop();
+    await presence?.stop();
     await worker?.stop();
     const graceMs = Math.max(0, graceEndsAt - Date.now());
     const cutWaits = setTimeout(() => retryWaits.abort(new Error('the bot is stopping')), graceMs);

@@ -13,16 +13,15 @@ const ALIVE_KEY = 'worker-alive';
 const ANNOUNCE_EVERY_MS = 30_000;
 /** Three announcements missed: a worker restarting (a deploy) is not taken for none. */
 const ALIVE_FOR_MS = 3 * ANNOUNCE_EVERY_MS;
-/** Whether a web process has said that none runs, so that the others do not say it too. */
+/** Which web process has said that none runs, so that the others do not say it too. */
 const SAID_KEY = 'worker-missing-said';
-const SAID_FOR_MS = 60 * 60_000;
 
-export function announceWorker(store: Store): { stop(): void } {
+export function announceWorker(store: Store): { stop(): Promise<void> } {
   const announce = () => void store.kv.set(ALIVE_KEY, Date.now(), ALIVE_FOR_MS).catch(() => {});
   announce();
   const timer = setInterval(announce, ANNOUNCE_EVERY_MS);
   timer.unref();
-  return { stop: () => clearInterval(timer) };
+  return { stop: async () => clearInterval(timer) };
 }
 
 export function watchForWorkers(
@@ -30,16 +29,21 @@ export function watchForWorkers(
   requests: WorkQueue<unknown>,
   logger: Logger,
   everyMs = 60_000,
-): { stop(): void } {
-  // Said by one web process of many: the first to find it claims the saying, for an hour at most
-  // (an outage that lasts is said again). Only that one says when a worker is back.
+): { stop(): Promise<void> } {
+  // Said by one web process of many: the first to find it claims the saying, and holds the claim
+  // while the outage lasts (renewed at each look, so one that stops or dies lets another say it).
+  // Only the one that said it says when a worker is back.
   const token = randomUUID();
+  const claimFor = 3 * everyMs;
   let said = false;
   const look = async () => {
-    const [alive, { waiting, active }] = await Promise.all([store.kv.get(ALIVE_KEY), requests.counts()]);
-    // A request running is a worker at work, heartbeat or not (one of a version before it, in a deploy).
-    if (alive === undefined && waiting > 0 && active === 0) {
-      if (said || !(await store.atomic.setIfAbsent(SAID_KEY, token, SAID_FOR_MS))) return;
+    const [alive, { waiting }] = await Promise.all([store.kv.get(ALIVE_KEY), requests.counts()]);
+    if (alive === undefined && waiting > 0) {
+      if (said) {
+        await store.atomic.extendIfValue(SAID_KEY, token, claimFor);
+        return;
+      }
+      if (!(await store.atomic.setIfAbsent(SAID_KEY, token, claimFor))) return;
       said = true;
       logger.error(
         `${waiting} Slack request(s) wait in the queue, and no process with the worker role has run on this Redis ` +
@@ -56,5 +60,11 @@ export function watchForWorkers(
   };
   const timer = setInterval(() => void look().catch(() => {}), everyMs); // Redis away: said elsewhere
   timer.unref();
-  return { stop: () => clearInterval(timer) };
+  return {
+    // Its claim let go, so that another web process may say it while the outage lasts.
+    stop: async () => {
+      clearInterval(timer);
+      if (said) await store.atomic.deleteIfValue(SAID_KEY, token).catch(() => {});
+    },
+  };
 }

@@ -53,3 +53,20 @@ it('with two web processes and no worker, one of them says so, and says when one
   await expect.poll(() => lines('a process with the worker role runs on this Redis again')).toHaveLength(1);
   expect(lines(NO_WORKER)).toHaveLength(1);
 });
+
+it('when the web process that said it stops, another one says it while no worker runs', async () => {
+  const namespace = uniqueNamespace('presence');
+  const first = await startBot({ namespace, env: { SERVICES: 'web' }, workerWatchMs: 50 });
+  harnesses.push(first);
+  const { slack, mintlify } = first;
+  const second = await startBot({ namespace, slack, mintlify, env: { SERVICES: 'web' }, workerWatchMs: 50 });
+  harnesses.push(second);
+  await first.command('Document the queue');
+  const said = () => [first, second].filter((web) => web.logs.some((line) => line.includes(NO_WORKER)));
+  await expect.poll(() => said()).toHaveLength(1);
+  const [speaker] = said();
+  const other = speaker === first ? second : first;
+
+  await speaker!.stopBot(); // a deploy replaces it
+  await expect.poll(() => other.logs.filter((line) => line.includes(NO_WORKER))).toHaveLength(1);
+});
