@@ -189,7 +189,11 @@ export function startWorker(parts: WorkerParts): Worker {
     concurrency: REQUEST_CONCURRENCY,
   });
   queues.follow.process(followProcessor(following), followWorkerOptions(config.poll));
-  queues.digest.process(digestProcessor(digest, tuning.digestTries), { concurrency: 1 });
+  // Only a process with the digest's settings takes its jobs: one without them (another service's
+  // environment, a deploy halfway) leaves them to the others rather than drop them.
+  if (config.digest.channel && config.digest.cron) {
+    queues.digest.process(digestProcessor(digest, tuning.digestTries), { concurrency: 1 });
+  }
   // Mintlify allows 5 preview deployments a minute per organization: one limiter for every process.
   const previews = {
     ...following,

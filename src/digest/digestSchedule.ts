@@ -1,6 +1,6 @@
 import { previousScheduledRun } from '../queue/cron.js';
 import type { Processor, WorkQueue } from '../queue/queue.js';
-import { leaseHeld } from '../store/lease.js';
+import { leaseHeld, RENEWED_LEASE_MS } from '../store/lease.js';
 import type { DigestContext } from './digestContext.js';
 import { type DigestPeriod, periodKey, periodOfRun } from './period.js';
 import { type DigestOutcome, postScheduledDigest, scheduledDigestLease } from './postDigest.js';
@@ -30,12 +30,13 @@ export interface DigestTries {
 /** A digest that failed for good (the bot not in the channel, Mintlify refusing) is tried again this much later. */
 const DIGEST_AGAIN_AFTER_MS = 60 * 60_000;
 /**
- * A digest another worker is posting (gathering may take an hour of analytics waits) is looked at
- * again this much later: by then it is posted, or its holder died and its lease lapsed (6 s after).
+ * A digest another worker is posting is looked at again: first once its lease would have lapsed had
+ * that worker died (6 s), then every minute (gathering may take an hour of analytics waits).
  */
+const BEING_POSTED_FIRST_AGAIN_MS = RENEWED_LEASE_MS + 1_000;
 const BEING_POSTED_AGAIN_MS = 60_000;
 
-/** What a process without the digest's settings says when it meets the schedule's work. */
+/** What a process without the digest's settings says when it finds the schedule another put back. */
 const NOT_SET_UP_HERE =
   'this process has no weekly digest (DIGEST_CHANNEL unset, or DIGEST_CRON=off) while another one schedules it: ' +
   'give every process with the worker role the same DIGEST_* variables';
@@ -43,6 +44,8 @@ const NOT_SET_UP_HERE =
 /** A digest to post: of `period` (a catch-up), or of the week before the run (a scheduled one). */
 export interface DigestJob {
   period?: DigestPeriod;
+  /** How often it found the digest being posted by another worker. */
+  busyChecks?: number;
 }
 
 /**
@@ -107,16 +110,8 @@ export function digestProcessor(
   return async (job, signal) => {
     const ctx = contextFor(signal);
     const { channel, cron: pattern, timezone } = ctx.config.digest;
-    // Queued before the schedule was turned off (or DIGEST_CHANNEL unset), or scheduled by a process
-    // that has the settings this one lacks.
-    if (!channel || !pattern) {
-      ctx.logger.warn(
-        'a weekly digest job came to this process, which has no weekly digest (DIGEST_CHANNEL unset, or ' +
-          'DIGEST_CRON=off): not posted. If another process schedules it, give every process with the worker ' +
-          'role the same DIGEST_* variables',
-      );
-      return undefined;
-    }
+    // Only processes with the digest's settings take its jobs (worker.ts).
+    if (!channel || !pattern) return undefined;
     const why = job.name === 'catch-up' ? 'catch-up' : 'scheduled';
     // An occurrence older than the latest (no worker ran for weeks): only the latest week is news.
     const latest = previousScheduledRun(pattern, timezone, ctx.now());
@@ -131,6 +126,17 @@ export function digestProcessor(
       );
       return undefined;
     }
+    // A catch-up queued for a week that is no longer the latest (no worker with the digest's settings
+    // ran since): the latest week's digest is the news, as for a scheduled occurrence long past.
+    if (
+      why === 'catch-up' &&
+      job.data.period &&
+      latest &&
+      periodKey(job.data.period) !== periodKey(periodOfRun(latest, timezone))
+    ) {
+      ctx.logger.info(`skipped the catch-up digest of a week long past (${periodKey(job.data.period)})`);
+      return undefined;
+    }
     // The week before the occurrence, not before now: a worker may take it up late.
     const period =
       job.data.period ?? periodOfRun(new Date(job.scheduledFor ?? ctx.now().getTime()), timezone);
@@ -138,7 +144,9 @@ export function digestProcessor(
     report(ctx, outcome, why);
     // Its lease is held, maybe by a worker that died posting it: look again a while later.
     if (outcome.kind === 'in_progress') {
-      return { again: { delayMs: BEING_POSTED_AGAIN_MS, data: { ...job.data, period } } };
+      const busyChecks = (job.data.busyChecks ?? 0) + 1;
+      const delayMs = busyChecks === 1 ? BEING_POSTED_FIRST_AGAIN_MS : BEING_POSTED_AGAIN_MS;
+      return { again: { delayMs, data: { ...job.data, period, busyChecks } } };
     }
     // Not posted: the queue tries it again later (here or in another worker), as long as attempts
     // remain; its week's catch-up waits an hour after the last failed try.
@@ -164,7 +172,7 @@ function report(ctx: DigestContext, outcome: DigestOutcome, why: 'scheduled' | '
       ctx.logger.info(`${what}: already posted (ts ${outcome.record.ts})`);
       return;
     case 'in_progress':
-      // Looked at again every minute while the other gathers: not worth a line each time.
+      // Looked at again while the other gathers: not worth a line each time.
       ctx.logger.debug(`${what}: another worker is posting it`);
       return;
     case 'failed':

@@ -129,7 +129,7 @@ function redisRefusal(reason: string): string | undefined {
   if (/max number of clients/i.test(reason)) {
     return (
       "refused the connection: it has as many clients as it takes (maxclients, or the plan's connection " +
-      'limit). A process with the worker role opens 7 connections, one with only the web role 1'
+      'limit). A process with the worker role opens 7 connections (6 without a weekly digest), one with only the web role 1'
     );
   }
   if (/^OOM\b/.test(reason)) {
