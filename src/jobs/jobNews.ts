@@ -13,7 +13,7 @@ export type JobNewsKind = 'completed' | 'failed' | 'archived' | 'gone' | 'slow' 
 
 const START_AGAIN = 'start a new one with `/docs-agent &lt;instruction&gt;`';
 /** In the bot's DM, where a message of its own is how a job starts. */
-const START_AGAIN_IN_DM = 'send me a new message here with what to change';
+const START_AGAIN_IN_DM = 'start a new one by sending me a message outside this thread';
 
 export function jobNewsText(
   kind: JobNewsKind,
@@ -36,7 +36,7 @@ export function jobNewsText(
     case 'completed':
       // A later round (after a follow-up) says so: the same words again would read as a repeat.
       if (pr && record.round > 0)
-        return `${to(people)}:white_check_mark: The docs agent is done with the latest replies: pull request ${pr} is updated and ready for review.`;
+        return `${to(people)}:white_check_mark: The docs agent is done with the latest replies: pull request ${pr} is ready for review.`;
       return pr
         ? `${to(people)}:white_check_mark: The docs agent is done: pull request ${pr} is ready for review.`
         : `${to(people)}:white_check_mark: The docs agent is done and changed nothing, so there is no pull request. If you expected a change, reply in this thread to say what to do.`;

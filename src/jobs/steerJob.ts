@@ -1,4 +1,3 @@
-import { isDirectMessage } from '../slack/conversations.js';
 import type { UserNames } from '../slack/plainText.js';
 import { slackToPlainText } from '../slack/plainText.js';
 import { firstSighting } from '../store/dedupe.js';
@@ -10,7 +9,8 @@ import {
   INTERRUPTED_FOLLOW_UP,
   tooOldToSteerText,
 } from './jobAnswers.js';
-import { cannotStopText, commandWordText, JOB_THREAD_HELP } from './doorAnswers.js';
+import { isDirectMessage } from '../slack/conversations.js';
+import { cannotStopText, commandWordText, DM_JOB_THREAD_HELP, JOB_THREAD_HELP } from './doorAnswers.js';
 import { editJobCard } from './jobNotifications.js';
 import { JOB_CARD_MARK_TYPE } from './postJobCard.js';
 import { applyFollowUpAnswer, FINISHED, type JobRecord } from './jobRecord.js';
@@ -122,7 +122,8 @@ export async function steerJob(
   const prompt = files ? `${said}\n${files}` : said;
   // After the dedupe, so a reply delivered as both a message and a mention is refused once.
   if (refusal) return { kind: 'refused', text: refusal };
-  if (greeted) return { kind: 'help', text: JOB_THREAD_HELP };
+  if (greeted)
+    return { kind: 'help', text: isDirectMessage(input.channel) ? DM_JOB_THREAD_HELP : JOB_THREAD_HELP };
   // Told once (after the dedupe), however often Slack delivers it.
   if (said === '') return { kind: 'files_only', text: FILES_ONLY_TEXT };
 

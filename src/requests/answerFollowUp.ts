@@ -1,5 +1,6 @@
 import type { Logger, webApi } from '@slack/bolt';
 import { budgetNote } from '../jobs/jobAnswers.js';
+import { isDirectMessage } from '../slack/conversations.js';
 import type { SteerJobOutcome } from '../jobs/steerJob.js';
 
 const DELIVERED = 'white_check_mark';
@@ -16,7 +17,10 @@ export interface FollowUpPlace {
   mentionsBot?: boolean;
 }
 
-/** Tells the author how their follow-up went: a ✅ on it, and anything else to them alone. */
+/**
+ * Tells the author how their follow-up went: a ✅ on it, and anything else to them alone (in the
+ * bot's DM, where nobody else reads along, as a message that stays rather than one that vanishes).
+ */
 export async function answerFollowUp(
   client: webApi.WebClient,
   logger: Logger,
@@ -24,14 +28,18 @@ export async function answerFollowUp(
   outcome: SteerJobOutcome,
 ): Promise<void> {
   const { channel, threadTs, ts, user } = place;
+  const toAuthor = (text: string) =>
+    isDirectMessage(channel)
+      ? client.chat.postMessage({ channel, thread_ts: threadTs, text, unfurl_links: false })
+      : client.chat.postEphemeral({ channel, user, thread_ts: threadTs, text });
   if (outcome.kind === 'sent') {
     await client.reactions.add({ channel, timestamp: ts, name: DELIVERED }).catch((error) => {
       logger.warn(`could not mark a follow-up as delivered: ${String(error)}`);
     });
     const note = outcome.budget && budgetNote(outcome.budget);
-    if (note) await client.chat.postEphemeral({ channel, user, thread_ts: threadTs, text: note });
+    if (note) await toAuthor(note);
   } else if ('text' in outcome) {
     // Failed, refused, too old, files only: each says why in its text.
-    await client.chat.postEphemeral({ channel, user, thread_ts: threadTs, text: outcome.text });
+    await toAuthor(outcome.text);
   }
 }

@@ -170,14 +170,17 @@ export async function handleAndAnswerMessageToBot(
     await working.done();
     if (isStoreUnavailable(error)) throw error; // the queue job waits for Redis, then resumes
     logger.error(`a ${what} could not be handled: ${String(error)}`);
-    await client.chat
-      .postEphemeral({
-        channel: message.channel,
-        user: message.user,
-        ...(message.threadTs ? { thread_ts: message.threadTs } : {}),
-        text: SOMETHING_WRONG,
-      })
-      .catch((error: unknown) => logger.warn(`could not answer a message to the bot: ${String(error)}`));
+    const where = {
+      channel: message.channel,
+      ...(message.threadTs ? { thread_ts: message.threadTs } : {}),
+      text: SOMETHING_WRONG,
+    };
+    // In the bot's DM a message that stays, as its other answers there are.
+    await (
+      message.door === 'dm'
+        ? client.chat.postMessage(where)
+        : client.chat.postEphemeral({ ...where, user: message.user })
+    ).catch((error: unknown) => logger.warn(`could not answer a message to the bot: ${String(error)}`));
     return;
   }
   await working.done();

@@ -52,14 +52,16 @@ describe('the news a job thread gets', () => {
       'start a new one with `/docs-agent &lt;instruction&gt;`',
     );
     const inDm = record({ status: 'failed', channel: 'D0ADA', cardTs: '1.000200' });
-    expect(jobNewsText('failed', inDm, when)).toContain('send me a new message here with what to change');
+    expect(jobNewsText('failed', inDm, when)).toContain(
+      'start a new one by sending me a message outside this thread',
+    );
     expect(jobNewsText('gone', inDm, when)).not.toContain('/docs-agent');
   });
 
   it('says why a card was posted in the DM: not a member of a channel, or a DM between people', () => {
     expect(followedHereText('C0DOCS')).toContain('`/invite @docs-agent` there');
     expect(followedHereText('D0PEOPLE')).toMatch(
-      /^I can’t post in a direct message between other people, so/,
+      /^I can’t post in a DM between people \(no app can be added to one\), so/,
     );
     expect(followedHereText('D0PEOPLE')).not.toContain('/invite');
   });
@@ -77,7 +79,7 @@ describe('the news a job thread gets', () => {
       'The docs agent is done: pull request <https://github.com/acme/docs/pull/42|acme/docs#42> is ready for review.',
     );
     expect(jobNewsText('completed', record({ prLink: pr, round: 1 }), when)).toContain(
-      'The docs agent is done with the latest replies: pull request <https://github.com/acme/docs/pull/42|acme/docs#42> is updated and ready for review.',
+      'The docs agent is done with the latest replies: pull request <https://github.com/acme/docs/pull/42|acme/docs#42> is ready for review.',
     );
   });
 

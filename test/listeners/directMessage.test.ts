@@ -89,8 +89,11 @@ describe('a direct message to the bot', () => {
       subtype: 'file_share',
       files: [{ id: 'F0SHOT', name: 'shot.png' }],
     });
-    const told = await h.slack.waitForCall('chat.postEphemeral');
-    expect(String(told.args.text)).toContain('can’t open files');
+    // In the DM's job thread, a message that stays (nobody else reads along).
+    const told = await h.slack.waitForCall('chat.postMessage', (call) =>
+      String(call.args.text).includes('can’t open files'),
+    );
+    expect(told.args).toMatchObject({ channel: DM, thread_ts: asked });
     expect(h.mintlify.requestsFor('sendMessage')).toEqual([]);
   });
 
@@ -170,17 +173,23 @@ describe('a direct message to the bot', () => {
     expect(h.mintlify.requests).toHaveLength(0);
   });
 
-  it('in a job’s thread, answers “help”, “hi” or “?” with the thread’s help, to its author alone, and sends none to the job', async () => {
+  it('in a job’s thread, answers “help”, “hi” or “?” with the thread’s help for the DM, and sends none to the job', async () => {
     h = await startBot();
     const asked = await sendDm(h, 'Document the --verbose flag');
     await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === asked);
     await h.bot.drained();
     for (const text of ['help', 'hi', '?']) await sendDm(h, text, { thread_ts: asked });
-    await expect.poll(() => h.slack.callsTo('chat.postEphemeral').length).toBe(3);
-    for (const call of h.slack.callsTo('chat.postEphemeral')) {
-      expect(call.args).toMatchObject({ channel: DM, user: 'U0ADA', thread_ts: asked });
-      expect(String(call.args.text)).toContain('This thread belongs to a docs agent job');
+    const helps = () =>
+      h.slack
+        .callsTo('chat.postMessage')
+        .filter((call) => String(call.args.text).startsWith('This thread belongs to a docs agent job'));
+    await expect.poll(() => helps().length).toBe(3);
+    for (const call of helps()) {
+      expect(call.args).toMatchObject({ channel: DM, thread_ts: asked });
+      // Nothing of mentions or of keeping a reply between people: words for the DM.
+      expect(String(call.args.text)).not.toMatch(/@docs-agent|\/\//);
     }
+    expect(h.slack.callsTo('chat.postEphemeral')).toEqual([]);
     await h.bot.drained();
     expect(h.mintlify.requestsFor('sendMessage')).toHaveLength(0);
   });

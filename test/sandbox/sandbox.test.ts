@@ -41,7 +41,7 @@ const DONE =
   /↳ #1 @docs-agent: @ada ✅ The docs agent is done: .*https:\/\/github\.com\/acme\/docs\/pull\/101.* is ready for review/;
 /** A later round's end: said in words of its own. */
 const DONE_AGAIN =
-  /↳ #1 @docs-agent: @ada ✅ The docs agent is done with the latest replies: .*https:\/\/github\.com\/acme\/docs\/pull\/101.* is updated and ready for review/;
+  /↳ #1 @docs-agent: @ada ✅ The docs agent is done with the latest replies: .*https:\/\/github\.com\/acme\/docs\/pull\/101.* is ready for review/;
 
 describe('npm run sandbox', () => {
   it('fixes what readers struggled with from the digest: the form filled in, the card in the channel linking the digest', async () => {
@@ -185,7 +185,7 @@ describe('npm run sandbox', () => {
     // In the DM (#4) the news mentions nobody: it is for the person anyway.
     const done = (n: string, pr: number, again = false) =>
       new RegExp(
-        `↳ ${n} @docs-agent: ${n === '#4' ? '' : '@ada '}✅ The docs agent is done${again ? ' with the latest replies' : ''}: .*/pull/${pr}\\).* is ${again ? 'updated and ' : ''}ready for review`,
+        `↳ ${n} @docs-agent: ${n === '#4' ? '' : '@ada '}✅ The docs agent is done${again ? ' with the latest replies' : ''}: .*/pull/${pr}\\).* is ready for review`,
       );
     const printed = await runScript([
       // A mention at the top of #docs: your message, and the card as the reply under it.
