@@ -34,8 +34,9 @@ const PLATFORM_VARIABLES = new Set(['REDIS_TLS_URL', 'REDISCLOUD_URL', 'PATH', '
 /**
  * What is allowed but likely not meant, told once at start (a warning, never a refusal): variables
  * that look like the bot's but that it does not read (ALLOWED_USERS would leave the bot open to
- * everyone, unsaid), Socket Mode where the platform gives a port, and a digest whose buttons
- * ALLOWED_CHANNEL_IDS would refuse. Names only, never a value.
+ * everyone, unsaid), Socket Mode where the platform gives a port, allowlist entries with no digit
+ * (a name in capitals), and a digest whose buttons ALLOWED_CHANNEL_IDS would refuse. Of a
+ * variable, only its name is told, never its value; of an allowlist, the entry (an ID, no secret).
  */
 export function configurationWarnings(
   env: Record<string, string | undefined>,

@@ -357,14 +357,15 @@ function isWorthRetryingRead(error: unknown): boolean {
   return error instanceof RateLimitedError || isPassingFailure(error);
 }
 
+/** Tries of an analytics read in all: each spends one of the organization's 100 requests an hour. */
+const ANALYTICS_ATTEMPTS = 2;
+
 /**
  * Every analytics request, retries included, spends one of the organization's 100 an hour: a 429
  * goes to the caller, which waits it out at its own pace (collectVisitors) or does without that
  * part (the digest's struggles), rather than spend three more on quick tries; a 5xx or a timeout
  * gets one quick try more (ANALYTICS_ATTEMPTS), and trouble that outlasts it is the caller's too.
  */
-const ANALYTICS_ATTEMPTS = 2;
-
 function isWorthRetryingAnalyticsRead(error: unknown): boolean {
   return isPassingFailure(error);
 }

@@ -28,16 +28,16 @@ export interface HeldLease {
   claim(key: string, owner: string, ttlMs: number): Promise<boolean>;
 }
 
-/**
- * Takes a lease (SET NX PX) that only its holder can release. A lease expires by itself, so
- * a crashed holder blocks the work for at most `ttlMs`; callers pick a TTL well above the
- * time the guarded work takes.
- */
 /** Whether someone holds the lease `name` now (its work is under way somewhere). */
 export async function leaseHeld(atomic: AtomicOps, name: string): Promise<boolean> {
   return (await atomic.holder(`lease:${name}`)) !== undefined;
 }
 
+/**
+ * Takes a lease (SET NX PX) that only its holder can release. A lease expires by itself, so
+ * a crashed holder blocks the work for at most `ttlMs`; callers pick a TTL well above the
+ * time the guarded work takes.
+ */
 export async function tryLease(atomic: AtomicOps, name: string, ttlMs: number): Promise<Lease | undefined> {
   const key = `lease:${name}`;
   const token = randomUUID();

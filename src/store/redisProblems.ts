@@ -109,7 +109,7 @@ function redisRefusal(reason: string): string | undefined {
   // REDIS_URL without a password, for a Redis that wants one (only the host and port were copied).
   if (/^NOAUTH\b/.test(reason)) {
     return (
-      'wants a password, and REDIS_URL gives none: write it as redis://:<password>@host:port ' +
+      'wants a password, and REDIS_URL gives none: write it as redis://:<password>@host:port (rediss:// for TLS) ' +
       "(your provider's URL has it), percent-encoding characters such as # / @ : (# is %23)"
     );
   }

@@ -1,4 +1,5 @@
-import { describe, expect, it, vi } from 'vitest';
+import { setTimeout as sleepFor } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
 import {
   type CollectOptions,
   collectVisitors,
@@ -222,20 +223,26 @@ describe('collecting a period’s visitors', () => {
     fake.setVisitors(rows(300));
     fake.injectFault('visitors', { status: 429, retryAfter: '600' }, 10);
     const shutdown = new AbortController();
+    const waits: number[] = [];
 
-    const failing = failureOf(
+    const error = await failureOf(
       collectVisitors(client, PROJECT_ID, period, {
         top: 3,
         maxPages: 100,
         giveUpMs: 3_600_000,
         signal: shutdown.signal,
+        // The real wait (its ten minutes), stopped once it has begun: not before the first read.
+        sleep: (ms, signal) => {
+          waits.push(ms);
+          const waiting = sleepFor(ms, undefined, { signal });
+          shutdown.abort();
+          return waiting;
+        },
       }),
     );
-    // Stopped while it waits out the 429's ten minutes, not before its first read.
-    await vi.waitFor(() => expect(fake.requestsFor('visitors')).toHaveLength(1));
-    shutdown.abort();
-    const error = await failing;
 
+    expect(waits).toEqual([600_000]);
+    expect(fake.requestsFor('visitors')).toHaveLength(1);
     expect(error.name).toBe('AbortError');
   });
 
