@@ -115,9 +115,10 @@ export async function handleMessageToBot(
   }
 
   if (input.editedTs !== undefined) {
-    // Slack sends a mention again when its message is edited: one that started nothing (a bare
-    // mention, answered with the help) is read again, once, for the instruction typed in since.
-    // Any other edit (a typo fixed in a mention that started a job) changes nothing.
+    // Slack sends a mention again when its message is edited (a DM, as a change of the message):
+    // one that started nothing (a bare mention, a greeting, answered with the help) is read again,
+    // once, for the instruction typed in since. Any other edit (a typo fixed in a message that
+    // started a job) changes nothing.
     const helpedOnly = (await ctx.store.atomic.holder(helpedOnlyKey(channel, ts))) !== undefined;
     if (!helpedOnly || !(await ctx.store.atomic.claim(`message-edit:${channel}:${ts}`, startId, DAY_MS))) {
       return { kind: 'duplicate' };
@@ -140,7 +141,7 @@ export async function handleMessageToBot(
   if (instruction === '' || talk === 'greeting') {
     if (jobThread) return { kind: 'help', inJobThread: true };
     // Its edit, if one comes with the instruction, starts the job (see above).
-    if (input.door === 'mention' && input.editedTs === undefined)
+    if (input.editedTs === undefined)
       await ctx.store.atomic.setIfAbsent(helpedOnlyKey(channel, ts), 'help', DAY_MS);
     return { kind: 'help' };
   }

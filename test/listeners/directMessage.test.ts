@@ -194,6 +194,43 @@ describe('a direct message to the bot', () => {
     expect(h.mintlify.requestsFor('sendMessage')).toHaveLength(0);
   });
 
+  it('edited to say what to change after a greeting got the help, starts the job; a link preview added changes nothing', async () => {
+    h = await startBot();
+    const asked = await sendDm(h, 'hi');
+    await h.slack.waitForCall('chat.postMessage'); // the help
+    await h.bot.drained();
+    // As Slack sends it: the change has a ts of its own, the message keeps its own.
+    let changes = 0;
+    const changed = (message: Record<string, unknown>) =>
+      h.event({
+        type: 'message',
+        subtype: 'message_changed',
+        channel: DM,
+        channel_type: 'im',
+        ts: `1800000200.00000${(changes += 1)}`,
+        message,
+      });
+
+    // Slack's own change (a link preview added): no `edited`, nothing happens.
+    await changed({ user: 'U0ADA', ts: asked, text: 'hi' });
+    await h.bot.drained();
+    expect(h.mintlify.requests).toHaveLength(0);
+
+    await changed({
+      user: 'U0ADA',
+      ts: asked,
+      text: 'hi, please document the --json flag',
+      edited: { user: 'U0ADA', ts: '1800000100.000000' },
+    });
+    await expect
+      .poll(() => h.mintlify.requestsFor('createJob').map((r) => r.body))
+      .toEqual([{ prompt: 'hi, please document the --json flag' }]);
+    const card = await h.slack.waitForCall('chat.postMessage', (call) =>
+      String(call.args.text).includes('Docs agent job'),
+    );
+    expect(card.args.thread_ts).toBe(asked);
+  });
+
   it('ignores the bot’s own posts, edits, and messages in channels', async () => {
     h = await startBot();
     await h.event({

@@ -11,7 +11,8 @@ type MessageArgs = SlackEventMiddlewareArgs<'message'> & AllMiddlewareArgs;
 export function directMessage(ctx: ListenerContext) {
   return async ({ event, body, context }: MessageArgs): Promise<void> => {
     if (event.channel_type !== 'im') return;
-    // Edits, deletions... are not messages to the bot; a reply also sent to the conversation is.
+    if (event.subtype === 'message_changed') return edited(ctx, event, body.event_id, context);
+    // Deletions, joins... are not messages to the bot; a reply also sent to the conversation is.
     if (event.subtype !== undefined && event.subtype !== 'file_share' && event.subtype !== 'thread_broadcast')
       return;
     if ('bot_id' in event && event.bot_id) return; // our own cards and answers among them
@@ -19,6 +20,41 @@ export function directMessage(ctx: ListenerContext) {
     const message = messageToBotFrom({ ...event, text: event.text }, event.user, context, 'dm');
     await ctx.enqueue({ kind: 'message_to_bot', message }, body.event_id);
   };
+}
+
+/** The parts of a changed message this reads. */
+interface ChangedMessage {
+  ts?: string;
+  thread_ts?: string;
+  user?: string;
+  bot_id?: string;
+  text?: string;
+  edited?: { ts: string };
+}
+
+/**
+ * A message of the DM's conversation edited by its author: handed on as an edit, which starts a job
+ * only if the message had got the help alone (see `handleMessageToBot`). Slack's own changes (a link
+ * preview added) carry no `edited`; a reply in a thread is that thread's.
+ */
+async function edited(
+  ctx: ListenerContext,
+  event: { channel: string; message?: unknown },
+  eventId: string,
+  context: MessageArgs['context'],
+): Promise<void> {
+  const changed = (event.message ?? {}) as ChangedMessage;
+  if (!changed.edited || changed.bot_id || !changed.user || !changed.ts) return;
+  if (typeof changed.text !== 'string') return;
+  if (changed.thread_ts !== undefined && changed.thread_ts !== changed.ts) return;
+  const { ts, text, edited: edit } = changed;
+  const message = messageToBotFrom(
+    { channel: event.channel, ts, text, edited: edit },
+    changed.user,
+    context,
+    'dm',
+  );
+  await ctx.enqueue({ kind: 'message_to_bot', message }, eventId);
 }
 
 export function registerDirectMessage(app: App, ctx: ListenerContext): void {
