@@ -2,6 +2,7 @@ import { Cron } from 'croner';
 import { afterEach, describe, expect, it } from 'vitest';
 import { publishHome } from '../../src/home/publishHome.js';
 import type { SlackCall } from '../fakes/slackFake.js';
+import { heldStep } from '../support/leases.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
 
 let h: BotHarness;
@@ -113,11 +114,25 @@ describe('the Home tab', () => {
       await startJobAs(h, 'U0ADA', 'Document the export flag');
       await h.slack.waitForCall('views.publish', (call) => call.response.ok === true);
 
-      // The other worker publishes the tab (its app_home_opened, say) while the job works; Slack
-      // rate-limits that call, and its client sends it again 4 s later.
-      h.slack.failNext('views.publish', { status: 429, retryAfter: 4 });
-      const late = publishHome(other.bot.context.jobs, 'U0ADA');
-      await h.slack.waitForCall('views.publish', (call) => call.status === 429);
+      // The other worker publishes the tab (its app_home_opened, say) while the job works: it has
+      // read the jobs, and its call is slow to reach Slack (a network hiccup, its client's retries).
+      const reached = heldStep();
+      const arrive = heldStep();
+      const jobs = other.bot.context.jobs;
+      const publish = jobs.slack.views.publish.bind(jobs.slack.views);
+      const slowSlack = {
+        ...jobs.slack,
+        views: {
+          ...jobs.slack.views,
+          publish: async (args: Parameters<typeof publish>[0]) => {
+            reached.release();
+            await arrive.until;
+            return publish(args);
+          },
+        },
+      } as typeof jobs.slack;
+      const late = publishHome({ ...jobs, slack: slowSlack }, 'U0ADA');
+      await reached.until;
 
       // Meanwhile the job opens its pull request, and the tab is refreshed with it.
       h.mintlify.setJob('job-1', { status: 'completed', prLink: PR });
@@ -125,6 +140,7 @@ describe('the Home tab', () => {
         'views.publish',
         (call) => call.response.ok === true && shown(call).includes(PR),
       );
+      arrive.release();
       await late;
 
       // The late one carried the tab's hash from before: Slack refused it, and it read the jobs again.

@@ -169,9 +169,10 @@ describe('the redis store', () => {
 
   it('moves many records of the old layout even when moving them takes longer than the start may', async () => {
     const redis = await startPrivateRedis();
-    // Every round trip takes 30 ms: the start's checks take a few (well within its 200 ms), the move
-    // of 12,000 records dozens, so a move counted in the start's time would make it fail.
-    const proxy = await startMuteProxy(redis, { delayMs: 30 });
+    // Every round trip takes 60 ms: the start's checks take a few (well within its 600 ms, on a busy
+    // machine too), the move of 12,000 records dozens, so a move counted in the start's time would
+    // make it fail.
+    const proxy = await startMuteProxy(redis, { delayMs: 60 });
     const namespace = uniqueNamespace('layout-many');
     const raw = createClient({ url: redis.url });
     await raw.connect();
@@ -185,7 +186,7 @@ describe('the redis store', () => {
       }
       const lines: string[] = [];
       const heard = createLogger({ level: 'info', secrets: [], sink: (line) => lines.push(line) });
-      const startTimeoutMs = 200;
+      const startTimeoutMs = 600;
       const openedAt = Date.now();
       const store = await openRedisStore({
         url: proxy.url,
