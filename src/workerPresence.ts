@@ -15,6 +15,8 @@ const ANNOUNCE_EVERY_MS = 30_000;
 const ALIVE_FOR_MS = 3 * ANNOUNCE_EVERY_MS;
 /** Which web process has said that none runs, so that the others do not say it too. */
 const SAID_KEY = 'worker-missing-said';
+/** The claim's shortest life: renewed at every look, so it lapses only when its holder is gone. */
+const MIN_CLAIM_MS = 30_000;
 
 export function announceWorker(store: Store): { stop(): Promise<void> } {
   const announce = () => void store.kv.set(ALIVE_KEY, Date.now(), ALIVE_FOR_MS).catch(() => {});
@@ -34,16 +36,18 @@ export function watchForWorkers(
   // while the outage lasts (renewed at each look, so one that stops or dies lets another say it).
   // Only the one that said it says when a worker is back.
   const token = randomUUID();
-  const claimFor = 3 * everyMs;
+  const claimFor = Math.max(3 * everyMs, MIN_CLAIM_MS);
   let said = false;
   const look = async () => {
     const [alive, { waiting }] = await Promise.all([store.kv.get(ALIVE_KEY), requests.counts()]);
-    if (alive === undefined && waiting > 0) {
+    if (alive === undefined) {
+      // Still ours (it lapses only if this process stalled, or Redis was away, past its life):
+      // whoever holds it now is the one to say when a worker is back.
       if (said) {
-        await store.atomic.extendIfValue(SAID_KEY, token, claimFor);
+        said = await store.atomic.extendIfValue(SAID_KEY, token, claimFor);
         return;
       }
-      if (!(await store.atomic.setIfAbsent(SAID_KEY, token, claimFor))) return;
+      if (waiting === 0 || !(await store.atomic.setIfAbsent(SAID_KEY, token, claimFor))) return;
       said = true;
       logger.error(
         `${waiting} Slack request(s) wait in the queue, and no process with the worker role has run on this Redis ` +

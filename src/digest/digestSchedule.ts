@@ -31,7 +31,8 @@ export interface DigestTries {
 const DIGEST_AGAIN_AFTER_MS = 60 * 60_000;
 /**
  * A digest another worker is posting is looked at again: first once its lease would have lapsed had
- * that worker died (6 s), then every minute (gathering may take an hour of analytics waits).
+ * that worker died already (6 s), then every minute (gathering may take an hour of analytics
+ * waits), so a worker that dies later has its digest taken over within a minute.
  */
 const BEING_POSTED_FIRST_AGAIN_MS = RENEWED_LEASE_MS + 1_000;
 const BEING_POSTED_AGAIN_MS = 60_000;

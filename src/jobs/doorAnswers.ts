@@ -15,13 +15,13 @@ export const MENTION_HELP = [
 
 /** The same, asked in a job's thread: there a mention, like any reply, goes to the job. */
 export const JOB_THREAD_HELP = [
-  'This thread belongs to a docs agent job: a reply here, with `@docs-agent` or without, goes to the job as a follow-up (but for a thanks, a greeting or `help`).',
+  'This thread belongs to a docs agent job: a reply here, with `@docs-agent` or without, goes to the job as a follow-up (except a thanks, a greeting or `help`).',
   'Start a reply with `//` to keep it between people. `/docs-agent help` says more.',
 ].join(' ');
 
 /** The same, in the bot's DM: no mention, and nobody else to keep a reply from. */
 export const DM_JOB_THREAD_HELP =
-  'This thread belongs to a docs agent job: a reply here goes to the job as a follow-up (but for a thanks, a greeting or `help`). Send me a message outside this thread to start another job.';
+  'This thread belongs to a docs agent job: a reply here goes to the job as a follow-up (except a thanks, a greeting or `help`). Send me a message outside this thread to start another job.';
 
 /** A lone "stop" or "cancel" outside a job's thread (any door): there is no stopping a job from Slack. */
 export const NO_STOP_TEXT =
@@ -54,7 +54,7 @@ export const DM_HELP = [
 export function followedHereText(channel: string): string {
   // An app cannot be invited to a DM between people: there is nothing to do but follow it here.
   const why = isDirectMessage(channel)
-    ? 'I can’t post in a DM between people (no app can be added to one)'
+    ? 'I can’t post in a direct message between other people (no app can be added to one)'
     : `I couldn’t post this job’s card in <#${channel}> (I’m probably not a member: \`/invite @docs-agent\` there)`;
   return `${why}, so I’m following the job here. Reply in this thread to steer it.`;
 }

@@ -13,7 +13,7 @@ export type JobNewsKind = 'completed' | 'failed' | 'archived' | 'gone' | 'slow' 
 
 const START_AGAIN = 'start a new one with `/docs-agent &lt;instruction&gt;`';
 /** In the bot's DM, where a message of its own is how a job starts. */
-const START_AGAIN_IN_DM = 'start a new one by sending me a message outside this thread';
+const START_AGAIN_IN_DM = 'start a new one with a new message to me, outside any job’s thread';
 
 export function jobNewsText(
   kind: JobNewsKind,

@@ -116,11 +116,12 @@ export async function handleMessageToBot(
 
   if (input.editedTs !== undefined) {
     // Slack sends a mention again when its message is edited (a DM, as a change of the message):
-    // one that started nothing (a bare mention, a greeting, answered with the help) is read again,
-    // once, for the instruction typed in since. Any other edit (a typo fixed in a message that
-    // started a job) changes nothing.
+    // one that started nothing (a bare mention, a greeting, answered with the help) is read again
+    // for the instruction typed in since, until one edit starts its job (claimed below, at the
+    // start). Any other edit (a typo fixed in a message that started a job) changes nothing, nor
+    // does one of a message whose thread has a job by now (a reply there started it).
     const helpedOnly = (await ctx.store.atomic.holder(helpedOnlyKey(channel, ts))) !== undefined;
-    if (!helpedOnly || !(await ctx.store.atomic.claim(`message-edit:${channel}:${ts}`, startId, DAY_MS))) {
+    if (!helpedOnly || (await ctx.records.byThread(channel, input.threadTs ?? ts)) !== undefined) {
       return { kind: 'duplicate' };
     }
   } else if (!(await firstSighting(ctx.store.atomic, `message:${channel}:${ts}`, { by: startId }))) {
@@ -157,6 +158,13 @@ export async function handleMessageToBot(
     return { kind: 'job_list', records, scope };
   }
   if (word) return { kind: 'command_word', word };
+  // One edit starts the job, however many come (a Slack retry of this one is the same claimant).
+  if (
+    input.editedTs !== undefined &&
+    !(await ctx.store.atomic.claim(`message-edit:${channel}:${ts}`, startId, DAY_MS))
+  ) {
+    return { kind: 'duplicate' };
+  }
 
   const asked = files ? `${instruction}\n${files}` : instruction;
   const sections =

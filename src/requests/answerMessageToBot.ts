@@ -24,7 +24,7 @@ import { isStoreUnavailable } from '../store/storeErrors.js';
 export async function answerMessageToBot(
   client: webApi.WebClient,
   logger: Logger,
-  message: Pick<MessageToBot, 'channel' | 'ts' | 'threadTs' | 'user' | 'door'>,
+  message: Pick<MessageToBot, 'channel' | 'ts' | 'threadTs' | 'user' | 'door' | 'editedTs'>,
   outcome: MessageToBotOutcome,
 ): Promise<void> {
   const { channel, ts, user } = message;
@@ -46,6 +46,11 @@ export async function answerMessageToBot(
       ? client.chat.postMessage({ channel, ...words, ...where, unfurl_links: false })
       : client.chat.postEphemeral({ channel, user, ...words, ...where });
   };
+  // An edit is read for an instruction alone: one still without (a greeting again) was answered.
+  const quietEdit =
+    message.editedTs !== undefined &&
+    (outcome.kind === 'help' || outcome.kind === 'command_word' || outcome.kind === 'job_list');
+  if (quietEdit) return;
   switch (outcome.kind) {
     case 'duplicate':
     case 'job_thread':

@@ -53,7 +53,7 @@ describe('the news a job thread gets', () => {
     );
     const inDm = record({ status: 'failed', channel: 'D0ADA', cardTs: '1.000200' });
     expect(jobNewsText('failed', inDm, when)).toContain(
-      'start a new one by sending me a message outside this thread',
+      'start a new one with a new message to me, outside any job’s thread',
     );
     expect(jobNewsText('gone', inDm, when)).not.toContain('/docs-agent');
   });
@@ -61,7 +61,7 @@ describe('the news a job thread gets', () => {
   it('says why a card was posted in the DM: not a member of a channel, or a DM between people', () => {
     expect(followedHereText('C0DOCS')).toContain('`/invite @docs-agent` there');
     expect(followedHereText('D0PEOPLE')).toMatch(
-      /^I can’t post in a DM between people \(no app can be added to one\), so/,
+      /^I can’t post in a direct message between other people \(no app can be added to one\), so/,
     );
     expect(followedHereText('D0PEOPLE')).not.toContain('/invite');
   });

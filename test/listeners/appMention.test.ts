@@ -514,6 +514,11 @@ describe('@docs-agent <instruction>', () => {
     // Slack sends the mention again, marked edited, with the text as it now reads.
     const edited = (text: string, at: string) =>
       h.event({ ...mention({ ts: said.ts, text }), edited: { user: 'U0ADA', ts: at } });
+    // An edit still without an instruction: no second help, and the next edit may still start it.
+    await edited(`<@${BOT}> hello`, '1800000050.000000');
+    await h.bot.drained();
+    expect(h.slack.callsTo('chat.postMessage')).toHaveLength(1);
+    expect(prompts(h)).toEqual([]);
     await edited(`<@${BOT}> Document the --dry-run flag`, '1800000100.000000');
     await expect.poll(() => prompts(h)).toEqual(['Document the --dry-run flag']);
     const card = await h.slack.waitForCall('chat.postMessage', (call) =>

@@ -231,6 +231,31 @@ describe('a direct message to the bot', () => {
     expect(card.args.thread_ts).toBe(asked);
   });
 
+  it('edited after a reply in its thread started a job there, starts nothing more', async () => {
+    h = await startBot();
+    const asked = await sendDm(h, 'hi');
+    await h.slack.waitForCall('chat.postMessage'); // the help
+    await sendDm(h, 'Document the --json flag', { thread_ts: asked });
+    await expect.poll(() => h.mintlify.requestsFor('createJob')).toHaveLength(1);
+    await h.bot.drained();
+    await h.event({
+      type: 'message',
+      subtype: 'message_changed',
+      channel: DM,
+      channel_type: 'im',
+      ts: '1800000300.000001',
+      message: {
+        user: 'U0ADA',
+        ts: asked,
+        text: 'hi, document the CSV export',
+        edited: { ts: '1800000300.000000' },
+      },
+    });
+    // Handled, and done with (not waiting on the thread's job for ever).
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+  });
+
   it('ignores the bot’s own posts, edits, and messages in channels', async () => {
     h = await startBot();
     await h.event({
