@@ -31,7 +31,7 @@ export interface MessageToBot {
   text: string;
   files?: ThreadMessage['files'];
   door: 'mention' | 'dm';
-  /** A mention Slack sent again because its message was edited: the edit's time. */
+  /** A message Slack sent again because it was edited (a mention marked edited, a DM's change): the edit's time. */
   editedTs?: string;
   bot: BotIdentity;
 }
@@ -55,7 +55,7 @@ export type MessageToBotOutcome =
 
 const THREAD_TITLE = 'The Slack thread so far, for context (oldest first)';
 const DAY_MS = 24 * 3_600_000;
-/** A mention answered with the help alone: an edit of it may still start its job. */
+/** A message to the bot answered with the help alone: an edit of it may still start its job. */
 const helpedOnlyKey = (channel: string, ts: string) => `message-helped:${channel}:${ts}`;
 /** As many as `/docs-agent status` lists. */
 const JOB_LIST_SIZE = 10;

@@ -46,7 +46,7 @@ export async function answerMessageToBot(
       ? client.chat.postMessage({ channel, ...words, ...where, unfurl_links: false })
       : client.chat.postEphemeral({ channel, user, ...words, ...where });
   };
-  // An edit is read for an instruction alone: one still without (a greeting again) was answered.
+  // An edit is read for the instruction alone: one still without (a greeting again) gets no second answer.
   const quietEdit =
     message.editedTs !== undefined &&
     (outcome.kind === 'help' || outcome.kind === 'command_word' || outcome.kind === 'job_list');
@@ -91,7 +91,7 @@ export async function answerMessageToBot(
         channel,
         ...answerThread,
         // A lone "stop": said first that no door can stop a job, as the slash command says it.
-        text: `${outcome.stop ? `${NO_STOP_TEXT}\n\n` : ''}${message.door === 'dm' ? DM_HELP : MENTION_HELP}`,
+        text: `${outcome.stop ? `${NO_STOP_TEXT}\n\n` : ''}${dm ? DM_HELP : MENTION_HELP}`,
         unfurl_links: false,
       });
       return;
