@@ -93,6 +93,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
   const identity = verifySlackToken(slack, logger);
   identity.catch(() => {}); // awaited in start(), unless the store fails first
   const store = await openStore(config.store, logger, { retentionMs: config.jobRetentionMs });
+  slackToken.share(store, config.slack.botToken);
   if (store.kind === 'memory') {
     logger.warn('REDIS_URL is not set: state is kept in memory and every job thread is forgotten on restart');
   }

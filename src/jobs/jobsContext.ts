@@ -21,7 +21,7 @@ export interface JobsContext {
   ledger: RateLedger;
   slack: webApi.WebClient;
   /** Whether Slack refuses the bot's token now (a start then makes no job at Mintlify). */
-  slackToken?: Pick<SlackTokenState, 'refusal'>;
+  slackToken?: Pick<SlackTokenState, 'refusal' | 'refusedElsewhere'>;
   /** The bot's own bot id (auth.test): what it posted carries it. */
   botId: string;
   logger: Logger;

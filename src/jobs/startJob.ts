@@ -201,7 +201,11 @@ async function createAndPost(
   // The budget tells the person how many uses are left, and the start is written down before its
   // claim: both in one round trip, and if the store is away this fails here, before Mintlify
   // starts a job we could not keep track of.
-  const [before] = await Promise.all([ctx.ledger.current(projectId), ctx.starts.begin(start)]);
+  const [before, refusedElsewhere] = await Promise.all([
+    ctx.ledger.current(projectId),
+    ctx.slackToken?.refusedElsewhere() ?? false,
+    ctx.starts.begin(start),
+  ]);
   const refused = async (text: string) => {
     await ctx.starts.refused(start, text).catch((error: unknown) => {
       logger.warn(`could not note the refused start ${startId}: ${String(error)}`);
@@ -211,8 +215,10 @@ async function createAndPost(
 
   // Slack refuses the bot's token (the app was installed again): the job's card could never be
   // posted, so no job is made at Mintlify. (The answer reaches a slash command through its response URL.)
-  // Asked again first (a call Slack takes clears it): a refusal that passed does not outlive it.
-  if (ctx.slackToken?.refusal !== undefined) await ctx.slack.auth.test().catch(() => undefined);
+  // Asked again first (a call Slack takes clears it): a refusal that passed does not outlive it. One
+  // another process found counts too: Slack is asked before this process makes a job of its own.
+  if (ctx.slackToken?.refusal !== undefined || refusedElsewhere)
+    await ctx.slack.auth.test().catch(() => undefined);
   if (ctx.slackToken?.refusal !== undefined) {
     return { kind: 'failed', text: await refused(SLACK_TOKEN_REFUSED_TEXT), error: undefined };
   }

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { type Logger, webApi } from '@slack/bolt';
+import type Keyv from 'keyv';
 import { classifySlackError, slackErrorCode } from './slackErrors.js';
 
 /**
@@ -7,12 +9,36 @@ import { classifySlackError, slackErrorCode } from './slackErrors.js';
  * call: said once, plainly, and asked by the start of a job, which then creates nothing at Mintlify
  * (a job whose card can never be posted). Any call Slack takes again clears it.
  */
+/** How long a refusal told to the other processes stands, unless a call Slack takes clears it first. */
+const SHARED_FOR_MS = 10 * 60_000;
+
 export class SlackTokenState {
   private refusedWith: string | undefined;
   /** Whether Slack took it once: a token refused from the start is the start's to say (and it stops). */
   private worked = false;
+  /** Where the processes on one store tell each other of a refusal: by the token's fingerprint. */
+  private shared: { kv: Pick<Keyv, 'get' | 'set' | 'delete'>; key: string } | undefined;
+  private sharedSeen = false;
 
   constructor(private readonly logger: Logger) {}
+
+  /**
+   * Shares refusals with the other processes on `store`: the first to find the token refused tells
+   * them, so that none of them makes a job at Mintlify whose card could not be posted. Keyed by a
+   * fingerprint of the token, never the token: processes already on a new token are not told.
+   */
+  share(store: { kv: Pick<Keyv, 'get' | 'set' | 'delete'> }, token: string): void {
+    const fingerprint = createHash('sha256').update(token).digest('hex').slice(0, 16);
+    this.shared = { kv: store.kv, key: `slack-token-refused:${fingerprint}` };
+  }
+
+  /** Whether another process found this token refused lately (then ask Slack before relying on it). */
+  async refusedElsewhere(): Promise<boolean> {
+    if (!this.shared || this.refusedWith !== undefined) return false;
+    const seen = (await this.shared.kv.get(this.shared.key).catch(() => undefined)) !== undefined;
+    this.sharedSeen ||= seen;
+    return seen;
+  }
 
   /** The Slack error code it was refused with, while it is. */
   get refusal(): string | undefined {
@@ -22,6 +48,7 @@ export class SlackTokenState {
   refused(code: string): void {
     if (this.refusedWith !== undefined) return;
     this.refusedWith = code;
+    void this.shared?.kv.set(this.shared.key, code, SHARED_FOR_MS).catch(() => {});
     if (!this.worked) return;
     this.logger.error(
       `Slack refuses SLACK_BOT_TOKEN (${code}): the app was installed again (which issues a new token) or its token was revoked. ` +
@@ -31,6 +58,11 @@ export class SlackTokenState {
 
   taken(): void {
     const wasRefused = this.refusedWith !== undefined && this.worked;
+    // Taken again here: the other processes need not ask Slack first any more.
+    if (this.shared && (this.refusedWith !== undefined || this.sharedSeen)) {
+      this.sharedSeen = false;
+      void this.shared.kv.delete(this.shared.key).catch(() => {});
+    }
     this.worked = true;
     this.refusedWith = undefined;
     if (wasRefused) this.logger.info('Slack takes SLACK_BOT_TOKEN again');

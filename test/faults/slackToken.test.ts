@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { type BotHarness, startBot } from '../support/botHarness.js';
+import { createLogger } from '../../src/log.js';
+import { SlackTokenState } from '../../src/slack/slackToken.js';
+import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
 
 let h: BotHarness;
 afterEach(async () => h?.close());
@@ -35,5 +37,27 @@ describe('Slack refuses the bot’s token while it runs (the app installed again
     );
     expect(creates(h)).toBe(2);
     expect(h.logs.filter((line) => line.includes('Slack takes SLACK_BOT_TOKEN again'))).toHaveLength(1);
+  });
+
+  it('found refused by another process on the same Redis, no job is made here either: Slack is asked first', async () => {
+    h = await startBot();
+    h.slack.revokeToken();
+    // Another process with the same token finds it refused (its card refused), and says so on Redis.
+    const elsewhere = new SlackTokenState(createLogger({ level: 'error', secrets: [], sink: () => {} }));
+    elsewhere.share(h.bot.store, SECRETS.botToken);
+    elsewhere.refused('token_revoked');
+
+    // This process has not met the refusal itself: its first start asks Slack before Mintlify.
+    await expect.poll(() => h.bot.context.jobs.slackToken?.refusedElsewhere()).toBe(true);
+    await h.command('Document the CLI', { response_url: h.slack.responseUrl('first') });
+    expect(String((await answerTo(h, 'first')).text)).toContain('Slack refuses my token');
+    await h.bot.drained();
+    expect(creates(h)).toBe(0);
+
+    // Slack takes the token again: the next start clears the word, and makes its job.
+    h.slack.revokeToken(false);
+    await h.command('Document the SDK');
+    await expect.poll(() => creates(h)).toBe(1);
+    await expect.poll(() => h.bot.context.jobs.slackToken?.refusedElsewhere()).toBe(false);
   });
 });
