@@ -3,15 +3,15 @@ import { type Logger, webApi } from '@slack/bolt';
 import type Keyv from 'keyv';
 import { classifySlackError, slackErrorCode } from './slackErrors.js';
 
+/** How long a refusal told to the other processes stands, unless a call Slack takes clears it first. */
+const SHARED_FOR_MS = 10 * 60_000;
+
 /**
  * Whether Slack takes the bot's token now. A token Slack refuses while the bot runs (the app was
  * uninstalled and installed again, which issues a new token, or the token was revoked) fails every
  * call: said once, plainly, and asked by the start of a job, which then creates nothing at Mintlify
  * (a job whose card can never be posted). Any call Slack takes again clears it.
  */
-/** How long a refusal told to the other processes stands, unless a call Slack takes clears it first. */
-const SHARED_FOR_MS = 10 * 60_000;
-
 export class SlackTokenState {
   private refusedWith: string | undefined;
   /** Whether Slack took it once: a token refused from the start is the start's to say (and it stops). */
