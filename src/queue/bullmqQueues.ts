@@ -59,6 +59,8 @@ const cronerRepeats: { repeatStrategy: RepeatStrategy } = {
   repeatStrategy: (millis, { pattern, tz }) =>
     pattern ? nextCronRun(pattern, tz, new Date(millis))?.getTime() : undefined,
 };
+/** The console.warn this module put in place: one that replaced it since (a spy, say) is wrapped again. */
+const quietedWarns = new WeakSet<typeof console.warn>();
 /**
  * BullMQ prints, with console.warn, a line about a Redis eviction policy other than noeviction, once
  * per connection it sets up (some 15 at start). The store's start says the same once, in the bot's
@@ -66,12 +68,13 @@ const cronerRepeats: { repeatStrategy: RepeatStrategy } = {
  */
 function quietBullmqEvictionWarning(): void {
   const warn = console.warn;
-  if ((warn as { quietEviction?: true }).quietEviction) return;
+  if (quietedWarns.has(warn)) return;
   const quieted = (...args: unknown[]) => {
     if (typeof args[0] === 'string' && args[0].startsWith('IMPORTANT! Eviction policy is')) return;
     warn(...args);
   };
-  console.warn = Object.assign(quieted, { quietEviction: true as const });
+  quietedWarns.add(quieted);
+  console.warn = quieted;
 }
 
 /** The last job timestamp this process gave: each add gets a later one. */

@@ -13,6 +13,8 @@ const answerTo = async (h: BotHarness, id: string) =>
 describe('Slack refuses the bot’s token while it runs (the app installed again)', () => {
   it('says so once in the log, starts no more jobs at Mintlify, and takes up again once Slack takes the token', async () => {
     h = await startBot();
+    // The token is revoked once the start's calls are answered: a refused one would say so itself.
+    await h.slack.waitForCall('bots.info');
     h.slack.revokeToken();
     // The first start after the revocation finds out: its job is made, its card refused.
     await h.command('Document the CLI', { response_url: h.slack.responseUrl('first') });
@@ -41,6 +43,7 @@ describe('Slack refuses the bot’s token while it runs (the app installed again
 
   it('found refused by another process on the same Redis, no job is made here either: Slack is asked first', async () => {
     h = await startBot();
+    await h.slack.waitForCall('bots.info');
     h.slack.revokeToken();
     // Another process with the same token finds it refused (its card refused), and says so on Redis.
     const elsewhere = new SlackTokenState(createLogger({ level: 'error', secrets: [], sink: () => {} }));

@@ -3,7 +3,7 @@
  * Retries wait through a recorded, instant `sleep`, so retry tests never wait real seconds.
  */
 import { createServer } from 'node:net';
-import { afterEach, expect } from 'vitest';
+import { expect, onTestFinished } from 'vitest';
 import { MintlifyClient, type MintlifyClientOptions } from '../../src/mintlify/index.js';
 import { type MintlifyFake, type MintlifyFakeOptions, startMintlifyFake } from '../fakes/mintlifyFake.js';
 
@@ -11,13 +11,9 @@ export const API_KEY = 'mint_test_4f9c2e7a1b8d6035';
 export const PROJECT_ID = 'proj-docs';
 export const USER_AGENT = 'docs-agent-test/0.0.0';
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
-});
-
+/** Runs `cleanup` when the running test ends (a test file's hook here would bind to the first file only). */
 export function onCleanup(cleanup: () => Promise<void>): void {
-  cleanups.push(cleanup);
+  onTestFinished(cleanup);
 }
 
 export function newClient(baseUrl: string, options: Partial<MintlifyClientOptions> = {}) {

@@ -74,6 +74,27 @@ export async function startBot(options: HarnessOptions = {}): Promise<BotHarness
   const slack = options.slack ?? (await startSlackFake({ botToken: SECRETS.botToken }));
   const mintlify =
     options.mintlify ?? (await startMintlifyFake({ apiKey: SECRETS.mintlifyKey, projectId: PROJECT_ID }));
+  // A bot that does not start leaves nothing running: the fakes made here are closed.
+  const closeOwnFakes = async () => {
+    if (!options.slack) await slack.close();
+    if (!options.mintlify) await mintlify.close();
+  };
+  try {
+    return await startedBot(options, slack, mintlify, closeOwnFakes);
+  } catch (error) {
+    // The start's own error is the one to see; a fake's complaint at close would hide it.
+    await closeOwnFakes().catch(() => {});
+    throw error;
+  }
+}
+
+/** The bot, started on running fakes; its harness's close stops it and closes the fakes `startBot` made. */
+async function startedBot(
+  options: HarnessOptions,
+  slack: SlackFake,
+  mintlify: MintlifyFake,
+  closeOwnFakes: () => Promise<void>,
+): Promise<BotHarness> {
   const config = loadConfig({
     SLACK_BOT_TOKEN: SECRETS.botToken,
     SLACK_SIGNING_SECRET: SECRETS.signingSecret,
@@ -137,8 +158,7 @@ export async function startBot(options: HarnessOptions = {}): Promise<BotHarness
       await stopBot();
       // An answer Slack would show to nobody fails the test that made it.
       const unseen = slack.unseenEphemerals().slice(unseenBefore);
-      if (!options.slack) await slack.close();
-      if (!options.mintlify) await mintlify.close();
+      await closeOwnFakes();
       // A namespace of its own, on the shared Redis: nothing of it is left behind.
       if (!options.namespace && config.store.redisUrl === TEST_REDIS_URL) {
         await dropNamespace(`${config.store.namespace}:`);
