@@ -101,6 +101,11 @@ describe('configuration', () => {
     ]);
   });
 
+  it('takes POLL_MAX_INTERVAL_MS equal to POLL_INTERVAL_MS (“at least”): jobs are then checked at one steady pace', () => {
+    const config = loadConfig({ ...valid, POLL_INTERVAL_MS: '5000', POLL_MAX_INTERVAL_MS: '5000' });
+    expect(config.poll).toMatchObject({ intervalMs: 5000, maxIntervalMs: 5000 });
+  });
+
   it('needs no signing secret or app token for what takes no request from Slack (npm run digest)', () => {
     const { SLACK_SIGNING_SECRET: _unneeded, ...withoutSecret } = valid;
     expect(problemsOf(withoutSecret).problems.map((problem) => problem.variable)).toEqual([
@@ -503,5 +508,17 @@ describe('the logger', () => {
     expect(lines[0]).toContain('[redacted]');
     expect(lines[0]).not.toMatch(/xoxb-secret|mint_key/);
     expect(redact('a mint_key b', ['mint_key'])).toBe('a [redacted] b');
+  });
+
+  it('redacts a secret every time it appears in a line, not only the first', () => {
+    const lines: string[] = [];
+    const logger = createLogger({ level: 'info', secrets: ['mint_key'], sink: (l) => lines.push(l) });
+    // A request dump names the key in its URL and again in its headers.
+    logger.warn('GET https://api.example/?key=mint_key failed', {
+      headers: { authorization: 'Bearer mint_key' },
+    });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).not.toContain('mint_key');
+    expect(lines[0]?.split('[redacted]')).toHaveLength(3);
   });
 });

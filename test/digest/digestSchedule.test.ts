@@ -243,6 +243,57 @@ describe('the weekly digest schedule', () => {
     );
   });
 
+  it('a worker that takes up occurrences older than the latest posts only the latest week: the stale ones are skipped', async () => {
+    const { slack, mintlify, namespace } = await fakes();
+    // The bot's clock is 8 days ahead of the queue's: each occurrence it takes up is long past for it.
+    const DAY_MS = 24 * 3_600_000;
+    const skewMs = 8 * DAY_MS;
+    const h = await bot({
+      env: { DIGEST_CHANNEL: CHANNEL, DIGEST_CRON: '* * * * * *', DIGEST_TIMEZONE: 'UTC' },
+      slack,
+      mintlify,
+      namespace,
+      now: () => new Date(Date.now() + skewMs),
+    });
+    // Occurrences taken up (two or more, each after the catch-up of the latest week).
+    const occurrences = /skipped the digest of an occurrence long past|scheduled digest for/;
+    await expect
+      .poll(() => h.logs.filter((line) => occurrences.test(line)).length, { timeout: 15_000 })
+      .toBeGreaterThanOrEqual(2);
+    await h.bot.drained();
+    const latest = periodOfRun(new Date(Date.now() + skewMs), 'UTC');
+    const posts = slack.callsTo('chat.postMessage').filter((call) => call.response.ok === true);
+    expect(posts).toHaveLength(1);
+    expect(h.logs.some((line) => /skipped the digest of an occurrence long past/.test(line))).toBe(true);
+    expect(mintlify.requestsFor('visitors').map((request) => request.query?.dateTo)).not.toContain(
+      periodOfRun(new Date(), 'UTC').dateTo,
+    );
+    expect(mintlify.requestsFor('visitors')[0]?.query).toMatchObject({ dateTo: latest.dateTo });
+  });
+
+  it('an occurrence taken up a day late covers the week before the occurrence, not before the day it ran', async () => {
+    const { slack, mintlify, namespace } = await fakes();
+    // A yearly occurrence 8 s from now (the bot starts well before), taken up by a worker whose clock is a day ahead.
+    const at = new Date(Math.ceil((Date.now() + 8_000) / 1000) * 1000);
+    const cron = `${at.getUTCSeconds()} ${at.getUTCMinutes()} ${at.getUTCHours()} ${at.getUTCDate()} ${at.getUTCMonth() + 1} *`;
+    const h = await bot({
+      env: { DIGEST_CHANNEL: CHANNEL, DIGEST_CRON: cron, DIGEST_TIMEZONE: 'UTC' },
+      slack,
+      mintlify,
+      namespace,
+      now: () => new Date(Date.now() + 24 * 3_600_000),
+    });
+    const period = periodOfRun(at, 'UTC');
+    // Its week was caught up at the start; the occurrence itself finds it posted.
+    const posts = () => slack.callsTo('chat.postMessage').filter((call) => call.response.ok === true);
+    const ran = () => h.logs.find((line) => line.includes('scheduled digest for '));
+    // The occurrence has run: it found its week posted (a line), or posted a digest (none).
+    await expect.poll(() => ran() !== undefined || posts().length > 1, { timeout: 15_000 }).toBe(true);
+    await h.bot.drained();
+    expect(posts()).toHaveLength(1);
+    expect(ran()).toContain(`scheduled digest for ${periodKey(period)}: already posted`);
+  });
+
   it('runs on DIGEST_CRON and posts each period once however often it fires', async () => {
     const { slack, mintlify, namespace } = await fakes();
     const h = await bot({
@@ -317,6 +368,43 @@ describe('the weekly digest schedule', () => {
     const posted = slack.callsTo('chat.postMessage').filter((call) => call.response.ok);
     expect(posted).toHaveLength(1);
     expect(posted[0]?.args.channel).toBe(CHANNEL);
+  });
+
+  it('skips a catch-up queued for a week that is no longer the latest: only the latest week’s digest is posted', async () => {
+    const { slack, mintlify, namespace } = await fakes();
+    // The first try of this week's catch-up is refused; its next try waits in the queue.
+    slack.setBotMember(CHANNEL, false);
+    const tries = { attempts: 3, backoffMs: 2_000 };
+    const first = await bot({ env: WEEKLY, slack, mintlify, namespace, digestTries: tries });
+    await logged(first, /not_in_channel: invite the bot to the channel/);
+    await first.stopBot();
+
+    // The next worker runs a week and more later (its clock 8 days ahead): that old catch-up is no news.
+    slack.setBotMember(CHANNEL, true);
+    const skewMs = 8 * 24 * 3_600_000;
+    const later = await bot({
+      env: WEEKLY,
+      slack,
+      mintlify,
+      namespace,
+      digestTries: tries,
+      now: () => new Date(Date.now() + skewMs),
+    });
+    await logged(later, /posted the catch-up digest/);
+    // Both catch-ups have run: the old one's next try too.
+    await expect.poll(() => catchUpsQueued(later, namespace), { timeout: 15_000 }).toEqual([]);
+    await later.bot.drained();
+    const posted = slack.callsTo('chat.postMessage').filter((call) => call.response.ok === true);
+    expect(posted).toHaveLength(1);
+    expect(later.logs.some((line) => /skipped the catch-up digest of a week long past/.test(line))).toBe(
+      true,
+    );
+    // The latest week's, not the one the old catch-up was queued for.
+    const latest = periodOfRun(
+      previousScheduledRun(WEEKLY.DIGEST_CRON, WEEKLY.DIGEST_TIMEZONE, new Date(Date.now() + skewMs)) as Date,
+      WEEKLY.DIGEST_TIMEZONE,
+    );
+    expect(mintlify.requestsFor('visitors')[0]?.query).toMatchObject({ dateTo: latest.dateTo });
   });
 
   it('queues no catch-up for an hour after a failed try: a failure that lasts is not tried at every check', async () => {

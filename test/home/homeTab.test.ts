@@ -1,9 +1,9 @@
 import { Cron } from 'croner';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { publishHome } from '../../src/home/publishHome.js';
 import type { SlackCall } from '../fakes/slackFake.js';
 import { heldStep } from '../support/leases.js';
-import { type BotHarness, startBot } from '../support/botHarness.js';
+import { type BotHarness, PROJECT_ID, startBot } from '../support/botHarness.js';
 
 let h: BotHarness;
 afterEach(async () => h?.close());
@@ -13,6 +13,15 @@ const PR = 'https://github.com/acme/docs/pull/42';
 const shown = (call: SlackCall) => JSON.stringify(call.args.view);
 const openHome = (h: BotHarness, user: string, tab = 'home') =>
   h.event({ type: 'app_home_opened', user, channel: 'D0HOME', tab, event_ts: '1800000000.000100' });
+
+/** Opens the person's Home tab; what Slack was asked to show them from then on. */
+async function openedHome(h: BotHarness, user: string): Promise<string> {
+  const openedAt = Date.now();
+  await openHome(h, user);
+  return shown(
+    await h.slack.waitForCall('views.publish', (call) => call.args.user_id === user && call.at >= openedAt),
+  );
+}
 
 async function startJobAs(h: BotHarness, user: string, text: string) {
   const before = h.slack.callsTo('chat.postMessage').length;
@@ -37,7 +46,6 @@ describe('the Home tab', () => {
       (call) => call.args.user_id === 'U0ADA' && call.at >= openedAt,
     );
     expect(published.response.ok).toBe(true);
-    expect(published.args.user_id).toBe('U0ADA');
     const home = shown(published);
     expect(home).toContain('Document the export flag');
     expect(home).toContain('Working on it');
@@ -53,6 +61,32 @@ describe('the Home tab', () => {
     // Not the help message's words: the Home tab is no channel, and no answer to `help`.
     expect(home).not.toContain('this message');
     expect(home).not.toContain('this channel');
+  });
+
+  it('with the hour’s agent uses spent, says when the next one frees up; with some left, when the count goes back up', async () => {
+    h = await startBot();
+    const { ledger } = h.bot.context.jobs;
+    for (let i = 0; i < 99; i += 1) await ledger.recordUse(PROJECT_ID, `earlier-${i}`);
+    const someLeft = await openedHome(h, 'U0ADA');
+    expect(someLeft).toContain('1 of 100 agent uses');
+    expect(someLeft).toContain('The count goes back up from <!date^');
+    expect(someLeft).not.toContain('The next use frees up');
+
+    await ledger.recordUse(PROJECT_ID, 'earlier-99');
+    const spent = await openedHome(h, 'U0BEA');
+    expect(spent).toContain('0 of 100 agent uses');
+    expect(spent).toContain('The next use frees up at <!date^');
+    expect(spent).not.toContain('The count goes back up');
+  });
+
+  it('is still shown, with a plain line for the budget, when the agent budget cannot be read', async () => {
+    h = await startBot();
+    await startJobAs(h, 'U0ADA', 'Document the export flag');
+    vi.spyOn(h.bot.context.jobs.ledger, 'current').mockRejectedValue(new Error('the budget read timed out'));
+    const home = await openedHome(h, 'U0ADA');
+    expect(home).toContain('Document the export flag');
+    expect(home).toContain('I can’t read the agent budget right now.');
+    expect(home).toContain('How to use the docs agent');
   });
 
   it('says a digest with no schedule of the bot’s (DIGEST_CRON=off) is posted on one kept outside it', async () => {

@@ -187,6 +187,33 @@ describe('a job that runs unusually long', () => {
       await h.close();
     }
   });
+
+  it('is promised no end in its thread while Mintlify gives a status this version does not know', async () => {
+    const h = await startBot({ env: { ...FAST_POLL, JOB_SLOW_AFTER_MS: '1000' } });
+    try {
+      const job = await startFollowedJob(h, 'Migrate every page to the new theme');
+      const startedAt = Date.now();
+      // A status Mintlify may add after this version: "I'll post here when it ends" may never come true.
+      const unknown = { ...h.mintlify.jobs.get(job.jobId), status: 'paused' };
+      const checkedAt: number[] = [];
+      const thisJob = requestsForJob(job.jobId);
+      const answeredUnknown = (request: Parameters<typeof thisJob>[0]) => {
+        if (!thisJob(request)) return false;
+        checkedAt.push(Date.now());
+        return true;
+      };
+      h.mintlify.injectFault(answeredUnknown, { status: 200, body: unknown }, 1_000);
+      await waitForCardEdit(h, job, 'Mintlify says “paused”');
+      // Checked on several times past JOB_SLOW_AFTER_MS, when a known status would have had its note.
+      await expect
+        .poll(() => checkedAt.filter((at) => at >= startedAt + 1_500).length, { timeout: 15_000 })
+        .toBeGreaterThanOrEqual(3);
+      expect(threadReplies(h, job).filter((call) => textOf(call).includes('unusually long'))).toEqual([]);
+      expect((await record(h, job.jobId))?.announced).toEqual([]);
+    } finally {
+      await h.close();
+    }
+  });
 });
 
 describe('a job whose first check the queue could not take (Redis away for a moment)', () => {

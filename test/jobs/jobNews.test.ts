@@ -47,6 +47,15 @@ describe('the news a job thread gets', () => {
     expect(jobNewsText('completed', record(moved), when)).toMatch(/^<@U1> :white_check_mark:/);
   });
 
+  it('mentions a requester who steered their own job once, with the others who steered it', () => {
+    const pr = 'https://github.com/acme/docs/pull/42';
+    const steered = record({ prLink: pr, round: 1, steeredBy: ['U1', 'U2'] });
+    const text = jobNewsText('completed', steered, when);
+    expect(text).toMatch(/^<@U1> <@U2> :white_check_mark: The docs agent is done with the latest replies/);
+    expect(text.split('<@U1>')).toHaveLength(2);
+    expect(jobNewsText('failed', { ...steered, status: 'failed' }, when)).toMatch(/^<@U1> <@U2> :x: /);
+  });
+
   it('tells how to start again where the job lives: a command in a channel, a message in the bot’s DM', () => {
     expect(jobNewsText('failed', record({ status: 'failed' }), when)).toContain(
       'start a new one with `/docs-agent &lt;instruction&gt;`',

@@ -77,3 +77,25 @@ describe('recovering a pending card whose lease is lost', () => {
     await expectCardPlaced(record);
   });
 });
+
+describe('recovering a pending card', () => {
+  it('does not take another job’s card in the channel for its own: it posts its own, once', async () => {
+    const record = await jobWithPendingCard();
+    // Meanwhile another job's card lands in the same channel.
+    const other = await startJob(
+      h.bot.context.jobs,
+      { ...INPUT, prompt: 'Document another flag' },
+      'command_card-2',
+    );
+    if (other.kind !== 'started') throw new Error('the other job’s card was not posted');
+
+    expect(await recoverJobCard(h.bot.context.jobs, record)).toBe('done');
+    const own = landed().filter(
+      (call) => call.args.channel === INPUT.channel && call.response.ts !== other.record.cardTs,
+    );
+    expect(own).toHaveLength(1);
+    expect(await current(record)).toMatchObject({ cardTs: own[0]?.response.ts });
+    expect((await current(record))?.pendingCard).toBeUndefined();
+    expect((await current(record))?.cardTs).not.toBe(other.record.cardTs);
+  });
+});

@@ -210,6 +210,17 @@ describe('/docs-agent <instruction>', () => {
     expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
   });
 
+  it('delivered twice (the same trigger, as a redelivered Socket Mode envelope), starts one job with one card', async () => {
+    h = await startBot();
+    const fields = { trigger_id: '1800000000.redelivered' };
+    await h.command('Document the export flag', fields);
+    await h.command('Document the export flag', fields);
+    await h.slack.waitForCall('chat.postMessage');
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+    expect(h.slack.callsTo('chat.postMessage')).toHaveLength(1);
+  });
+
   it('says how many agent uses are left when few remain', async () => {
     h = await startBot();
     const ledger = new RateLedger(h.bot.store.atomic);
@@ -246,6 +257,23 @@ describe('/docs-agent when something goes wrong', () => {
       expect(h.slack.callsTo('chat.postMessage')).toHaveLength(0);
     },
   );
+
+  it('rate limited without Retry-After, names the time the oldest of the hour’s agent uses frees one', async () => {
+    h = await startBot();
+    const ledger = new RateLedger(h.bot.store.atomic);
+    const firstUse = Date.now();
+    for (let i = 0; i < 100; i += 1) await ledger.recordUse('proj_test', `earlier-${i}`);
+    h.mintlify.injectFault('createJob', { status: 429 });
+    await h.command('Document X');
+    const text = String((await ephemeral(h)).text);
+    expect(text).toContain('limit of 100 agent uses per hour');
+    const at = /Try again after <!date\^(\d+)\^/.exec(text);
+    expect(at, text).not.toBeNull();
+    // An hour after the first of those uses, as Slack shows it in the reader's time zone.
+    const seconds = Number(at?.[1]);
+    expect(seconds).toBeGreaterThanOrEqual(Math.floor((firstUse + 3_600_000) / 1000));
+    expect(seconds).toBeLessThanOrEqual(Math.ceil((Date.now() + 3_600_000) / 1000));
+  });
 
   it('a job Mintlify created but named no id for: the person is told it started, not to try again', async () => {
     h = await startBot();

@@ -175,6 +175,26 @@ describe('preview deployments of a job’s pull request', () => {
     expect(threadReplies(h, job).filter((call) => textOf(call).includes('preview'))).toEqual([]);
   });
 
+  it('gives up on a deployment still unfinished after 30 minutes: the card says the preview failed, and it is followed no more', async () => {
+    let skewMs = 0;
+    const h = await bot({ now: () => new Date(Date.now() + skewMs) });
+    const job = await startFollowedJob(h, 'Document the stuck deployment');
+    await finish(h, job);
+    const deployment = await deploymentOf(h);
+    await expect.poll(() => lastCardText(h, job)).toContain('Deploying a preview');
+    const reads = () => h.mintlify.requestsFor('deploymentStatus').length;
+    await expect.poll(reads).toBeGreaterThan(0);
+
+    // The deployment never ends; the bot's clock passes the 30 minutes.
+    skewMs = 31 * 60_000;
+    await expect.poll(() => lastCardText(h, job)).toContain('it did not finish within 30 minutes');
+    expect(lastCardText(h, job)).toContain('The pull request is not affected');
+    expect(cardButtons(h, job)).toEqual([{ text: 'Open pull request', url: PR }]);
+    expect(JSON.stringify(h.slack.callsTo('chat.postMessage'))).not.toContain(deployment.previewUrl);
+    // No deployment left to read: nothing is followed any more.
+    await settled(h);
+  });
+
   it('deploys again, once, when a follow-up makes the job finish again', async () => {
     const h = await bot();
     const job = await startFollowedJob(h, 'Document the redeploy');

@@ -86,6 +86,18 @@ describe('what a job leaves in Redis', () => {
     expect(doubled).toEqual([]);
   });
 
+  it('keeps its mark of a reply sent to the job for longer than Slack retries an event (about an hour)', async () => {
+    const job = await startFollowedJob(h, 'Document the dedupe window');
+    const reply = replyUnder(job.channel, job.cardTs, 'Add the window length');
+    await h.event(reply);
+    await h.slack.waitForCall('reactions.add', (call) => call.args.timestamp === reply.ts);
+    const marks = await keysNaming(`${job.channel}:${reply.ts}`);
+    expect(marks).not.toEqual([]);
+    for (const { key, ttlMs } of marks) {
+      expect({ key, outlivesRetries: ttlMs > 3_600_000 }).toEqual({ key, outlivesRetries: true });
+    }
+  });
+
   it('starts the count again on a reply in the thread, and tells the author of a reply once the job is forgotten', async () => {
     const job = await startFollowedJob(h, 'Document the key layout');
     const sentBefore = h.mintlify.requestsFor('sendMessage').length;
