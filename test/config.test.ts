@@ -412,6 +412,15 @@ describe('warnings at start', () => {
     expect(configurationWarnings(valid, loadConfig(valid))).toEqual([]);
   });
 
+  it('names a long variable two slips away from one of ours, whatever its start: REDIS_ULR for REDIS_URL', () => {
+    // Unsaid, the bot would run without Redis: its store and queues in memory, lost at each restart.
+    const env = { ...valid, REDIS_ULR: 'redis://h:1', LOG_LEVLE: 'debug' };
+    expect(configurationWarnings(env, loadConfig(env))).toEqual([
+      'LOG_LEVLE is set, but docs-agent reads no such variable, so it is ignored: did you mean LOG_LEVEL?',
+      'REDIS_ULR is set, but docs-agent reads no such variable, so it is ignored: did you mean REDIS_URL?',
+    ]);
+  });
+
   it('tells that an allowlist entry with no digit is likely a name in capitals, which matches nobody', () => {
     const env = { ...valid, ALLOWED_CHANNEL_IDS: 'C0DOCS GENERAL', ALLOWED_USER_IDS: 'U0ADA WILL' };
     expect(configurationWarnings(env, loadConfig(env))).toEqual([
@@ -447,6 +456,18 @@ describe('warnings at start', () => {
     ]);
     const noPort = { ...env, PORT: undefined };
     expect(configurationWarnings(noPort, loadConfig(noPort))).toEqual([]);
+  });
+
+  it('says nothing of the port to a process with only the worker role, which listens for nothing anyway', () => {
+    const env = {
+      ...valid,
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      SERVICES: 'worker',
+      SLACK_APP_TOKEN: 'xapp-1-A0APP-1-abc',
+      PORT: '5000',
+    };
+    expect(loadConfig(env).slack.socketMode).toBe(true);
+    expect(configurationWarnings(env, loadConfig(env))).toEqual([]);
   });
 
   it('says nothing of the port to a one-off run (npm run digest on a one-off dyno has PORT too)', () => {

@@ -1,4 +1,8 @@
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, expect, it, onTestFinished, vi } from 'vitest';
+import { createLogger } from '../src/log.js';
+import { openMemoryQueues } from '../src/queue/memoryQueues.js';
+import { openMemoryStore } from '../src/store/store.js';
+import { watchForWorkers } from '../src/workerPresence.js';
 import { type BotHarness, startBot } from './support/botHarness.js';
 import { uniqueNamespace } from './support/redis.js';
 
@@ -69,4 +73,26 @@ it('when the web process that said it stops, another one says it while no worker
 
   await speaker!.stopBot(); // a deploy replaces it
   await expect.poll(() => other.logs.filter((line) => line.includes(NO_WORKER))).toHaveLength(1);
+});
+
+it('a web process alone says nothing while no request waits (a worker still starting), and says it once one does', async () => {
+  const lines: string[] = [];
+  const logger = createLogger({ level: 'info', secrets: [], sink: (line) => lines.push(line) });
+  const store = openMemoryStore(uniqueNamespace('presence'));
+  const queues = openMemoryQueues({ logger });
+  const requests = queues.queue<string>('requests');
+  const looks = vi.spyOn(requests, 'counts');
+  const watch = watchForWorkers(store, requests, logger, 20);
+  onTestFinished(async () => {
+    await watch.stop();
+    await queues.close(0);
+    await store.close();
+  });
+
+  await expect.poll(() => looks.mock.calls.length).toBeGreaterThanOrEqual(3);
+  expect(lines.filter((line) => line.includes(NO_WORKER))).toEqual([]);
+
+  await requests.add('command', 'Document the queue');
+  await expect.poll(() => lines.filter((line) => line.includes(NO_WORKER))).toHaveLength(1);
+  expect(lines.find((line) => line.includes(NO_WORKER))).toContain('1 Slack request(s) wait in the queue');
 });

@@ -30,6 +30,12 @@ function virtualTime() {
   return { options, waits };
 }
 
+/** A reading given an hour, on a virtual clock; a scheduled digest's also waits out Mintlify's trouble. */
+const anHour = (
+  time: ReturnType<typeof virtualTime>,
+  more: Pick<CollectOptions, 'waitOutTrouble'> = {},
+): CollectOptions => ({ top: 3, maxPages: 100, giveUpMs: 3_600_000, ...more, ...time.options });
+
 const offsetsAsked = (fake: { requestsFor: (op: 'visitors') => Array<{ query: Record<string, string> }> }) =>
   fake.requestsFor('visitors').map((request) => Number(request.query.offset));
 
@@ -101,12 +107,7 @@ describe('collecting a period’s visitors', () => {
     fake.injectFault((request) => request.query.offset === '250', { status: 429, retryAfter: '120' }, 2);
     const time = virtualTime();
 
-    const numbers = await collectVisitors(client, PROJECT_ID, period, {
-      top: 3,
-      maxPages: 100,
-      giveUpMs: 3_600_000,
-      ...time.options,
-    });
+    const numbers = await collectVisitors(client, PROJECT_ID, period, anHour(time));
 
     expect(offsetsAsked(fake)).toEqual([0, 250, 250, 250, 500]);
     expect(time.waits).toEqual([120_000, 120_000]);
@@ -133,17 +134,25 @@ describe('collecting a period’s visitors', () => {
     expect(told).toEqual(time.waits);
   });
 
+  it('backs off from a minute again after a page it could read: a later 429 is not waited for longer', async () => {
+    const { fake, client } = await fakeAndClient({ retry: { maxAttempts: 1 } });
+    fake.setVisitors(rows(600));
+    fake.injectFault((request) => request.query.offset === '250', { status: 429 }, 2);
+    fake.injectFault((request) => request.query.offset === '500', { status: 429 }, 1);
+    const time = virtualTime();
+
+    await collectVisitors(client, PROJECT_ID, period, anHour(time));
+
+    expect(offsetsAsked(fake)).toEqual([0, 250, 250, 250, 500, 500]);
+    expect(time.waits).toEqual([60_000, 120_000, 60_000]);
+  });
+
   it('backs off the same when Retry-After asks for no wait at all', async () => {
     const { fake, client } = await fakeAndClient({ retry: { maxAttempts: 1 } });
     fake.setVisitors(rows(300));
     fake.injectFault((request) => request.query.offset === '250', { status: 429, retryAfter: '0' }, 2);
     const time = virtualTime();
-    await collectVisitors(client, PROJECT_ID, period, {
-      top: 3,
-      maxPages: 100,
-      giveUpMs: 3_600_000,
-      ...time.options,
-    });
+    await collectVisitors(client, PROJECT_ID, period, anHour(time));
     expect(offsetsAsked(fake)).toEqual([0, 250, 250, 250]);
     expect(time.waits).toEqual([60_000, 120_000]);
   });
@@ -267,13 +276,7 @@ describe('collecting a period’s visitors', () => {
     fake.setVisitors(rows(300));
     fake.injectFault((request) => request.query.offset === '250', { status: 503 }, 2);
     const time = virtualTime();
-    const numbers = await collectVisitors(client, PROJECT_ID, period, {
-      top: 3,
-      maxPages: 100,
-      giveUpMs: 3_600_000,
-      waitOutTrouble: true,
-      ...time.options,
-    });
+    const numbers = await collectVisitors(client, PROJECT_ID, period, anHour(time, { waitOutTrouble: true }));
     expect(offsetsAsked(fake)).toEqual([0, 250, 250, 250]);
     expect(time.waits).toEqual([60_000, 120_000]);
     expect(numbers).toMatchObject({ pathCount: 300, complete: true });
@@ -282,16 +285,24 @@ describe('collecting a period’s visitors', () => {
     fake.requests.length = 0;
     fake.injectFault('visitors', { status: 503 }, 100);
     const error = await failureOf(
-      collectVisitors(client, PROJECT_ID, period, {
-        top: 3,
-        maxPages: 100,
-        giveUpMs: 3_600_000,
-        waitOutTrouble: true,
-        ...virtualTime().options,
-      }),
+      collectVisitors(client, PROJECT_ID, period, anHour(virtualTime(), { waitOutTrouble: true })),
     );
     expect(error).toBeInstanceOf(ServiceError);
     expect(offsetsAsked(fake)).toEqual([0, 0, 0, 0]);
+  });
+
+  it('waits out Mintlify’s trouble a few times on each page, not a few times for the whole export', async () => {
+    const { fake, client } = await fakeAndClient({ retry: { maxAttempts: 1 } });
+    fake.setVisitors(rows(900));
+    fake.injectFault((request) => request.query.offset === '250', { status: 503 }, 2);
+    fake.injectFault((request) => request.query.offset === '500', { status: 503 }, 2);
+    const time = virtualTime();
+
+    const numbers = await collectVisitors(client, PROJECT_ID, period, anHour(time, { waitOutTrouble: true }));
+
+    expect(offsetsAsked(fake)).toEqual([0, 250, 250, 250, 500, 500, 500, 750]);
+    expect(time.waits).toEqual([60_000, 120_000, 60_000, 120_000]);
+    expect(numbers).toMatchObject({ pathCount: 900, complete: true });
   });
 
   it('a passing 500 is retried by the client on the same offset; a lasting one fails', async () => {

@@ -31,6 +31,24 @@ describe('HomeRefresher', () => {
     expect(published).toHaveLength(4);
   });
 
+  it('keeps each person’s interval while other people’s Homes refresh', async () => {
+    const published: string[] = [];
+    const refresher = new HomeRefresher({
+      publish: async (user) => void published.push(user),
+      logger,
+      minIntervalMs: 3_000,
+    });
+    refresher.refresh('U0ADA');
+    await vi.advanceTimersByTimeAsync(1_000);
+    refresher.refresh('U0BEA');
+    await vi.advanceTimersByTimeAsync(1_000);
+    refresher.refresh('U0ADA'); // within its interval, whoever refreshed since
+    await vi.advanceTimersByTimeAsync(0);
+    expect(published).toEqual(['U0ADA', 'U0BEA']);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(published).toEqual(['U0ADA', 'U0BEA', 'U0ADA']);
+  });
+
   it('publishes when the person opens the tab, whatever the interval, and stops cleanly', async () => {
     const published: string[] = [];
     const refresher = new HomeRefresher({ publish: async (user) => void published.push(user), logger });

@@ -147,6 +147,20 @@ describe('the Home tab', () => {
     try {
       await startJobAs(h, 'U0ADA', 'Document the export flag');
       await h.slack.waitForCall('views.publish', (call) => call.response.ok === true);
+      // The tab's hash is kept once Slack has answered: the publishes after it carry it.
+      const latestHash = () =>
+        (
+          h.slack
+            .callsTo('views.publish')
+            .filter((call) => call.response.ok === true)
+            .at(-1)?.response.view as {
+            hash: string;
+          }
+        ).hash;
+      expect(latestHash()).toEqual(expect.any(String));
+      await expect
+        .poll(async () => (await h.bot.store.kv.get('home-hash:U0ADA')) === latestHash())
+        .toBe(true);
 
       // The other worker publishes the tab (its app_home_opened, say) while the job works: it has
       // read the jobs, and its call is slow to reach Slack (a network hiccup, its client's retries).

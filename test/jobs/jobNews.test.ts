@@ -223,6 +223,16 @@ describe('job cards', () => {
     expect(shown(jobCard(done))).toContain('took 7 min');
   });
 
+  it('say how long a long job took in whole hours and the minutes left over', () => {
+    const tookMinutes = (minutes: number) => {
+      const finishedAt = new Date(Date.parse('2025-01-01T00:00:00Z') + minutes * 60_000).toISOString();
+      return shown(jobCard(record({ createdAt: '2025-01-01T00:00:00.000Z', finishedAt })));
+    };
+    expect(tookMinutes(90)).toContain('took 1 h 30 min');
+    expect(tookMinutes(120)).toContain('took 2 h');
+    expect(tookMinutes(155)).toContain('took 2 h 35 min');
+  });
+
   it('hold a reply’s round open while Mintlify still answers the old end, also with no pull request in the answer', () => {
     const pr = 'https://github.com/acme/docs/pull/7';
     const sent = new Date('2025-01-04T10:00:00Z');

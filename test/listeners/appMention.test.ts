@@ -397,6 +397,36 @@ describe('@docs-agent <instruction>', () => {
     expect(h.slack.callsTo('chat.postMessage').filter((call) => call.response.ok === true)).toHaveLength(1);
   });
 
+  it('with a screenshot attached starts a job all the same', async () => {
+    h = await startBot();
+    const asked = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      text: `<@${BOT}> document the export flag, as in the screenshot`,
+    });
+    await h.event({
+      ...mention({ ts: asked.ts, text: asked.text }),
+      subtype: 'file_share',
+      files: [{ id: 'F0SHOT', name: 'shot.png' }],
+    });
+
+    await expect.poll(() => prompts(h)).toHaveLength(1);
+    expect(prompts(h)[0]).toMatch(/^document the export flag, as in the screenshot/);
+  });
+
+  it('from another bot or a workflow starts nothing: no loops between bots', async () => {
+    h = await startBot();
+    const said = h.slack.seedMessage('C0DOCS', {
+      user: 'U0HELPER',
+      bot_id: 'B0HELPER',
+      text: `<@${BOT}> document every flag`,
+    });
+    await h.event({ ...mention({ ts: said.ts, text: said.text, user: 'U0HELPER' }), bot_id: 'B0HELPER' });
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('createJob')).toEqual([]);
+    expect(h.slack.callsTo('chat.postMessage')).toEqual([]);
+    expect(h.slack.callsTo('chat.postEphemeral')).toEqual([]);
+  });
+
   it('is left alone in a channel topic, and in the bot’s own join message', async () => {
     h = await startBot();
     const topic = h.slack.seedMessage('C0DOCS', {

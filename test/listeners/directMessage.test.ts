@@ -28,6 +28,10 @@ async function sendDm(
   return seeded.ts;
 }
 
+/** Slack's word that a message in the bot's DM changed: `message` as it is now; the change has a ts of its own. */
+const dmChanged = (h: BotHarness, message: Record<string, unknown>, ts = '1800000300.000001') =>
+  h.event({ type: 'message', subtype: 'message_changed', channel: DM, channel_type: 'im', ts, message });
+
 describe('a direct message to the bot', () => {
   it('starts a job whose card is the reply under it, and replies in that thread steer the job', async () => {
     h = await startBot();
@@ -202,14 +206,7 @@ describe('a direct message to the bot', () => {
     // As Slack sends it: the change has a ts of its own, the message keeps its own.
     let changes = 0;
     const changed = (message: Record<string, unknown>) =>
-      h.event({
-        type: 'message',
-        subtype: 'message_changed',
-        channel: DM,
-        channel_type: 'im',
-        ts: `1800000200.00000${(changes += 1)}`,
-        message,
-      });
+      dmChanged(h, message, `1800000200.00000${(changes += 1)}`);
 
     // Slack's own change (a link preview added): no `edited`, nothing happens.
     await changed({ user: 'U0ADA', ts: asked, text: 'hi' });
@@ -231,6 +228,23 @@ describe('a direct message to the bot', () => {
     expect(card.args.thread_ts).toBe(asked);
   });
 
+  it('edited in a thread, though the reply got the help, starts nothing: only the conversation’s own messages are read again', async () => {
+    h = await startBot();
+    const asked = await sendDm(h, 'hi');
+    await h.slack.waitForCall('chat.postMessage'); // the help
+    const reply = await sendDm(h, 'hi', { thread_ts: asked });
+    await h.bot.drained();
+    await dmChanged(h, {
+      user: 'U0ADA',
+      ts: reply,
+      thread_ts: asked,
+      text: 'hi, document the CSV export',
+      edited: { ts: '1800000300.000000' },
+    });
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('createJob')).toEqual([]);
+  });
+
   it('edited after a reply in its thread started a job there, starts nothing more', async () => {
     h = await startBot();
     const asked = await sendDm(h, 'hi');
@@ -238,18 +252,11 @@ describe('a direct message to the bot', () => {
     await sendDm(h, 'Document the --json flag', { thread_ts: asked });
     await expect.poll(() => h.mintlify.requestsFor('createJob')).toHaveLength(1);
     await h.bot.drained();
-    await h.event({
-      type: 'message',
-      subtype: 'message_changed',
-      channel: DM,
-      channel_type: 'im',
-      ts: '1800000300.000001',
-      message: {
-        user: 'U0ADA',
-        ts: asked,
-        text: 'hi, document the CSV export',
-        edited: { ts: '1800000300.000000' },
-      },
+    await dmChanged(h, {
+      user: 'U0ADA',
+      ts: asked,
+      text: 'hi, document the CSV export',
+      edited: { ts: '1800000300.000000' },
     });
     // Handled, and done with (not waiting on the thread's job for ever).
     await h.bot.drained();

@@ -42,6 +42,15 @@ const lastCardText = (h: BotHarness, job: StartedJob) =>
 const cardEditsWith = (h: BotHarness, job: StartedJob, text: string): SlackCall[] =>
   cardEdits(h, job).filter((call) => JSON.stringify(call.args.blocks).includes(text));
 
+/** When Mintlify answered each request for a preview deployment, from now on. */
+function previewsAskedAt(h: BotHarness): number[] {
+  const askedAt: number[] = [];
+  h.mintlify.onAnswer((request) => {
+    if (request.operation === 'deployPreview') askedAt.push(Date.now());
+  });
+  return askedAt;
+}
+
 async function finish(h: BotHarness, job: StartedJob): Promise<void> {
   h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
   await expect.poll(async () => (await record(h, job.jobId))?.status).toBe('completed');
@@ -267,12 +276,29 @@ describe('preview deployments of a job’s pull request', () => {
     expect(h.mintlify.requestsFor('deployPreview')).toHaveLength(3);
   });
 
+  it('reads a deployment again only a minute after a 429 that gave no Retry-After, while others are read on', async () => {
+    const h = await bot();
+    // Every try of the client's first read (4 here) is refused, without saying for how long.
+    h.mintlify.injectFault('deploymentStatus', { status: 429 }, 4);
+    const limited = await startFollowedJob(h, 'Document the limited read', 'C0ONE');
+    await finish(h, limited);
+    const first = await deploymentOf(h, 1);
+    const readsOf = (statusId: string) =>
+      h.mintlify.requestsFor('deploymentStatus').filter((request) => request.path.endsWith(`/${statusId}`))
+        .length;
+    await expect.poll(() => readsOf(first.statusId)).toBe(4);
+
+    const other = await startFollowedJob(h, 'Document the other read', 'C0TWO');
+    await finish(h, other);
+    const second = await deploymentOf(h, 2);
+    // Read every 50 ms meanwhile: the limited one waits its minute.
+    await expect.poll(() => readsOf(second.statusId)).toBeGreaterThanOrEqual(10);
+    expect(readsOf(first.statusId)).toBe(4);
+  });
+
   it('lets requests wait their turn under the limiter; none is dropped', async () => {
     const h = await bot({ previews: { limiter: { max: 1, durationMs: 700 } } });
-    const askedAt: number[] = [];
-    h.mintlify.onAnswer((request) => {
-      if (request.operation === 'deployPreview') askedAt.push(Date.now());
-    });
+    const askedAt = previewsAskedAt(h);
     const jobs = [
       await startFollowedJob(h, 'Document one', 'C0ONE'),
       await startFollowedJob(h, 'Document two', 'C0TWO'),
@@ -288,6 +314,18 @@ describe('preview deployments of a job’s pull request', () => {
     const gaps = askedAt.slice(1).map((at, index) => at - (askedAt[index] ?? at));
     expect(gaps).toHaveLength(2);
     for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(500);
+  });
+
+  it('asks for one preview every 12 s by default: no minute holds more than Mintlify’s 5, even across a window’s edge', async () => {
+    const h = await bot({ previews: { limiter: undefined } });
+    const askedAt = previewsAskedAt(h);
+    const jobs = [
+      await startFollowedJob(h, 'Document one', 'C0ONE'),
+      await startFollowedJob(h, 'Document two', 'C0TWO'),
+    ];
+    for (const job of jobs) h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+    await expect.poll(() => askedAt.length, { timeout: 20_000 }).toBe(2);
+    expect((askedAt[1] ?? 0) - (askedAt[0] ?? 0)).toBeGreaterThanOrEqual(11_000);
   });
 
   it('after a crash between asking and showing, follows the same deployment and edits the card once', async () => {

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { type JobRecord, JobRecords } from '../../src/jobs/jobRecord.js';
 import { createLogger } from '../../src/log.js';
 import { openRedisStore } from '../../src/store/redisStore.js';
@@ -97,6 +97,39 @@ describe.each(Object.entries(writers))('job record updates on the %s store', (_k
     }
     // The unfinished index follows the record's last state, whichever writer's index update ran last.
     expect(await thread.unfinishedIds()).toEqual([]);
+  });
+
+  it('keeps a job reopened while its end was being indexed on the unfinished list, so it is followed', async () => {
+    const [one, two] = await open(uniqueNamespace('record-race'));
+    const [follower, thread] = [new JobRecords(one), new JobRecords(two)];
+    await follower.save(aJob('job-1'));
+    // The follower's index update for the end lands last: after the reopened round's own.
+    let land = () => {};
+    const landed = new Promise<void>((resolve) => (land = resolve));
+    const indexRemove = one.atomic.indexRemove.bind(one.atomic);
+    const removes = vi.spyOn(one.atomic, 'indexRemove').mockImplementationOnce(async (key, member) => {
+      await landed;
+      await indexRemove(key, member);
+    });
+    onTestFinished(() => removes.mockRestore());
+
+    const ending = follower.update('job-1', (current) => ({
+      ...current,
+      status: 'completed',
+      finishedAt: '2026-01-01T10:05:00.000Z',
+    }));
+    await expect.poll(() => removes.mock.calls.length).toBe(1);
+    await thread.update('job-1', (current) => ({
+      ...current,
+      status: 'active',
+      finishedAt: null,
+      round: current.round + 1,
+    }));
+    land();
+    await ending;
+
+    expect(await follower.get('job-1')).toMatchObject({ status: 'active', round: 1 });
+    expect(await thread.unfinishedIds()).toEqual(['job-1']);
   });
 
   it('answers undefined, and writes nothing, for a job it does not know', async () => {

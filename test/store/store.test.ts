@@ -167,6 +167,25 @@ describe('the redis store', () => {
     }
   });
 
+  it('keeps a record the current layout holds already (the newer), and drops its old copy', async () => {
+    const namespace = uniqueNamespace('layout');
+    const raw = createClient({ url: TEST_REDIS_URL });
+    await raw.connect();
+    try {
+      const old = `${namespace}::${namespace}:thread:C1:9.9`;
+      const current = `${namespace}:thread:C1:9.9`;
+      await raw.set(old, JSON.stringify({ value: 'job-old', expires: null }));
+      await raw.set(current, JSON.stringify({ value: 'job-new', expires: null }));
+      const store = await openRedisStore({ url: TEST_REDIS_URL, namespace, logger });
+      opened.push(store);
+      expect(await store.kv.get('thread:C1:9.9')).toBe('job-new');
+      expect(await raw.exists(old)).toBe(0);
+      await raw.del([current, `${namespace}:store-layout`]);
+    } finally {
+      await raw.quit();
+    }
+  });
+
   it('moves many records of the old layout even when moving them takes longer than the start may', async () => {
     const redis = await startPrivateRedis();
     // Every round trip takes 60 ms: the start's checks take a few (well within its 600 ms, on a busy

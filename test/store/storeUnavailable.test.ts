@@ -16,6 +16,13 @@ describe('what the bot says when Redis fails it at start', () => {
     );
   });
 
+  it('tells a Redis still loading its data after a restart from one that refuses: start again shortly', () => {
+    const reply = 'LOADING Redis is loading the dataset in memory';
+    expect(said('redis://h:6379', reply)).toBe(
+      `Redis at redis://h:6379 is still loading its data after a restart: start the bot again shortly (${reply})`,
+    );
+  });
+
   it('hints at the other scheme only where a TLS mismatch shows', () => {
     const useRedis = 'use redis:// if it has no TLS';
     const useRediss = 'use a rediss:// URL (two s)';
