@@ -148,15 +148,10 @@ describe('the Home tab', () => {
       await startJobAs(h, 'U0ADA', 'Document the export flag');
       await h.slack.waitForCall('views.publish', (call) => call.response.ok === true);
       // The tab's hash is kept once Slack has answered: the publishes after it carry it.
-      const latestHash = () =>
-        (
-          h.slack
-            .callsTo('views.publish')
-            .filter((call) => call.response.ok === true)
-            .at(-1)?.response.view as {
-            hash: string;
-          }
-        ).hash;
+      const latestHash = () => {
+        const landed = h.slack.callsTo('views.publish').filter((call) => call.response.ok === true);
+        return (landed.at(-1)?.response.view as { hash?: string } | undefined)?.hash;
+      };
       expect(latestHash()).toEqual(expect.any(String));
       await expect
         .poll(async () => (await h.bot.store.kv.get('home-hash:U0ADA')) === latestHash())
