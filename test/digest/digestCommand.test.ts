@@ -290,6 +290,25 @@ describe('/docs-agent digest', () => {
     );
   });
 
+  it('deleted without a reply, the digest is posted anew when asked again, not mistaken for the message before it', async () => {
+    h = await startBot();
+    h.mintlify.setVisitors(rows(3));
+    h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text: 'Can we get this week’s numbers?' });
+    await h.command('digest', { channel_id: 'C0DOCS' });
+    const first = await h.slack.waitForCall('chat.postMessage', (call) => call.response.ok === true);
+    await h.bot.drained();
+    expect(first.args.channel).toBe('C0DOCS');
+
+    expect(h.slack.deleteMessage('C0DOCS', String(first.response.ts))).toBe(true);
+    expect(h.slack.message('C0DOCS', String(first.response.ts))).toBeUndefined();
+    await h.command('digest', { channel_id: 'C0DOCS' });
+    await h.slack.waitForCalls(
+      'chat.postMessage',
+      2,
+      (call) => call.args.channel === 'C0DOCS' && call.response.ok === true,
+    );
+  });
+
   it('one in another channel meanwhile is told to try again shortly: one digest at a time, as they share the analytics limit', async () => {
     h = await startBot();
     h.mintlify.setVisitors(rows(3));

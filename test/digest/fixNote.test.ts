@@ -65,6 +65,31 @@ describe('the note of a fix on the digest', () => {
     );
   });
 
+  it('notes each fix by someone Slack cannot name, as it cannot tell them apart; a named person once', async () => {
+    slack = await startSlackFake({ botToken: TOKEN });
+    const client = new webApi.WebClient(TOKEN, { slackApiUrl: slack.apiUrl });
+    const line = '🔍 “rate limits”  ·  searched 4 times, no result clicked';
+    const posted = seedDigest(slack, line);
+    const digest = { channel: CHANNEL, ts: posted.ts, struggle };
+    const unnamed = { userNames: async () => undefined, bot };
+    const named = { userNames: async () => 'ada', bot };
+
+    await noteFixOnDigest(client, { warn: () => {} }, unnamed, digest, 'U0HIDDEN1');
+    await noteFixOnDigest(client, { warn: () => {} }, unnamed, digest, 'U0HIDDEN2');
+    await noteFixOnDigest(client, { warn: () => {} }, named, digest, 'U0ADA');
+    await noteFixOnDigest(client, { warn: () => {} }, named, digest, 'U0ADA');
+
+    const noted = slack.message(CHANNEL, posted.ts)?.blocks as Array<{ text: { text: string } }>;
+    expect(noted[0]!.text.text).toBe(
+      [
+        line,
+        '🛠 Someone started a job for this',
+        '🛠 Someone started a job for this',
+        '🛠 ada started a job for this',
+      ].join('\n'),
+    );
+  });
+
   it('names each person once, someone Slack would not name too', () => {
     const text = ['line', '🛠 ada started a job for this', '🛠 Someone started a job for this'].join('\n');
     expect(fixesNoted(`${text}\n🛠 Someone started a job for this`)).toEqual(['ada', 'Someone']);

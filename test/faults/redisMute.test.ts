@@ -146,6 +146,26 @@ describe('a Redis that goes mute while the bot runs, then answers again', () => 
       )
       .toBe(1);
   });
+
+  it('starts no job for a form answered "try again shortly" whose submission reached the queue late', async () => {
+    const chosen = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text: 'The quota table is wrong' });
+    await chooseShortcut(h, { ts: chosen.ts, user: 'U0BEA', text: chosen.text });
+    const opened = await h.slack.waitForCall('views.open', (call) =>
+      JSON.stringify(call.args).includes(chosen.ts),
+    );
+    proxy.mute();
+    const answer = await submit(h, opened, 'Fix the quota table');
+    expect(JSON.stringify(answer.json)).toContain(JSON.stringify(TRY_AGAIN_SHORTLY).slice(1, -1));
+
+    // Held past the 5-s deadline, the submission's add lands once Redis answers again.
+    await expect(h.bot.store.kv.get('mute-probe')).rejects.toBeInstanceOf(StoreTimeoutError);
+    proxy.speak();
+    await startFollowedJob(h, 'Document the quota refresh');
+    await h.bot.drained();
+    const prompts = h.mintlify.requestsFor('createJob').map((request) => JSON.stringify(request.body));
+    expect(prompts.some((prompt) => prompt.includes('Document the quota refresh'))).toBe(true);
+    expect(prompts.some((prompt) => prompt.includes('Fix the quota table'))).toBe(false);
+  });
 });
 
 describe('a command of the bot’s own to a Redis that went mute', () => {

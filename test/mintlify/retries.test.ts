@@ -50,6 +50,20 @@ describe('reads are retried when a second try can help', () => {
     expect(fake.requestsFor('getJob')).toHaveLength(1);
   });
 
+  it('a 429 asking for a longer wait than one retry may take goes to the caller, though the time budget would allow it', async () => {
+    const { fake, client, sleeps } = await fakeAndClient({
+      retry: { maxDelayMs: 10_000, maxElapsedMs: 60_000 },
+    });
+    fake.setJob('job-1', {});
+    fake.injectFault('getJob', { status: 429, retryAfter: '20' });
+
+    const error = await failureOf(client.getJob(PROJECT_ID, 'job-1'));
+
+    expect(error).toMatchObject({ kind: 'rate_limited', retryAfterMs: 20_000 });
+    expect(sleeps).toEqual([]);
+    expect(fake.requestsFor('getJob')).toHaveLength(1);
+  });
+
   it('timeouts and cut connections are retried for reads', async () => {
     const { fake, client } = await fakeAndClient({ timeouts: { headersMs: 500 } });
     fake.setJob('job-1', {});
