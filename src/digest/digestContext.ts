@@ -14,7 +14,7 @@ export interface DigestContext {
   >;
   store: Store;
   records: DigestRecords;
-  slack: Pick<webApi.WebClient, 'chat' | 'conversations'>;
+  slack: Pick<webApi.WebClient, 'chat' | 'conversations' | 'paginate'>;
   /** The bot's own bot id (auth.test): what it posted carries it. */
   botId: string;
   logger: Logger;

@@ -1,5 +1,5 @@
 import type { MintlifyClient } from '../mintlify/index.js';
-import { isMintlifyError } from '../mintlify/index.js';
+import { cursorPages, isMintlifyError } from '../mintlify/index.js';
 import { cutAt } from '../slack/escape.js';
 import type { PeriodDates } from './collectVisitors.js';
 
@@ -83,24 +83,21 @@ export async function collectStruggles(
     // feedback of a reader who did not find the page helpful (a code block's feedback, an agent's or
     // a bare vote is not what ranked the page).
     const comments = new Map<string, string>();
-    let cursor: string | undefined;
-    for (let page = 0; page < LIST_PAGES && comments.size < worst.length; page++) {
-      const answer = await counted(() =>
-        mintlify.feedbackPage(projectId, {
-          ...dates,
-          limit: 100,
-          source: 'contextual',
-          ...(cursor ? { cursor } : {}),
-        }),
-      );
+    const feedback = cursorPages(
+      (cursor) =>
+        counted(() =>
+          mintlify.feedbackPage(projectId, { ...dates, limit: 100, source: 'contextual', ...cursor }),
+        ),
+      LIST_PAGES,
+    );
+    for await (const answer of feedback) {
       for (const entry of answer.feedback) {
         const comment = entry.comment?.trim();
         if (!comment || entry.source !== 'contextual' || entry.helpful !== false || comments.has(entry.path))
           continue;
         comments.set(entry.path, cutAt(comment, READER_TEXT_MAX));
       }
-      if (!answer.hasMore || !answer.nextCursor) break;
-      cursor = answer.nextCursor;
+      if (comments.size === worst.length) break;
     }
     return worst.map((row): Struggle => {
       const comment = comments.get(row.path);
@@ -110,31 +107,30 @@ export async function collectStruggles(
 
   const searches = await attempt('search', async () => {
     const found: Struggle[] = [];
-    let cursor: string | undefined;
+    const searched = cursorPages(
+      (cursor) => counted(() => mintlify.searchesPage(projectId, { ...dates, limit: 100, ...cursor })),
+      LIST_PAGES,
+    );
     // Ordered by hits: the first terms nobody clicked are the most searched of them.
-    for (let page = 0; page < LIST_PAGES && found.length < top; page++) {
-      const answer = await counted(() =>
-        mintlify.searchesPage(projectId, { ...dates, limit: 100, ...(cursor ? { cursor } : {}) }),
-      );
+    for await (const answer of searched) {
       for (const row of answer.searches) {
         const term = row.searchQuery.trim();
         if (!term || !(row.ctr === 0 || row.topClickedPage === null)) continue;
         if (found.length < top)
           found.push({ kind: 'search', subject: cutAt(term, READER_TEXT_MAX), count: row.hits });
       }
-      if (!answer.nextCursor) break;
-      cursor = answer.nextCursor;
+      if (found.length === top) break;
     }
     return found.sort((a, b) => b.count - a.count);
   });
 
   const questions = await attempt('question', async () => {
     const askings = new Map<string, Struggle>();
-    let cursor: string | undefined;
-    for (let page = 0; page < LIST_PAGES; page++) {
-      const answer = await counted(() =>
-        mintlify.assistantPage(projectId, { ...dates, limit: 1000, ...(cursor ? { cursor } : {}) }),
-      );
+    const asked = cursorPages(
+      (cursor) => counted(() => mintlify.assistantPage(projectId, { ...dates, limit: 1000, ...cursor })),
+      LIST_PAGES,
+    );
+    for await (const answer of asked) {
       for (const row of answer.conversations) {
         if (row.resolutionStatus !== 'unanswered') continue;
         const question = row.query.replace(/\s+/g, ' ').trim();
@@ -145,8 +141,6 @@ export async function collectStruggles(
         if (seen) seen.count += 1;
         else askings.set(key, { kind: 'question', subject: cutAt(question, READER_TEXT_MAX), count: 1 });
       }
-      if (!answer.hasMore || !answer.nextCursor) break;
-      cursor = answer.nextCursor;
     }
     return [...askings.values()]
       .sort((a, b) => b.count - a.count || a.subject.localeCompare(b.subject))

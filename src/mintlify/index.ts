@@ -8,6 +8,7 @@ export type {
   VisitorsQuery,
 } from './client.js';
 export { MintlifyClient } from './client.js';
+export { cursorPages } from './cursorPages.js';
 export type { AnyMintlifyError, MintlifyErrorKind, TimeoutPhase } from './errors.js';
 export {
   ConnectionError,

@@ -1,14 +1,19 @@
 /**
  * When and how long to wait before trying a call to Mintlify again: exponential backoff with
- * full jitter, `Retry-After` honoured (but capped), all inside one elapsed-time budget.
+ * full jitter, `Retry-After` honoured (a longer wait than one retry may take goes to the caller),
+ * all inside one elapsed-time budget.
  * Which errors are worth a retry is the caller's decision (`shouldRetry`).
+ *
+ * Ours rather than undici's RetryAgent or p-retry: undici cuts a long `Retry-After` short and asks
+ * again (another 429, one more of the organization's hourly requests), and neither spreads retries
+ * with full jitter or hands a wait longer than it retries for back to the caller.
  */
 
 export interface RetryPolicy {
   /** Attempts in total, the first one included. */
   maxAttempts: number;
   baseDelayMs: number;
-  /** No single wait is longer, not even one asked for by `Retry-After`. */
+  /** No single wait is longer: a `Retry-After` asking for more goes to the caller. */
   maxDelayMs: number;
   /** Give up rather than start a wait that would end after this much time since the first attempt. */
   maxElapsedMs: number;

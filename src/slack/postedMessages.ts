@@ -46,7 +46,7 @@ const MAX_PAGES = 5;
  * channel. Throws what Slack answered when it would not let the bot read.
  */
 export async function findPostedMessage(
-  slack: Pick<webApi.WebClient, 'conversations'>,
+  slack: Pick<webApi.WebClient, 'paginate'>,
   where: Whereabouts,
   mark: MessageMark,
   botId: string,
@@ -54,54 +54,32 @@ export async function findPostedMessage(
   const oldest = toSlackTs(where.since.getTime() - CLOCK_MARGIN_MS);
   if (where.threadTs !== null) {
     try {
-      const found = await search(
-        (cursor) =>
-          slack.conversations.replies({
-            channel: where.channel,
-            ts: where.threadTs as string,
-            oldest,
-            include_all_metadata: true,
-            limit: PAGE_SIZE,
-            ...(cursor ? { cursor } : {}),
-          }),
-        mark,
-        botId,
-      );
+      const replies = { channel: where.channel, ts: where.threadTs, oldest };
+      const found = await search(slack, 'conversations.replies', replies, mark, botId);
       if (found) return found;
     } catch (error) {
       if (slackErrorCode(error) !== 'thread_not_found') throw error;
     }
   }
-  return search(
-    (cursor) =>
-      slack.conversations.history({
-        channel: where.channel,
-        oldest,
-        include_all_metadata: true,
-        limit: PAGE_SIZE,
-        ...(cursor ? { cursor } : {}),
-      }),
-    mark,
-    botId,
-  );
+  return search(slack, 'conversations.history', { channel: where.channel, oldest }, mark, botId);
 }
 
 async function search(
-  read: (
-    cursor: string | undefined,
-  ) => Promise<{ messages?: unknown[]; has_more?: boolean; response_metadata?: { next_cursor?: string } }>,
+  slack: Pick<webApi.WebClient, 'paginate'>,
+  method: 'conversations.replies' | 'conversations.history',
+  options: Record<string, string>,
   mark: MessageMark,
   botId: string,
 ): Promise<PostedMessage | undefined> {
-  let cursor: string | undefined;
-  for (let page = 0; page < MAX_PAGES; page += 1) {
-    const answer = await read(cursor);
-    for (const message of (answer.messages ?? []) as MessageWithMetadata[]) {
+  let pages = 0;
+  const read = slack.paginate(method, { ...options, include_all_metadata: true, limit: PAGE_SIZE });
+  for await (const page of read as AsyncIterable<{ messages?: unknown[] }>) {
+    for (const message of (page.messages ?? []) as MessageWithMetadata[]) {
       if (message.ts && message.bot_id === botId && carries(message, mark))
         return { ts: message.ts, threadTs: message.thread_ts };
     }
-    cursor = answer.response_metadata?.next_cursor || undefined;
-    if (!answer.has_more || !cursor) return undefined;
+    pages += 1;
+    if (pages === MAX_PAGES) break;
   }
   return undefined;
 }

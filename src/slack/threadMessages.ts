@@ -97,22 +97,17 @@ export async function readThread(
   threadTs: string,
 ): Promise<{ messages: ThreadMessage[]; cut: ThreadCut }> {
   const messages: ThreadMessage[] = [];
-  let cursor: string | undefined;
   let dropped = false;
-  for (let page = 0; page < MAX_PAGES; page += 1) {
-    const answer = await slack.conversations.replies({
-      channel,
-      ts: threadTs,
-      limit: PAGE_SIZE,
-      ...(cursor ? { cursor } : {}),
-    });
-    messages.push(...((answer.messages ?? []) as ThreadMessage[]).map((message) => slim(message)));
+  let pages = 0;
+  const replies = slack.paginate('conversations.replies', { channel, ts: threadTs, limit: PAGE_SIZE });
+  for await (const page of replies as AsyncIterable<webApi.ConversationsRepliesResponse>) {
+    messages.push(...((page.messages ?? []) as ThreadMessage[]).map((message) => slim(message)));
     if (messages.length > KEEP + 1) {
       messages.splice(1, messages.length - KEEP - 1); // the parent stays first
       dropped = true;
     }
-    cursor = answer.response_metadata?.next_cursor || undefined;
-    if (!answer.has_more || !cursor) return { messages, cut: dropped ? 'older' : 'none' };
+    pages += 1;
+    if (pages === MAX_PAGES && page.response_metadata?.next_cursor) return { messages, cut: 'newest' };
   }
-  return { messages, cut: 'newest' };
+  return { messages, cut: dropped ? 'older' : 'none' };
 }

@@ -39,18 +39,15 @@ export async function moveDoubledKeys(
     if (retentionMs !== undefined && (await client.pTTL(target)) === -1)
       await client.pExpire(target, retentionMs);
   };
-  let cursor = '0';
-  do {
-    const page = await client.scan(cursor, { MATCH: `${globEscape(oldPrefix)}*`, COUNT: 1_000 });
-    cursor = String(page.cursor);
+  for await (const keys of client.scanIterator({ MATCH: `${globEscape(oldPrefix)}*`, COUNT: 1_000 })) {
     // A page at a time, its keys together: the client sends their commands in one go, so a hosted
     // Redis far away takes a few round trips a page, not a few a key.
     const before = moved;
-    await Promise.all(page.keys.map(moveOne));
+    await Promise.all(keys.map(moveOne));
     if (Math.floor(moved / 10_000) > Math.floor(before / 10_000)) {
       logger.info(`moving stored records to the current key layout: ${moved} so far`);
     }
-  } while (cursor !== '0');
+  }
   await client.set(layoutKey(namespace), CURRENT_LAYOUT);
   if (moved > 0) logger.info(`moved ${moved} stored record(s) to keys named ${namespace}:<key>`);
 }

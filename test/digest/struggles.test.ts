@@ -209,6 +209,50 @@ describe('the digest’s “Where readers struggled”', () => {
     expect(lines).toContain('👎 3 thumbs down  ·  /quickstart');
   });
 
+  it('reads a list’s next page only while it lacks what the digest shows, and never more than three pages of one', async () => {
+    await bot({ env: { DIGEST_STRUGGLES: '2' } });
+    // Each of the two worst pages has its comment on the first page of feedback; 250 thumbs up follow.
+    h.mintlify.setFeedback([
+      feedback('/quickstart', false, 'The token step is missing'),
+      feedback('/api/auth', false, 'Which header does it take?'),
+      ...Array.from({ length: 250 }, (_, index) => feedback(`/guides/${index}`, true)),
+    ]);
+    // The two most searched terms nobody clicked are on the first page; 300 clicked terms follow.
+    const term = (index: number, ctr: number) => ({
+      searchQuery: `term ${index}`,
+      hits: 1_000 - index,
+      ctr,
+      topClickedPage: ctr === 0 ? null : '/quickstart',
+      lastSearchedAt: '2026-11-20T10:00:00.000Z',
+    });
+    h.mintlify.setSearches(Array.from({ length: 302 }, (_, index) => term(index, index < 2 ? 0 : 0.5)));
+    // Four pages of unanswered questions: each page may hold more askings of any question, so the
+    // bot reads on, as far as its cap.
+    h.mintlify.setConversations(
+      Array.from({ length: 3_500 }, (_, index) => ({
+        id: `c-${index}`,
+        timestamp: '2026-11-19T10:00:00.000Z',
+        query: `Question ${index % 7}?`,
+        response: 'I could not find that in the docs.',
+        sources: [],
+        resolutionStatus: 'unanswered',
+        queryCategory: null,
+        pageUrl: null,
+      })),
+    );
+    const lines = struggleLines(await digestNow());
+    expect(lines).toContain('A reader: “Which header does it take?”');
+    expect(lines).toContain('🔍 “term 1”  ·  searched 999 times, no result clicked');
+    expect(h.mintlify.requestsFor('feedback')).toHaveLength(1);
+    expect(h.mintlify.requestsFor('searches')).toHaveLength(1);
+    expect(h.mintlify.requestsFor('assistant')).toHaveLength(3);
+    expect(h.mintlify.requestsFor('assistant').map((request) => request.query.cursor === undefined)).toEqual([
+      true,
+      false,
+      false,
+    ]);
+  });
+
   it('shows readers’ text as plain text only, cut short: no live mention, link or formatting', async () => {
     await bot({ env: { DIGEST_STRUGGLES: '5' } });
     const digest = await digestNow();
