@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { addDays, localDate, periodOfRun, previousPeriod } from '../../src/digest/period.js';
+import {
+  addDays,
+  localDate,
+  periodEndedInUtc,
+  periodOfRun,
+  previousPeriod,
+} from '../../src/digest/period.js';
 
 describe('the period a digest covers', () => {
   it('is the 7 full days before the run’s date: dateFrom inclusive, dateTo exclusive', () => {
@@ -65,4 +71,10 @@ describe('the period a digest covers', () => {
     expect(addDays('2024-12-31', 1)).toBe('2025-01-01');
     expect(addDays('2025-03-01', -1)).toBe('2025-02-28');
   });
+});
+
+it('counts a period as read in full from midnight UTC of its end date on, not a moment before', () => {
+  const period = { dateTo: '2025-03-17' };
+  expect(periodEndedInUtc(period, new Date('2025-03-16T23:59:59.999Z'))).toBe(false);
+  expect(periodEndedInUtc(period, new Date('2025-03-17T00:00:00.000Z'))).toBe(true);
 });
