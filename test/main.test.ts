@@ -169,4 +169,25 @@ describe('npm start', () => {
     expect(bot.output()).not.toContain(SECRETS.botToken);
     expect(bot.output()).not.toContain(SECRETS.mintlifyKey);
   });
+
+  it('stops once when told twice (SIGTERM, then Ctrl-C while it stops): the job in flight finishes, and it exits cleanly', async () => {
+    const { slack, mintlify } = await startFakes();
+    const bot = runBot(botEnv(slack, mintlify));
+    children.push(bot.child);
+    const url = await bot.listening();
+
+    mintlify.injectFault('createJob', { delayMs: 800 });
+    const ack = await sendSlashCommand(url, SECRETS.signingSecret, {
+      text: 'Document X',
+      response_url: slack.responseUrl(),
+    });
+    expect(ack.status).toBe(200);
+    bot.child.kill('SIGTERM');
+    await bot.printed(/SIGTERM received/);
+    bot.child.kill('SIGINT');
+
+    expect(await bot.exited).toBe(0);
+    expect(slack.callsTo('chat.postMessage')).toHaveLength(1);
+    expect(bot.output()).not.toContain('SIGINT received');
+  });
 });

@@ -32,7 +32,10 @@ async function startJobAs(h: BotHarness, user: string, text: string) {
 
 describe('the Home tab', () => {
   it('shows the person’s recent jobs, the agent budget, the digest and how to use the bot', async () => {
-    h = await startBot({ env: { DIGEST_CHANNEL: 'C0DIGEST', DIGEST_CRON: '0 9 * * 1' } });
+    // A time zone other than the machine's: the next digest is due at 09:00 there.
+    h = await startBot({
+      env: { DIGEST_CHANNEL: 'C0DIGEST', DIGEST_CRON: '0 9 * * 1', DIGEST_TIMEZONE: 'America/New_York' },
+    });
     await startJobAs(h, 'U0ADA', 'Document the export flag');
     // A new job shows on its requester's Home tab without waiting for the next visit.
     const refreshed = await h.slack.waitForCall('views.publish', (call) => call.args.user_id === 'U0ADA');
@@ -77,6 +80,15 @@ describe('the Home tab', () => {
     expect(spent).toContain('0 of 100 agent uses');
     expect(spent).toContain('The next use frees up at <!date^');
     expect(spent).not.toContain('The count goes back up');
+
+    // More uses than Mintlify allows in the bot's rolling hour (Mintlify's own hour is not the bot's):
+    // still none left, never fewer.
+    await ledger.recordUse(PROJECT_ID, 'earlier-100');
+    await ledger.recordUse(PROJECT_ID, 'earlier-101');
+    const overSpent = await openedHome(h, 'U0CEA');
+    expect(overSpent).toContain('0 of 100 agent uses');
+    expect(overSpent).toContain('The next use frees up at <!date^');
+    expect(overSpent).not.toContain('-2 of 100');
   });
 
   it('is still shown, with a plain line for the budget, when the agent budget cannot be read', async () => {

@@ -38,3 +38,28 @@ describe('the schedule of the queue in memory', () => {
     await queues.close(0);
   });
 });
+
+describe('the queue in memory', () => {
+  it('tries a failed job again after backoffMs, then after twice that: a digest that failed is retried when set, not later', async () => {
+    vi.useFakeTimers({ now: new Date('2026-11-23T09:00:00Z') });
+    const queues = openMemoryQueues({ logger });
+    const queue = queues.queue<string>('digest');
+    const triedAt: number[] = [];
+    queue.process(
+      async () => {
+        triedAt.push(Date.now());
+        throw new Error('Mintlify did not answer');
+      },
+      { concurrency: 1 },
+    );
+    await queue.add('digest', 'x', { attempts: 3, backoffMs: 60_000 });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(triedAt).toHaveLength(1);
+
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(triedAt).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(triedAt.map((at) => at - triedAt[0]!)).toEqual([0, 60_000, 180_000]);
+    await queues.close(0);
+  });
+});

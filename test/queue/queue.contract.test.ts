@@ -663,6 +663,14 @@ describe('the queue port on bullmq, one process', () => {
     try {
       const first = nextCronRun(repeat.pattern, repeat.timezone, new Date())?.getTime();
       expect((await bullmq.getJobScheduler('monthly'))?.next).toBe(first);
+      // At 09:00 in the schedule's time zone, whatever the machine's.
+      const inParis = {
+        timeZone: repeat.timezone,
+        weekday: 'long',
+        hour: '2-digit',
+        minute: '2-digit',
+      } as const;
+      expect(new Date(first ?? 0).toLocaleString('en-GB', inParis)).toBe('Friday 09:00');
       // Its occurrence run now: the worker schedules the one after it, as croner reads it too.
       const [due] = await bullmq.getDelayed();
       await due?.promote();

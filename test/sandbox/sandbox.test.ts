@@ -49,6 +49,8 @@ describe('npm run sandbox', () => {
     expectInOrder(printed, [
       'Where readers struggled',
       '👎 9 thumbs down  ·  /cli/deploy',
+      // The item's button, which `fix 1 2` presses.
+      '[Fix with the docs agent]',
       'A reader: “Which flag skips the build?”',
       '› fix 1 2',
       '(modal) Send to docs agent',
@@ -160,6 +162,7 @@ describe('npm run sandbox', () => {
       'dm',
       '@bob hello',
       'frobnicate',
+      'wait 601',
       '/docs-agent status',
     ]);
 
@@ -173,6 +176,7 @@ describe('npm run sandbox', () => {
       'What should the message say? For example: dm',
       'Only @docs-agent is a bot here.',
       '“frobnicate” is not something the sandbox knows. Type help for what you can do.',
+      'How long? For example: wait 5 (seconds, up to 600)',
       '(only you) @docs-agent: Recent docs agent jobs in this channel (1)',
       'thread (#1)',
       '(end of input: letting the running jobs finish…)',
@@ -235,7 +239,8 @@ describe('npm run sandbox', () => {
         '    What should the agent change in the docs?',
       ].join('\n'),
       '    The message from @ada\n    │ Export now writes CSV by default',
-      '    ☐ Include the whole thread',
+      // The form's optional input says so, as Slack shows it.
+      '    Context (optional)\n    ☐ Include the whole thread',
       '    [Cancel] [Start job]',
       '(modal) you write “Document the CSV default and the --json flag”, tick “Include the whole thread” and choose Start job',
       '  ↳ #3 @docs-agent: Docs agent job for @ada\n      │ Document the CSV default and the --json flag',

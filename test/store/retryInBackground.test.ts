@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { retryInBackground } from '../../src/store/retryInBackground.js';
 
 type RetryOptions = Parameters<typeof retryInBackground>[1];
@@ -14,6 +14,10 @@ const redisAway = () => new StoreTimeoutError('a write', 5_000);
 function tries(options: Partial<RetryOptions> & Pick<RetryOptions, 'giveUp'>): RetryOptions {
   return { everyMs: 5, forMs: 60_000, wanted: () => true, retryOn: isStoreUnavailable, ...options };
 }
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe('retryInBackground', () => {
   it('tries again while Redis is away, until the work is done', async () => {
@@ -65,6 +69,26 @@ describe('retryInBackground', () => {
     retryInBackground(again, tries({ everyMs: 20, retryOn: () => true, giveUp }));
     await vi.waitFor(() => expect(again).toHaveBeenCalledTimes(1), WAIT);
     expect(attempt).toHaveBeenCalledTimes(1);
+    expect(giveUp).not.toHaveBeenCalled();
+  });
+
+  it('waits everyMs between tries while Redis is away, rather than asking it again and again', async () => {
+    vi.useFakeTimers();
+    const giveUp = vi.fn();
+    let calls = 0;
+    // Done by the tenth try, however soon it comes: a retry that did not wait would get there at once.
+    const attempt = async (): Promise<true> => {
+      calls += 1;
+      if (calls < 10) throw redisAway();
+      return true;
+    };
+    retryInBackground(attempt, tries({ everyMs: 2_000, giveUp }));
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(calls).toBe(1);
+    await vi.advanceTimersByTimeAsync(1_999);
+    expect(calls).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(calls).toBe(2);
     expect(giveUp).not.toHaveBeenCalled();
   });
 });
