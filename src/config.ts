@@ -344,19 +344,14 @@ function isValidTimeZone(timeZone: string): boolean {
 }
 
 /**
- * `?` ("no specific value", as Quartz, AWS and cron-parser read a day field) read as `*`. croner,
- * which reads every pattern of the bot (see queue/cron.ts), would read it as today's day of the
- * month: `0 9 ? * 1` would mean Mondays and the 24th.
+ * `?` ("no specific value", as Quartz, AWS and cron-parser read a day field) written as `*`, as croner
+ * reads it: the pattern the log shows is the one that runs.
  */
 function cronPattern(pattern: string): string {
   return pattern.replaceAll('?', '*');
 }
 
 function cronError(pattern: string, timezone: string): string | undefined {
-  // Quartz and cron-parser read `5L` as the last Friday of the month; croner reads it as every Friday.
-  if (/[0-7]L/i.test(pattern.trim().split(/\s+/).at(-1) ?? '')) {
-    return 'for the last Friday of the month write 5#L, not 5L (and so for any day)';
-  }
   try {
     if (!nextCronRun(pattern, timezone, new Date())) {
       return 'it never comes round, as a date that does not exist (30 February) never does';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { periodOfRun } from '../../src/digest/period.js';
-import { previousScheduledRun } from '../../src/queue/cron.js';
+import { nextCronRun, previousScheduledRun } from '../../src/queue/cron.js';
 
 describe('the previous scheduled run (for catching up a missed digest)', () => {
   it('is the latest run at or before now, in the schedule’s time zone', () => {
@@ -29,5 +29,33 @@ describe('the previous scheduled run (for catching up a missed digest)', () => {
     expect(previousScheduledRun('* * * * * *', 'UTC', now)?.toISOString()).toBe('2025-03-20T12:00:07.000Z');
     expect(previousScheduledRun('0 9 1 * *', 'UTC', now)?.toISOString()).toBe('2025-03-01T09:00:00.000Z');
     expect(previousScheduledRun('0 9 1 1 *', 'UTC', now)?.toISOString()).toBe('2025-01-01T09:00:00.000Z');
+  });
+
+  it('looks back a year at most: a schedule that last fired longer ago has nothing to catch up', () => {
+    const now = new Date('2026-11-24T10:00:00Z');
+    // 29 February: last in 2024, more than a year before.
+    expect(previousScheduledRun('0 9 29 2 *', 'UTC', now)).toBeUndefined();
+    expect(previousScheduledRun('0 9 24 11 *', 'UTC', now)?.toISOString()).toBe('2026-11-24T09:00:00.000Z');
+    expect(previousScheduledRun('0 9 25 11 *', 'UTC', now)?.toISOString()).toBe('2025-11-25T09:00:00.000Z');
+  });
+});
+
+describe('a digest time that a clock change skips or repeats (Europe/Paris)', () => {
+  it('runs just after the gap when summer time begins, the same day', () => {
+    // Sunday 30 March 2025: 02:00 became 03:00 at once, so 02:30 never came.
+    const next = nextCronRun('30 2 * * 0', 'Europe/Paris', new Date('2025-03-29T12:00:00Z'));
+    expect(next?.toISOString()).toBe('2025-03-30T01:00:00.000Z'); // 03:00 summer time
+    expect(previousScheduledRun('30 2 * * 0', 'Europe/Paris', new Date('2025-03-30T12:00:00Z'))).toEqual(
+      next,
+    );
+  });
+
+  it('runs once when winter time comes back, at the first of the two', () => {
+    // Sunday 26 October 2025: 02:30 came twice, at 00:30 and at 01:30 UTC.
+    const next = nextCronRun('30 2 * * 0', 'Europe/Paris', new Date('2025-10-25T12:00:00Z'));
+    expect(next?.toISOString()).toBe('2025-10-26T00:30:00.000Z');
+    expect(nextCronRun('30 2 * * 0', 'Europe/Paris', next as Date)?.toISOString()).toBe(
+      '2025-11-02T01:30:00.000Z',
+    );
   });
 });
