@@ -118,7 +118,7 @@ function struggleLines(call: SlackCall): string[] {
 }
 
 /** A click on an item's button, as Slack sends it. */
-function click(call: SlackCall, index: number, user = 'U0USER') {
+function click(call: SlackCall, index: number, user = 'U0USER', value?: string) {
   // The message as Slack holds it now (with the notes of fixes started), as a click carries it.
   const now = h.slack.message(CHANNEL, String(call.response.ts));
   const blocks = (now?.blocks ?? call.args.blocks) as Block[];
@@ -141,7 +141,7 @@ function click(call: SlackCall, index: number, user = 'U0USER') {
         action_id: button.action_id,
         block_id: item.block_id,
         text: { type: 'plain_text', text: button.text.text },
-        value: button.value,
+        value: value ?? button.value,
         action_ts: '1700000000.2',
       },
     ],
@@ -408,6 +408,18 @@ describe('the digest’s “Where readers struggled”', () => {
       (call) => call.responseId === 'button-U0STRANGER',
     );
     expect(answer.args).toMatchObject({ response_type: 'ephemeral' });
+    await h.bot.drained();
+    expect(h.slack.callsTo('views.open')).toHaveLength(0);
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(0);
+  });
+
+  it('answers a button whose item it cannot read (from an older version) as out of date, opening nothing', async () => {
+    await bot({ env: { DIGEST_STRUGGLES: '1' } });
+    const digest = await digestNow();
+    await click(digest, 0, 'U0USER', '{"kind":"something-else"}');
+    const answer = await h.slack.waitForCall('response_url', (call) => call.responseId === 'button-U0USER');
+    expect(answer.args).toMatchObject({ response_type: 'ephemeral', replace_original: false });
+    expect(String(answer.args.text)).toContain('This button is out of date');
     await h.bot.drained();
     expect(h.slack.callsTo('views.open')).toHaveLength(0);
     expect(h.mintlify.requestsFor('createJob')).toHaveLength(0);

@@ -263,6 +263,17 @@ describe('a direct message to the bot', () => {
     expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
   });
 
+  it('from someone outside ALLOWED_USER_IDS gets a polite refusal in the DM, and starts nothing', async () => {
+    h = await startBot({ env: { ALLOWED_USER_IDS: 'U0BEA' } });
+    await sendDm(h, 'Document the --json flag');
+    const refusal = await h.slack.waitForCall('chat.postMessage');
+    expect(refusal.args).toMatchObject({ channel: DM });
+    expect(String(refusal.args.text)).toContain('only available to some people');
+    await h.bot.drained();
+    expect(h.mintlify.requests).toHaveLength(0);
+    expect(h.slack.callsTo('chat.postMessage')).toHaveLength(1);
+  });
+
   it('ignores the bot’s own posts, edits, and messages in channels', async () => {
     h = await startBot();
     await h.event({

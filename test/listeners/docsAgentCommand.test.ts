@@ -129,6 +129,34 @@ describe('/docs-agent <instruction>', () => {
     },
   );
 
+  it('echoes a greeting that names people or @here as text, never as a mention', async () => {
+    h = await startBot();
+    // As Slack sends `hi @here @Cat`: its own tokens, which the answer must not render as mentions.
+    const res = await h.command('hi <!here> <@U0CAT>');
+    const text = String((res.json as { text: string }).text);
+    expect(text).toContain('I didn’t start a job for “hi &lt;!here&gt; &lt;@U0CAT&gt;”');
+    expect(text).not.toContain('<!here>');
+    expect(text).not.toContain('<@U0CAT>');
+    await h.bot.drained();
+    expect(h.mintlify.requests).toHaveLength(0);
+  });
+
+  it('reads a subcommand or an instruction typed with spaces around it as if typed without them', async () => {
+    h = await startBot();
+    await h.command('  status  ', { response_url: h.slack.responseUrl('status') });
+    const listed = await h.slack.waitForCall('response_url', (call) => call.responseId === 'status');
+    expect(String(listed.args.text)).toContain('No docs agent jobs in this channel yet');
+    await h.bot.drained();
+    expect(h.mintlify.requests).toHaveLength(0);
+
+    await h.command('  Document the export flag \n');
+    const card = await h.slack.waitForCall('chat.postMessage');
+    expect(h.mintlify.requestsFor('createJob').map((request) => request.body)).toEqual([
+      { prompt: 'Document the export flag' },
+    ]);
+    expect(blocksText(card.args.blocks)).toContain('Document the export flag');
+  });
+
   it('reads `help?` and `status.` as the subcommands they are', async () => {
     h = await startBot();
     const help = await h.command('help?');

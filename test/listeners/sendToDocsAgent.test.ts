@@ -266,6 +266,9 @@ describe('the “Send to docs agent” message shortcut', () => {
       `about <https://acme.slack.com/archives/C0DOCS/p${chosen.ts.replace('.', '')}?thread_ts=${root.ts}&cid=C0DOCS|this message>`,
     );
     expect(JSON.stringify(dmCard.args.blocks)).not.toContain('between people');
+    // Nor does Slack unfurl that link under the card (a copy of the message, in the DM).
+    // (The Web API's form encoding carries them as text.)
+    expect([dmCard.args.unfurl_links, dmCard.args.unfurl_media].map(String)).toEqual(['false', 'false']);
     const note = await h.slack.waitForCall(
       'chat.postMessage',
       (call) => call.args.thread_ts === dmCard.response.ts,
@@ -336,6 +339,43 @@ describe('the “Send to docs agent” message shortcut', () => {
     } finally {
       await restarted.close();
     }
+  });
+
+  it('refuses, in the form, a submission from a channel ALLOWED_CHANNEL_IDS left out since it was opened', async () => {
+    h = await startBot();
+    const lone = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'Typo' });
+    await chooseShortcut(h, { ts: lone.ts, user: 'U0ADA', text: lone.text });
+    const opened = await h.slack.waitForCall('views.open');
+    // The bot restarted meanwhile, enabled in another channel only.
+    const restarted = await startBot({
+      env: { ALLOWED_CHANNEL_IDS: 'C0ENG' },
+      slack: h.slack,
+      mintlify: h.mintlify,
+    });
+    try {
+      const submitted = await submit(restarted, opened, 'Fix the typo');
+      expect(JSON.parse(submitted.body)).toMatchObject({
+        response_action: 'errors',
+        errors: { instruction: expect.stringContaining('isn’t enabled in this channel') },
+      });
+      await restarted.bot.drained();
+      expect(h.mintlify.requestsFor('createJob')).toEqual([]);
+    } finally {
+      await restarted.close();
+    }
+  });
+
+  it('refuses a channel outside ALLOWED_CHANNEL_IDS without opening the form', async () => {
+    h = await startBot({ env: { ALLOWED_CHANNEL_IDS: 'C0ENG' } });
+    const lone = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'Typo' });
+    await chooseShortcut(h, { ts: lone.ts, user: 'U0ADA', text: lone.text });
+    const refusal = await h.slack.waitForCall('response_url');
+    expect(refusal.args).toMatchObject({
+      response_type: 'ephemeral',
+      text: expect.stringContaining('isn’t enabled in this channel'),
+    });
+    await h.bot.drained();
+    expect(h.slack.callsTo('views.open')).toHaveLength(0);
   });
 
   it('refuses people outside the allowlist without opening the form', async () => {

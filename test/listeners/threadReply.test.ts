@@ -95,6 +95,17 @@ describe('replies in a job’s thread', () => {
     expect(h.slack.callsTo('chat.postEphemeral')).toHaveLength(0);
   });
 
+  it('in a thread a person started, and no job’s, read nothing from Slack and answer nothing', async () => {
+    const h = await bot();
+    const root = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'Lunch at noon?' });
+    // Slack names the parent's author: a person's thread is never a job card's, so it is not looked at.
+    await h.event(reply(root.ts, 'Sure, and document the lunch API', { parent_user_id: 'U0ADA' }));
+    await h.bot.drained();
+    expect(h.slack.callsTo('conversations.replies')).toEqual([]);
+    expect(h.slack.callsTo('chat.postEphemeral')).toEqual([]);
+    expect(followUps(h)).toEqual([]);
+  });
+
   it('a retried Slack event sends one follow-up, also across two instances sharing Redis', async () => {
     const namespace = uniqueNamespace('retry');
     const first = await bot({ namespace });
@@ -303,6 +314,42 @@ describe('replies in a job’s thread', () => {
     const refusal = await h.slack.waitForCall('chat.postEphemeral');
     expect(refusal.args).toMatchObject({ user: 'U0EVE', thread_ts: thread });
     expect(followUps(h)).toHaveLength(0);
+  });
+
+  it('from someone outside the allowlist, mentioning the bot, are refused once although Slack delivers them twice', async () => {
+    const h = await bot({ env: { ALLOWED_USER_IDS: 'U0USER' } });
+    const thread = await startJob(h);
+    // A reply that mentions the bot comes as a message and as a mention.
+    const event = reply(thread, '<@U0BOT> Add an example', { user: 'U0EVE' });
+    await h.event(event);
+    await h.bot.drained();
+    await h.event({ ...event, type: 'app_mention' });
+    const refusal = await h.slack.waitForCall('chat.postEphemeral');
+    expect(refusal.args).toMatchObject({ user: 'U0EVE', thread_ts: thread });
+    await h.bot.drained();
+    expect(h.slack.callsTo('chat.postEphemeral')).toHaveLength(1);
+    expect(followUps(h)).toHaveLength(0);
+  });
+
+  it('in a channel ALLOWED_CHANNEL_IDS no longer lists get a polite refusal, and nothing is sent', async () => {
+    const namespace = uniqueNamespace('channels');
+    const before = await bot({ namespace });
+    const thread = await startJob(before);
+    await before.stopBot();
+
+    // Restarted enabled in another channel only: the job's thread is in one it no longer serves.
+    const after = await bot({
+      namespace,
+      slack: before.slack,
+      mintlify: before.mintlify,
+      env: { ALLOWED_CHANNEL_IDS: 'C0ENG' },
+    });
+    await after.event(reply(thread, 'Add an example'));
+    const refusal = await after.slack.waitForCall('chat.postEphemeral');
+    expect(refusal.args).toMatchObject({ channel: 'C0DOCS', user: 'U0BEA', thread_ts: thread });
+    expect(String(refusal.args.text)).toContain('isn’t enabled in this channel');
+    await after.bot.drained();
+    expect(followUps(after)).toHaveLength(0);
   });
 
   it('still reach the job after a restart, because the thread-to-job mapping lives in Redis', async () => {
