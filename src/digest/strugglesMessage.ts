@@ -182,7 +182,8 @@ function buttonValue(item: Struggle, range: string): string {
  * readers' words in full: what readers wrote is never the instruction itself.
  */
 export function suggestedInstruction(value: StruggleValue): string {
-  const named = JSON.stringify(truncate(value.subject.replace(/\s+/g, ' '), 60));
+  // U+0085 (next line) is no whitespace to JavaScript, and JSON leaves it as it is: it could break the line.
+  const named = JSON.stringify(truncate(value.subject.replace(/[\s\u0085]+/g, ' '), 60));
   switch (value.kind) {
     case 'page':
       // Their words only when one wrote any: else the agent would look for feedback that is not there.

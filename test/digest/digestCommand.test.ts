@@ -174,6 +174,22 @@ describe('/docs-agent digest', () => {
     expect(h.mintlify.requestsFor('visitors')).toHaveLength(1);
   });
 
+  it('shows Mintlify’s words about a 400 as text: they can disguise no link and ping nobody', async () => {
+    h = await startBot();
+    h.mintlify.injectFault('visitors', {
+      status: 400,
+      body: { error: 'Bad range <!here> & <https://evil.example|see why>' },
+    });
+
+    await h.command('digest');
+
+    const answer = await h.slack.waitForCall('response_url', (call) => call.args.text !== undefined);
+    expect(answer.args.text).toContain(
+      '(Bad range &lt;!here&gt; &amp; &lt;https://evil.example|see why&gt;)',
+    );
+    expect(answer.args.text).not.toContain('<!here>');
+  });
+
   it('answers a lasting 500 in plain words once the client’s retries are spent', async () => {
     h = await startBot();
     h.mintlify.setVisitors(rows(300));

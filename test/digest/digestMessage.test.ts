@@ -40,7 +40,7 @@ describe('the digest message', () => {
     expect(text).toContain('*1.* /quickstart\\n`██████████` 45%  ·  *500* (400 human, 120 AI)');
     expect(text).toContain('*2.* /api-reference/jobs\\n`█████░░░░░` 23%  ·  *250* (200 human, 60 AI)');
     expect(text).toContain('*3.* /changelog\\n`█░░░░░░░░░` 1%');
-    expect(text).toContain('no numbers from last week to compare with');
+    expect(text).toContain('3 pages had visits  ·  no numbers from last week to compare with');
     expect(message.text).toBe(
       'Docs digest, 10–16 Mar 2025 (Europe/Paris): 1,100 visitors (900 human, 300 AI). Top page: /quickstart (500).',
     );
@@ -92,6 +92,17 @@ describe('the digest message', () => {
     expect(allText(message)).toContain('*No visits recorded* this week. Last week: 6 visitors.');
   });
 
+  it('a week with visitors but no page ranked is no empty week: the totals are shown', () => {
+    const message = digestMessage({
+      numbers: { ...numbers([], { human: 5, ai: 1, total: 6 }), pathCount: 0 },
+      timeZone: 'UTC',
+    });
+
+    expect(message.text).toBe('Docs digest, 10–16 Mar 2025 (UTC): 6 visitors (5 human, 1 AI).');
+    expect(allText(message)).not.toContain('No visits recorded');
+    expect(allText(message)).toContain('*All visitors*\\n6');
+  });
+
   it('stays within Slack’s Block Kit limits with 40 very long paths, and escapes them', () => {
     const long = Array.from({ length: 40 }, (_, i) => ({
       path: `/${'deeply-nested-section/'.repeat(200)}<!channel>-page-${i}`,
@@ -109,6 +120,9 @@ describe('the digest message', () => {
       expect(blockProblems(message.blocks, '/blocks', messageBlockLimit)).toEqual([]);
       expect(allText(message)).not.toContain('<!channel>');
       expect(allText(message)).toContain('&lt;!channel&gt;-page-39');
+      // The notification's text names the top page too: escaped, it pings nobody.
+      expect(message.text).not.toContain('<!channel>');
+      expect(message.text).toContain('&lt;!channel&gt;-page-0 (1,000)');
       expect(allText(message)).toContain('*40.*');
       expect(allText(message)).toContain('ranked from the first 1,000 pages');
       expect(message.text.length).toBeLessThan(400);

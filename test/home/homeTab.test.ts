@@ -109,6 +109,25 @@ describe('the Home tab', () => {
     expect(home).toContain('No recent jobs of yours');
   });
 
+  it('says no weekly digest is set up when no channel is given for one, and how to post one now', async () => {
+    h = await startBot({ env: { DIGEST_CHANNEL: undefined } });
+    const home = await openedHome(h, 'U0ADA');
+    expect(home).toContain(
+      'No weekly digest is set up (whoever runs the bot can turn it on). `/docs-agent digest` in a channel',
+    );
+    expect(home).not.toContain('<#');
+  });
+
+  it('shows a job with a long instruction on a short line, its links kept after it', async () => {
+    h = await startBot();
+    // Each & is five characters once escaped: the instruction (600 characters kept) would fill Slack's 3,000.
+    await startJobAs(h, 'U0ADA', `Document ${'&amp;'.repeat(700)}`);
+    const home = await openedHome(h, 'U0ADA');
+    expect(home).toMatch(
+      /“Document (&amp;)+…”\\nstarted <!date\^\d+\^\{ago\}\|[^>]+> {2}· {2}<https:\/\/slack\.com\/archives\/C0DOCS\/p\d+\|thread>/,
+    );
+  });
+
   it('tells someone ALLOWED_USER_IDS leaves out that the bot is not for them, and shows no doors', async () => {
     h = await startBot({ env: { ALLOWED_USER_IDS: 'U0ADA', ALLOWED_CHANNEL_IDS: 'C0DOCS' } });
     await openHome(h, 'U0EVE');

@@ -85,6 +85,14 @@ describe('following a job to its end', () => {
     expect((await record(h, job.jobId))?.status).toBe('archived');
   });
 
+  it('links the pull request of an archived job that opened one', async () => {
+    const job = await startFollowedJob(h, 'Document the old v2 endpoints');
+    h.mintlify.setJob(job.jobId, { status: 'archived', prLink: PR });
+
+    const reply = await waitForReply(h, job, 'archived');
+    expect(textOf(reply)).toContain(`Its pull request: <${PR}|acme/docs#42>.`);
+  });
+
   it('follows a job reopened by a follow-up and announces its new end too', async () => {
     const job = await startFollowedJob(h, 'Document rate limits');
     h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });

@@ -189,7 +189,7 @@ describe('job cards', () => {
     for (const element of withHere) expect(element).toMatchObject({ type: 'mrkdwn', verbatim: true });
   });
 
-  it('stay within Slack’s limits with the longest branch name, and never cut an emoji in half', () => {
+  it('stay within Slack’s limits with the longest branch name and instruction, and never cut an emoji or an entity in half', () => {
     const preview = { round: 0, branch: '&<'.repeat(700), askedAt: '2025-01-01T00:00:00.000Z' };
     for (const state of ['asked', 'in_progress', 'failure'] as const) {
       const card = jobCard(
@@ -199,6 +199,10 @@ describe('job cards', () => {
       // Cut before it is escaped: no `&amp;` is cut in half.
       expect(shown(card)).not.toMatch(/&(a|am|l)?…/);
     }
+    // The longest instruction a record keeps, all ampersands: the quote ends whole, no `&amp;` cut in half.
+    const ampersands = jobCard(record({ prompt: '&'.repeat(600) }));
+    expect(blockProblems(ampersands.blocks, '/blocks', messageBlockLimit)).toEqual([]);
+    expect(shown(ampersands)).not.toMatch(/&[a-z]*…/);
     const card = jobCard(record({ prompt: '😀'.repeat(600) }));
     expect(blockProblems(card.blocks, '/blocks', messageBlockLimit)).toEqual([]);
     for (const text of [card.text, ...card.blocks.map((block) => JSON.stringify(block))]) {

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SeededMessage } from '../fakes/slackFake.js';
 import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
 import { heldStep } from '../support/leases.js';
@@ -77,6 +77,17 @@ describe('@docs-agent <instruction>', () => {
     expect(h.slack.message('C0DOCS', said.ts)?.reactions ?? []).toEqual([]);
   });
 
+  it('takes the bot’s mention off the instruction also when Slack writes it with the bot’s name', async () => {
+    h = await startBot();
+    const said = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      text: `<@${BOT}|docs-agent> Document the --dry-run flag`,
+    });
+    await h.event(mention({ ts: said.ts, text: said.text }));
+
+    await expect.poll(() => prompts(h)).toEqual(['Document the --dry-run flag']);
+  });
+
   it('in a job’s thread, a greeting gets the help and a thanks nothing: neither goes to the job', async () => {
     h = await startBot();
     const thread = await jobThread(h);
@@ -126,6 +137,19 @@ describe('@docs-agent <instruction>', () => {
     expect(prompts(h)).toEqual(['Document the export flag']);
     // Nothing said to everyone: the card is the one message in the channel.
     expect(h.slack.callsTo('chat.postMessage')).toHaveLength(1);
+  });
+
+  it('tells only the one who asked when their mention breaks something on the bot’s side', async () => {
+    h = await startBot();
+    vi.spyOn(h.bot.context.jobs.records, 'recentInChannel').mockRejectedValue(new Error('a bug of ours'));
+    const status = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text: `<@${BOT}> status` });
+    await h.event(mention({ ts: status.ts, text: status.text, user: 'U0BEA' }));
+
+    const told = await h.slack.waitForCall('chat.postEphemeral');
+    expect(told.args).toMatchObject({ channel: 'C0DOCS', user: 'U0BEA' });
+    expect(String(told.args.text)).toContain('something went wrong on my side');
+    await h.bot.drained();
+    expect(h.slack.callsTo('chat.postMessage')).toEqual([]);
   });
 
   it('answers a lone “stop” with help at the top of a channel, starting no job', async () => {

@@ -33,7 +33,8 @@ describe('/docs-agent <instruction>', () => {
     const shown = blocksText(card.args.blocks);
     expect(shown).toContain('Document the new --dry-run flag');
     expect(shown).toContain('job-1');
-    expect(shown).toContain('acme/docs');
+    // Where the agent works, and with which model, as Mintlify said.
+    expect(shown).toContain('`acme/docs` on `mintlify/job-1`  ·  model `sonnet`');
 
     const [create] = h.mintlify.requestsFor('createJob');
     expect(create?.body).toEqual({ prompt: 'Document the new --dry-run flag' });
@@ -72,6 +73,17 @@ describe('/docs-agent <instruction>', () => {
     expect(h.mintlify.requestsFor('createJob')[0]?.body).toEqual({
       prompt: 'Fix <!channel> & <@U123> in <https://evil.example|docs>',
     });
+  });
+
+  it('quotes every line of a multi-line instruction on the card, not the first alone', async () => {
+    h = await startBot();
+    await h.command('Document the export flag\nand its --dry-run option\n\nwith an example');
+
+    const card = await h.slack.waitForCall('chat.postMessage');
+    const [section] = card.args.blocks as Block[];
+    expect(section?.text?.text).toContain(
+      '\n>Document the export flag\n>and its --dry-run option\n>\n>with an example',
+    );
   });
 
   it.each([
@@ -188,6 +200,19 @@ describe('/docs-agent <instruction>', () => {
     expect(shown).toContain('https://slack.com/archives/C0DOCS/p');
   });
 
+  it('lists a job with a long instruction on a short line of its own, its links kept after it', async () => {
+    h = await startBot();
+    // Each & is five characters once escaped: the instruction (600 characters kept) would fill Slack's 3,000.
+    await h.command(`Document ${'&amp;'.repeat(700)}`, { channel_id: 'C0DOCS' });
+    await h.slack.waitForCall('chat.postMessage');
+
+    await h.command('status', { channel_id: 'C0DOCS', response_url: h.slack.responseUrl('status') });
+    const answer = await h.slack.waitForCall('response_url', (call) => call.responseId === 'status');
+    const [, line] = answer.args.blocks as Block[];
+    expect(line?.text?.text).toMatch(/^:hourglass_flowing_sand: Working on it {2}“Document (&amp;)+…”\n/);
+    expect(line?.text?.text).toContain('|thread>');
+  });
+
   it('refuses a signature that does not match, and a stale timestamp', async () => {
     h = await startBot();
     expect((await h.command('Document X', {}, { badSignature: true })).status).toBe(401);
@@ -261,15 +286,30 @@ describe('/docs-agent <instruction>', () => {
       text: expect.stringContaining('4 agent uses left'),
     });
   });
+
+  it('says how many agent uses are left from the tenth-to-last on', async () => {
+    h = await startBot();
+    const ledger = new RateLedger(h.bot.store.atomic);
+    for (let i = 0; i < 89; i += 1) await ledger.recordUse('proj_test', `earlier-${i}`);
+    await h.command('Document X');
+    expect((await ephemeral(h)).text).toBe('Job started. 10 agent uses left this hour for this project.');
+  });
 });
 
 describe('/docs-agent when something goes wrong', () => {
   const failures = [
     ['rate limited with Retry-After', { status: 429, retryAfter: '600' }, 'Try again in 10 minutes'],
+    ['rate limited for a minute', { status: 429, retryAfter: '60' }, 'Try again in a minute ('],
     ['rate limited without Retry-After', { status: 429 }, 'Try again within the hour'],
     ['a rejected or expired key', { status: 401 }, 'wrong or has expired'],
-    ['a forbidden key', { status: 403 }, 'allowlist'],
+    ['a forbidden key', { status: 403 }, 'the key lacks the write scope'],
     ['a service error', { status: 503 }, 'It may have started anyway'],
+    // Mintlify's own words, shown as text: they can disguise no link and ping nobody.
+    [
+      'a request Mintlify refuses',
+      { status: 400, body: { error: 'Bad <!here> & <https://evil.example|docs>' } },
+      'Mintlify did not accept that (Bad &lt;!here&gt; &amp; &lt;https://evil.example|docs&gt;)',
+    ],
   ] as const;
 
   it.each(failures)(

@@ -248,6 +248,22 @@ describe('the “Send to docs agent” message shortcut', () => {
     expect(h.mintlify.requests).toHaveLength(0);
   });
 
+  it('links a reply from its card in the DM by its thread even when Slack gives no permalink', async () => {
+    h = await startBot();
+    const { root, chosen } = seedThread(h);
+    await chooseShortcut(h, { ts: chosen.ts, user: 'U0BEA', text: chosen.text, thread_ts: root.ts });
+    const opened = await h.slack.waitForCall('views.open');
+    h.slack.failNext('chat.getPermalink', { error: 'message_not_found' }, 5);
+    h.slack.failNext('chat.postMessage', { error: 'not_in_channel' });
+    await submit(h, opened, 'Document the CSV default');
+
+    const dmCard = await h.slack.waitForCall('chat.postMessage', (call) => call.args.channel === 'U0USER');
+    // The link the permalink would be: Slack opens the reply in its thread.
+    expect(JSON.stringify(dmCard.args.blocks)).toContain(
+      `about <https://slack.com/archives/C0DOCS/p${chosen.ts.replace('.', '')}?thread_ts=${root.ts}&cid=C0DOCS|this message>`,
+    );
+  });
+
   it('posts the card in the person’s DM, and follows the job there, when the bot is not in the channel', async () => {
     h = await startBot();
     const { root, chosen } = seedThread(h);

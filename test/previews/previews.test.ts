@@ -9,7 +9,8 @@ import {
   textOf,
   threadReplies,
 } from '../jobs/followSupport.js';
-import { type BotHarness, type HarnessOptions, startBot } from '../support/botHarness.js';
+import { type BotHarness, type HarnessOptions, SECRETS, startBot } from '../support/botHarness.js';
+import { sendInteraction } from '../support/slackRequests.js';
 import { uniqueNamespace } from '../support/redis.js';
 
 const PR = 'https://github.com/acme/docs/pull/50';
@@ -107,6 +108,43 @@ describe('preview deployments of a job’s pull request', () => {
     await expect
       .poll(() => JSON.stringify(h.slack.callsTo('views.publish').at(-1)?.args.view), { timeout: 20_000 })
       .toContain(deployment.previewUrl);
+  });
+
+  it('acknowledges a click on the card’s pull request and preview buttons, so Slack shows no error on them', async () => {
+    const h = await bot();
+    const job = await startFollowedJob(h, 'Document the button clicks');
+    await finish(h, job);
+    const deployment = await deploymentOf(h);
+    h.mintlify.setDeployment(deployment.statusId, { status: 'success', summary: 'Deployed' });
+    await expect.poll(() => cardButtons(h, job)).toHaveLength(2);
+
+    // A link button opens its URL in the browser, and Slack sends the click all the same.
+    const card = cardEdits(h, job).at(-1)!;
+    const actions = (card.args.blocks as Array<{ type: string; block_id?: string; elements?: unknown[] }>)
+      .filter((block) => block.type === 'actions')
+      .flatMap((block) =>
+        (block.elements as Array<{ action_id: string; url: string; text: unknown }>).map((button) => ({
+          block_id: block.block_id ?? 'actions',
+          ...button,
+        })),
+      );
+    for (const action of actions) {
+      const clicked = await sendInteraction(h.url, SECRETS.signingSecret, {
+        type: 'block_actions',
+        team: { id: 'T0TEAM', domain: 'acme' },
+        user: { id: 'U0USER', name: 'user', team_id: 'T0TEAM' },
+        api_app_id: 'A0APP',
+        token: 'deprecated',
+        trigger_id: '7777.8888.mnop',
+        container: { type: 'message', message_ts: job.cardTs, channel_id: job.channel },
+        channel: { id: job.channel, name: 'docs' },
+        message: { type: 'message', ts: job.cardTs, text: card.args.text, user: 'U0BOT' },
+        response_url: h.slack.responseUrl(`button-${action.action_id}`),
+        actions: [{ type: 'button', ...action, action_ts: '1700000000.3' }],
+      });
+      expect(clicked.status, action.action_id).toBe(200);
+    }
+    expect(actions.map((action) => action.url)).toEqual([PR, deployment.previewUrl]);
   });
 
   it('asks for the preview even when the job’s end could not be read back at first', async () => {

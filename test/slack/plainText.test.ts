@@ -15,7 +15,7 @@ it('reads each kind of Slack markup as the person saw it: names, channels, links
   const text = [
     '<@U0ADA> and <@U0GONE>, see <#C0DOCS|docs>',
     '<https://x.example/a|the guide>, <https://x.example/b|https://x.example/b>, <https://x.example/c>',
-    '<mailto:ada@example.com|ada@example.com>',
+    '<mailto:ada@example.com|ada@example.com> or <mailto:bob@example.com>',
     '<!here> <!subteam^S0WRITERS|@writers> <!date^1700000000^{date}|Nov 14>',
   ].join('\n');
 
@@ -23,7 +23,7 @@ it('reads each kind of Slack markup as the person saw it: names, channels, links
     [
       '@Ada and @U0GONE, see #docs',
       'the guide (https://x.example/a), https://x.example/b, https://x.example/c',
-      'ada@example.com',
+      'ada@example.com or bob@example.com',
       '@here @writers Nov 14',
     ].join('\n'),
   );
