@@ -1,4 +1,5 @@
 import { isPostedDigest } from '../digest/digestMark.js';
+import { didNothing } from '../mintlify/index.js';
 import { permalinkOf } from '../slack/links.js';
 import { slackToPlainText, type UserNames } from '../slack/plainText.js';
 import { readThread, type ThreadMessage } from '../slack/threadMessages.js';
@@ -55,8 +56,11 @@ export type MessageToBotOutcome =
 
 const THREAD_TITLE = 'The Slack thread so far, for context (oldest first)';
 const DAY_MS = 24 * 3_600_000;
-/** A message to the bot answered with the help alone: an edit of it may still start its job. */
-const helpedOnlyKey = (channel: string, ts: string) => `message-helped:${channel}:${ts}`;
+/**
+ * A message to the bot that started nothing (answered with the help alone, or refused by Mintlify
+ * before it made a job): an edit of it may still start its job.
+ */
+const startedNothingKey = (channel: string, ts: string) => `message-helped:${channel}:${ts}`;
 /** As many as `/docs-agent status` lists. */
 const JOB_LIST_SIZE = 10;
 
@@ -116,12 +120,12 @@ export async function handleMessageToBot(
 
   if (input.editedTs !== undefined) {
     // Slack sends a mention again when its message is edited (a DM, as a change of the message):
-    // one that started nothing (a bare mention, a greeting, answered with the help) is read again
-    // for the instruction typed in since, until one edit starts its job (claimed below, at the
-    // start). Any other edit (a typo fixed in a message that started a job) changes nothing, nor
+    // one that started nothing (a bare mention, a greeting, answered with the help; an instruction
+    // Mintlify refused) is read again for the instruction typed in since, until one edit starts its
+    // job (claimed below, at the start). Any other edit (a typo fixed in a message that started a job) changes nothing, nor
     // does one of a message whose thread has a job by now (a reply there started it).
-    const helpedOnly = (await ctx.store.atomic.holder(helpedOnlyKey(channel, ts))) !== undefined;
-    if (!helpedOnly || (await ctx.records.byThread(channel, input.threadTs ?? ts)) !== undefined) {
+    const startedNothing = (await ctx.store.atomic.holder(startedNothingKey(channel, ts))) !== undefined;
+    if (!startedNothing || (await ctx.records.byThread(channel, input.threadTs ?? ts)) !== undefined) {
       return { kind: 'duplicate' };
     }
   } else if (!(await firstSighting(ctx.store.atomic, `message:${channel}:${ts}`, { by: startId }))) {
@@ -143,7 +147,7 @@ export async function handleMessageToBot(
     if (jobThread) return { kind: 'help', inJobThread: true };
     // Its edit, if one comes with the instruction, starts the job (see above).
     if (input.editedTs === undefined)
-      await ctx.store.atomic.setIfAbsent(helpedOnlyKey(channel, ts), 'help', DAY_MS);
+      await ctx.store.atomic.setIfAbsent(startedNothingKey(channel, ts), 'help', DAY_MS);
     return { kind: 'help' };
   }
   if (talk === 'thanks') return { kind: 'small_talk' };
@@ -184,7 +188,7 @@ export async function handleMessageToBot(
         channel,
       }
     : undefined;
-  return startJob(
+  const outcome = await startJob(
     ctx,
     {
       prompt: promptWithContext(asked, sections),
@@ -197,6 +201,18 @@ export async function handleMessageToBot(
     },
     startId,
   );
+  // Mintlify refused it and made no job ("please rephrase", a limit, a key): editing the message is
+  // a way to try again, as for a message that started nothing.
+  if (outcome.kind === 'failed' && didNothing(outcome.error)) {
+    const { atomic } = ctx.store;
+    await Promise.all([
+      atomic.setIfAbsent(startedNothingKey(channel, ts), 'refused', DAY_MS),
+      input.editedTs !== undefined && atomic.deleteIfValue(`message-edit:${channel}:${ts}`, startId),
+    ]).catch((error: unknown) => {
+      ctx.logger.warn(`could not let an edit of ${channel}/${ts} try again: ${String(error)}`);
+    });
+  }
+  return outcome;
 }
 
 /** The thread before this message; undefined when Slack would not give it (the job starts anyway). */

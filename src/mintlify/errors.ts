@@ -225,3 +225,21 @@ export function isMintlifyError(error: unknown): error is AnyMintlifyError {
 export function isPassingFailure(error: unknown): error is ServiceError | ConnectionError | TimeoutError {
   return error instanceof ServiceError || error instanceof ConnectionError || error instanceof TimeoutError;
 }
+
+const REFUSALS: ReadonlySet<MintlifyErrorKind> = new Set([
+  'rate_limited',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'invalid_request',
+]);
+
+/**
+ * Mintlify did nothing with the request: it refused it (a 4xx), or the request never left this
+ * machine. A create that failed this way made no job, so asking again cannot make a second one.
+ */
+export function didNothing(error: unknown): boolean {
+  if (!isMintlifyError(error)) return false;
+  if (REFUSALS.has(error.kind)) return true;
+  return 'mayHaveReachedService' in error && !error.mayHaveReachedService;
+}

@@ -12,6 +12,7 @@ export { cursorPages } from './cursorPages.js';
 export type { AnyMintlifyError, MintlifyErrorKind, TimeoutPhase } from './errors.js';
 export {
   ConnectionError,
+  didNothing,
   ForbiddenError,
   InvalidRequestError,
   isMintlifyError,

@@ -642,6 +642,54 @@ describe('@docs-agent <instruction>', () => {
     expect(prompts(h)).toEqual(['Document the --dry-run flag', 'Document X']);
   });
 
+  it('edited to rephrase after Mintlify refused the instruction, tries again; once it starts, further edits change nothing', async () => {
+    h = await startBot();
+    const said = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: `<@${BOT}> Do the docs` });
+    const edited = (text: string, at: string) =>
+      h.event({ ...mention({ ts: said.ts, text }), edited: { user: 'U0ADA', ts: at } });
+    const refusals = () => h.slack.callsTo('chat.postEphemeral');
+    h.mintlify.injectFault('createJob', { status: 400 }, 2);
+    await h.event(mention({ ts: said.ts, text: said.text }));
+    await expect.poll(refusals).toHaveLength(1);
+    expect(String(refusals()[0]!.args.text)).toContain('Please rephrase and try again');
+    await h.bot.drained();
+
+    // Rephrased by editing the message, as the answer asks: refused again, and told so again.
+    await edited(`<@${BOT}> Document the flags`, '1800000100.000000');
+    await expect.poll(refusals).toHaveLength(2);
+    await h.bot.drained();
+    // The next edit starts the job.
+    await edited(`<@${BOT}> Document the --dry-run flag`, '1800000200.000000');
+    const card = await h.slack.waitForCall('chat.postMessage', (call) =>
+      String(call.args.text).includes('Docs agent job'),
+    );
+    expect(card.args.thread_ts).toBe(said.ts);
+    await edited(`<@${BOT}> Document the --dry-run flag.`, '1800000300.000000');
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('createJob').map((request) => request.body)).toEqual([
+      { prompt: 'Do the docs' },
+      { prompt: 'Document the flags' },
+      { prompt: 'Document the --dry-run flag' },
+    ]);
+    expect(refusals()).toHaveLength(2);
+  });
+
+  it('edited after Mintlify may have made its job (a 503 to the create), starts nothing more', async () => {
+    h = await startBot();
+    const said = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: `<@${BOT}> Document X` });
+    h.mintlify.injectFault('createJob', { status: 503 });
+    await h.event(mention({ ts: said.ts, text: said.text }));
+    const told = await h.slack.waitForCall('chat.postEphemeral');
+    expect(String(told.args.text)).toContain('It may have started anyway');
+    await h.bot.drained();
+    await h.event({
+      ...mention({ ts: said.ts, text: `<@${BOT}> Document Y` }),
+      edited: { user: 'U0ADA', ts: '1800000100.000000' },
+    });
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+  });
+
   it('in a thread where Mintlify refused a job just now, starts the next one asked for there at once', async () => {
     h = await startBot();
     const root = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text: 'Does the CLI retry failed uploads?' });
