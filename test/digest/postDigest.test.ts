@@ -61,3 +61,23 @@ describe('a scheduled digest whose lease is lost while it is gathered', () => {
     expect(await ctx.records.posted(period, CHANNEL)).toMatchObject({ ts: posts[0]?.response.ts });
   });
 });
+
+describe('a scheduled digest whose record was lost after it was posted', () => {
+  it('is found in the channel behind more than a page of newer messages, and not posted again', async () => {
+    h = await startBot();
+    h.mintlify.setVisitors([{ path: '/quickstart', human: 40, ai: 12, total: 50 }]);
+    const ctx = digestContext(h);
+    expect(await postScheduledDigest(ctx, period, CHANNEL)).toMatchObject({ kind: 'posted' });
+    const [posted] = h.slack.callsTo('chat.postMessage');
+
+    // Redis lost the record (an older backup restored), and the channel has moved on since.
+    await h.bot.store.kv.delete(`digest-posted:${CHANNEL}:${periodKey(period)}`);
+    for (let index = 0; index < 250; index++) {
+      h.slack.seedMessage(CHANNEL, { user: 'U0ADA', text: `Message ${index}` });
+    }
+    await postScheduledDigest(ctx, period, CHANNEL);
+    expect(h.slack.callsTo('chat.postMessage')).toHaveLength(1);
+    expect(h.slack.callsTo('conversations.history').length).toBeGreaterThan(1);
+    expect(await ctx.records.posted(period, CHANNEL)).toMatchObject({ ts: posted?.response.ts });
+  });
+});
