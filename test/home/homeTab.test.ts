@@ -226,4 +226,34 @@ describe('the Home tab', () => {
       await other.close();
     }
   });
+
+  it('is not refreshed while the person’s job is read again and again without a change', async () => {
+    h = await startBot({ env: { ...FAST_POLL, POLL_REQUESTS_PER_MINUTE: '6000' } });
+    await startJobAs(h, 'U0ADA', 'Document the export flag');
+    expect(await openedHome(h, 'U0ADA')).toContain('Working on it');
+    const publishes = h.slack.callsTo('views.publish').length;
+
+    // Dozens of checks, over more than the refresh interval (3 s): each reads the job as it was.
+    const reads = () => h.mintlify.requestsFor('getJob').length;
+    const seen = reads();
+    await expect.poll(reads, { timeout: 20_000 }).toBeGreaterThanOrEqual(seen + 30);
+    await h.bot.drained();
+    expect(h.slack.callsTo('views.publish')).toHaveLength(publishes);
+  });
+
+  it('is refreshed when one of the person’s jobs is gone from Mintlify', async () => {
+    h = await startBot({ env: FAST_POLL });
+    await startJobAs(h, 'U0ADA', 'Document the export flag');
+    expect(await openedHome(h, 'U0ADA')).toContain('Working on it');
+
+    h.mintlify.jobs.delete('job-1');
+    // Refreshes are at least 3 s apart: this one may wait for the opening's.
+    const refreshed = await h.slack.waitForCall(
+      'views.publish',
+      (call) => shown(call).includes('Gone from Mintlify'),
+      20_000,
+    );
+    expect(refreshed.args.user_id).toBe('U0ADA');
+    expect(shown(refreshed)).not.toContain('Working on it');
+  });
 });

@@ -38,6 +38,8 @@ describe('following a job to its end', () => {
     expect(textOf(edit)).toContain('Pull request ready');
     const reply = await waitForReply(h, job, PR);
     expect(textOf(reply)).toContain(`<@${REQUESTER}>`);
+    // Nor does Slack unfurl the pull request under the reply: the card already shows it.
+    expect([reply.args.unfurl_links, reply.args.unfurl_media].map(String)).toEqual(['false', 'false']);
 
     const polls = getJobRequests(h, job.jobId).length;
     await settle(h, sentinel);
@@ -122,6 +124,24 @@ describe('following a job to its end', () => {
     await settle(h, sentinel);
     expect(threadReplies(h, job)).toHaveLength(2);
     expect((await record(h, job.jobId))?.announced).toEqual(['0:completed', '1:completed']);
+  });
+
+  it('redraws a reopened job’s card once, not again at every check while it works', async () => {
+    const job = await startFollowedJob(h, 'Document webhooks');
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+    await waitForReply(h, job, PR);
+    await expect.poll(async () => (await record(h, job.jobId))?.status).toBe('completed');
+
+    await replyInThread(h, job, 'Also document the retries');
+    await waitForCardEdit(h, job, 'Working on it');
+    // A couple of checks of the reopened job: the first one redraws its card.
+    const reads = getJobRequests(h, job.jobId).length;
+    await expect.poll(() => getJobRequests(h, job.jobId).length).toBeGreaterThanOrEqual(reads + 2);
+    const edits = cardEdits(h, job).length;
+
+    await settle(h, sentinel, 5);
+    expect(getJobRequests(h, job.jobId).length).toBeGreaterThanOrEqual(reads + 5);
+    expect(cardEdits(h, job)).toHaveLength(edits);
   });
 });
 

@@ -164,6 +164,54 @@ describe('following a job while Mintlify misbehaves', () => {
     await waitForCardEdit(h, job, 'Pull request ready');
     await expect.poll(async () => (await record(h, job.jobId))?.status).toBe('completed');
   });
+
+  it('tells the thread nothing for refused reads that never come three in a row: each may be a passing fault', async () => {
+    const job = await startFollowedJob(h, 'Document the flaky key');
+    // Reads 1, 2, 4 and 5 from now are refused; 3 answers: never three refusals in a row.
+    const refused = new Set([1, 2, 4, 5]);
+    let reads = 0;
+    const thisJob = requestsForJob(job.jobId);
+    const refusedRead = (request: Parameters<typeof thisJob>[0]) => thisJob(request) && refused.has(++reads);
+    h.mintlify.injectFault(refusedRead, { status: 401 }, refused.size);
+    await expect.poll(() => reads).toBeGreaterThanOrEqual(5);
+
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+    await waitForReply(h, job, PR);
+    await settle(h, sentinel);
+    expect(threadReplies(h, job).map(textOf).join('\n')).not.toContain('refuses');
+    expect((await record(h, job.jobId))?.announced).toEqual(['0:completed']);
+  });
+
+  it('does not give a job up for two 404s with an answer between them', async () => {
+    const job = await startFollowedJob(h, 'Document the flaky lookup');
+    // Reads 1 and 3 from now answer 404; 2 answers the job.
+    const missing = new Set([1, 3]);
+    let reads = 0;
+    const thisJob = requestsForJob(job.jobId);
+    const missingRead = (request: Parameters<typeof thisJob>[0]) => thisJob(request) && missing.has(++reads);
+    h.mintlify.injectFault(missingRead, { status: 404 }, missing.size);
+    await expect.poll(() => reads).toBeGreaterThanOrEqual(3);
+
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+    await waitForReply(h, job, PR);
+    await settle(h, sentinel);
+    expect(threadReplies(h, job).map(textOf).join('\n')).not.toContain('no longer knows this job');
+    expect(await record(h, job.jobId)).toMatchObject({ status: 'completed', announced: ['0:completed'] });
+    expect((await record(h, job.jobId))?.goneAt).toBeUndefined();
+  });
+
+  it('never drops the note that a job is gone when Slack fails to post it at first: the next check posts it', async () => {
+    const job = await startFollowedJob(h, 'Document the vanished job');
+    // More failures than the harness's WebClient tries: the bot itself sees Slack fail the post.
+    h.slack.failNext('chat.postMessage', { status: 500, channel: job.channel }, 6);
+    h.mintlify.jobs.delete(job.jobId);
+
+    await waitForReply(h, job, 'no longer knows this job');
+    await expect.poll(async () => (await record(h, job.jobId))?.goneAt).toEqual(expect.any(String));
+    await settle(h, sentinel);
+    expect(threadReplies(h, job)).toHaveLength(1);
+    expect((await record(h, job.jobId))?.announced).toEqual(['0:gone']);
+  });
 });
 
 describe('a job that runs unusually long', () => {
@@ -238,6 +286,27 @@ describe('a job whose first check the queue could not take (Redis away for a mom
       await waitForReply(h, job, 'pull/3');
     } finally {
       adds.mockRestore();
+      await h.close();
+    }
+  });
+});
+
+describe('a key Mintlify refuses', () => {
+  it('is logged once for a run of refused checks, and once more when checks work again', async () => {
+    const h = await startBot({ env: FAST_POLL });
+    try {
+      const job = await startFollowedJob(h, 'Document the key');
+      h.mintlify.injectFault(requestsForJob(job.jobId), { status: 401 }, 6);
+      await waitForReply(h, job, 'Mintlify refuses the bot’s requests');
+      h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+      await waitForReply(h, job, PR);
+
+      expect(h.logs.filter((line) => line.includes('checking jobs fails'))).toHaveLength(1);
+      // Said by the check that read the job again, once its reply is posted.
+      await expect
+        .poll(() => h.logs.filter((line) => line.includes('checking jobs works again')))
+        .toHaveLength(1);
+    } finally {
       await h.close();
     }
   });

@@ -393,6 +393,25 @@ describe('preview deployments of a job’s pull request', () => {
     expect(previewNotes()).toHaveLength(1);
   });
 
+  it('refreshes the requester’s Home tab with the preview once it is deployed', async () => {
+    const h = await bot();
+    const shownHome = (call: SlackCall) => JSON.stringify(call.args.view);
+    const job = await startFollowedJob(h, 'Document the Home preview');
+    // The Home tab lists the new job, then the pull request: no other refresh is due after those.
+    await h.slack.waitForCall('views.publish', (call) => call.response.ok === true);
+    await finish(h, job);
+    await h.slack.waitForCall('views.publish', (call) => shownHome(call).includes(PR), 20_000);
+    const deployment = await deploymentOf(h);
+
+    h.mintlify.setDeployment(deployment.statusId, { status: 'success', summary: 'Deployed' });
+    const refreshed = await h.slack.waitForCall(
+      'views.publish',
+      (call) => shownHome(call).includes(deployment.previewUrl),
+      20_000,
+    );
+    expect(refreshed.args.user_id).toBe('U0USER');
+  });
+
   it('asks for nothing with PREVIEWS=off', async () => {
     const h = await bot({ env: { PREVIEWS: 'off' } });
     const job = await startFollowedJob(h, 'Document without previews');
@@ -401,5 +420,50 @@ describe('preview deployments of a job’s pull request', () => {
     expect(h.mintlify.requestsFor('deployPreview')).toHaveLength(0);
     expect(lastCardText(h, job)).not.toContain('Deploying a preview');
     expect(cardButtons(h, job).map((button) => button.text)).toEqual(['Open pull request']);
+  });
+
+  it('asks for no preview of a job that failed or was archived with a pull request, nor of one that changed nothing', async () => {
+    const h = await bot();
+    const ends = [
+      { status: 'failed', prLink: PR },
+      { status: 'archived', prLink: PR },
+      { status: 'completed', prLink: null },
+    ] as const;
+    const jobs = await Promise.all(
+      ends.map((_, n) => startFollowedJob(h, `Document the end number ${n + 1}`)),
+    );
+    ends.forEach((end, n) => h.mintlify.setJob(jobs[n]!.jobId, end));
+    for (const [n, job] of jobs.entries()) {
+      await expect.poll(async () => (await record(h, job.jobId))?.status).toBe(ends[n]!.status);
+    }
+    await settled(h);
+    expect(h.mintlify.requestsFor('deployPreview')).toEqual([]);
+    for (const job of jobs) {
+      expect(lastCardText(h, job)).not.toContain('preview');
+      expect((await record(h, job.jobId))?.preview).toBeUndefined();
+    }
+  });
+
+  it('tells the thread of a deployed preview even when Slack failed the reply at first', async () => {
+    const h = await bot();
+    const job = await startFollowedJob(h, 'Document the retry of the preview note');
+    await finish(h, job);
+    const deployment = await deploymentOf(h);
+    await expect.poll(() => lastCardText(h, job)).toContain('Deploying a preview');
+    // Slack fails the reply, past the client's own retries.
+    h.slack.failNext('chat.postMessage', { status: 500, channel: job.channel }, 6);
+    h.mintlify.setDeployment(deployment.statusId, { status: 'success' });
+    await expect
+      .poll(
+        () => threadReplies(h, job).filter((call) => textOf(call).includes(deployment.previewUrl)).length,
+        {
+          timeout: 10_000,
+        },
+      )
+      .toBe(1);
+    await settled(h);
+    expect(threadReplies(h, job).filter((call) => textOf(call).includes(deployment.previewUrl))).toHaveLength(
+      1,
+    );
   });
 });
