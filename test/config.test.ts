@@ -37,6 +37,48 @@ describe('configuration', () => {
     expect(config.access).toEqual({ userIds: undefined, channelIds: undefined });
   });
 
+  it('starts with the defaults README.md’s table of variables gives', () => {
+    const config = loadConfig(valid);
+    const used: Record<string, string> = {
+      MINTLIFY_API_URL: config.mintlify.apiUrl,
+      REDIS_TLS_REJECT_UNAUTHORIZED: String(config.store.tls.rejectUnauthorized),
+      STORE_NAMESPACE: config.store.namespace,
+      PREVIEWS: config.previews ? 'on' : 'off',
+      JOB_RETENTION_DAYS: String(config.jobRetentionMs / (24 * 3_600_000)),
+      SERVICES: (['web', 'worker'] as const).filter((role) => config.services[role]).join(','),
+      QUEUE_LOCK_MS: String(config.queueLockMs),
+      PORT: String(config.port),
+      LOG_LEVEL: config.logLevel,
+      POLL_INTERVAL_MS: String(config.poll.intervalMs),
+      POLL_MAX_INTERVAL_MS: String(config.poll.maxIntervalMs),
+      POLL_CONCURRENCY: String(config.poll.concurrency),
+      POLL_REQUESTS_PER_MINUTE: String(config.poll.requestsPerMinute),
+      POLL_SLOW_INTERVAL_MS: String(config.poll.slowIntervalMs),
+      JOB_SLOW_AFTER_MS: String(config.poll.slowAfterMs),
+      DIGEST_CRON: String(config.digest.cron),
+      DIGEST_TIMEZONE: config.digest.timezone,
+      DIGEST_TOP: String(config.digest.top),
+      DIGEST_STRUGGLES: String(config.digest.struggles),
+      DIGEST_MAX_PAGES: String(config.digest.maxPages),
+      DIGEST_GIVE_UP_MS: String(config.digest.giveUpMs),
+    };
+    // Each row `| \`NAME\` | required | \`default\` | …`, whose default is a value (not "none", "everyone").
+    const documented = Object.fromEntries(
+      readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+        .split('\n')
+        .map((line) => /^\| `([A-Z_]+)` \| [^|]* \| `([^`]+)`/.exec(line))
+        .filter((match) => match !== null)
+        .map((match) => [match[1], match[2]] as const)
+        .filter(([name]) => name !== 'ENV_FILE'), // read before the configuration, by environment.ts
+    );
+    expect(documented).toEqual(used);
+    // The words among them are read in any case.
+    expect(loadConfig({ ...valid, LOG_LEVEL: ' DEBUG ', PREVIEWS: 'OFF' })).toMatchObject({
+      logLevel: 'debug',
+      previews: false,
+    });
+  });
+
   it('turns Socket Mode on with an app token, and then needs no signing secret', () => {
     const config = loadConfig({ ...valid, SLACK_SIGNING_SECRET: undefined, SLACK_APP_TOKEN: 'xapp-1-abc' });
     expect(config.slack.socketMode).toBe(true);
@@ -81,6 +123,14 @@ describe('configuration', () => {
     expect(error.message).toContain('10 configuration problems');
     expect(error.message).toContain('npm run sandbox');
     expect(error.message).toContain('SLACK_BOT_TOKEN must be a bot token starting with xoxb-');
+    // Each with what it must be, its bounds told as they are.
+    expect(error.message).toContain('  - PORT must be a whole number');
+    expect(error.message).toContain('  - POLL_INTERVAL_MS must be at least 100');
+    expect(error.message).toContain('  - LOG_LEVEL must be one of debug, info, warn, error');
+    expect(error.message).toContain('  - REDIS_URL must be a redis:// or rediss:// URL');
+    expect(problemsOf({ ...valid, DIGEST_TOP: '41' }).message).toMatch(
+      /^docs-agent cannot start: 1 configuration problem\n {2}- DIGEST_TOP must be at most 40\n/,
+    );
     expect(error.message).not.toContain('xoxp-user-token-secret');
   });
 
@@ -211,6 +261,14 @@ describe('configuration', () => {
         ),
       })),
     );
+    // Read as the setting itself is read: in any case.
+    expect(
+      problemsOf({
+        ...valid,
+        REDIS_URL: 'redis://redis.example.com:6379',
+        REDIS_TLS_REJECT_UNAUTHORIZED: ' FALSE ',
+      }).problems.map((problem) => problem.variable),
+    ).toEqual(['REDIS_TLS_REJECT_UNAUTHORIZED']);
     const tls = loadConfig({
       ...valid,
       REDIS_URL: 'rediss://redis.example.com:6379',
@@ -287,6 +345,8 @@ describe('configuration', () => {
 
   it('takes DIGEST_CHANNEL as a channel ID only, not a name', () => {
     expect(loadConfig({ ...valid, DIGEST_CHANNEL: 'C0123ABCD' }).digest.channel).toBe('C0123ABCD');
+    // A private channel's ID may start with G.
+    expect(loadConfig({ ...valid, DIGEST_CHANNEL: 'G0123ABCD' }).digest.channel).toBe('G0123ABCD');
     expect(problemsOf({ ...valid, DIGEST_CHANNEL: '#docs' }).problems).toEqual([
       {
         variable: 'DIGEST_CHANNEL',
@@ -482,6 +542,21 @@ describe('warnings at start', () => {
     expect(readConfiguration('npm run digest cannot run', { receivesRequests: false })).toBeDefined();
     expect(readConfiguration()).toBeDefined();
     expect(lines.filter((line) => line.includes('PORT is set'))).toHaveLength(1);
+  });
+
+  it('a problem stops npm run digest in its own words, every problem at once', () => {
+    for (const [name, value] of Object.entries({ ...valid, ENV_FILE: 'none', LOG_LEVEL: 'loud' })) {
+      vi.stubEnv(name, value);
+    }
+    vi.stubEnv('MINTLIFY_PROJECT_ID', undefined);
+    const lines: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((line) => lines.push(String(line)) > 0);
+    expect(readConfiguration('npm run digest cannot run', { receivesRequests: false })).toBeUndefined();
+    const said = lines.join('');
+    expect(said).toMatch(/^npm run digest cannot run: 2 configuration problems\n/);
+    expect(said).toContain('  - MINTLIFY_PROJECT_ID is missing');
+    expect(said).toContain('  - LOG_LEVEL must be one of debug, info, warn, error');
+    expect(said).not.toContain('docs-agent cannot start');
   });
 
   it('are logged once as the bot reads its configuration, and the bot starts', () => {

@@ -76,4 +76,18 @@ describe('the bot token’s scopes at start', () => {
       server.close();
     }
   });
+
+  it.each(['invalid_auth', 'not_authed', 'token_revoked'])(
+    'a token Slack refuses at start (%s) stops it, saying where to copy the right one',
+    async (code) => {
+      const slack = await startSlackFake({ botToken: SECRETS.botToken });
+      fakes.push(slack);
+      slack.failNext('auth.test', { error: code });
+      const client = new webApi.WebClient(SECRETS.botToken, { slackApiUrl: slack.apiUrl });
+      const logger = createLogger({ level: 'debug', secrets: [], sink: () => {} });
+      await expect(verifySlackToken(client, logger)).rejects.toThrow(
+        `Slack refused SLACK_BOT_TOKEN (${code}): copy the Bot User OAuth Token (xoxb-...) from "OAuth & Permissions" after installing the app`,
+      );
+    },
+  );
 });

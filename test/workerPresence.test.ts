@@ -21,6 +21,7 @@ it('a web process alone says plainly, once, that no worker runs while requests w
   await web.command('Document the other queue');
   await expect.poll(() => web.logs.filter((line) => line.includes(NO_WORKER))).toHaveLength(1);
   expect(web.logs.find((line) => line.includes(NO_WORKER))).toContain('Run a process with SERVICES=worker');
+  expect(web.logs.find((line) => line.includes(NO_WORKER))).toMatch(/ERROR/); // nobody is answered meanwhile
 
   // A worker on the same Redis and namespace: it takes the requests up, and the web process says so.
   const worker = await startBot({

@@ -80,9 +80,10 @@ export interface SlackFake {
   setBotMember(channel: string, member: boolean): void;
   /**
    * The bot's token revoked (the app uninstalled and installed again, which issues a new one), or
-   * given back: while revoked, every Web API call with it answers `token_revoked`.
+   * given back: while revoked, every Web API call with it answers `token_revoked` (or the error
+   * given: `account_inactive` for an app uninstalled, or its workspace deactivated).
    */
-  revokeToken(revoked?: boolean): void;
+  revokeToken(revoked?: boolean | 'account_inactive' | 'invalid_auth'): void;
   /** Puts a message a person wrote into a channel's history (a thread reply when thread_ts is set). */
   seedMessage(channel: string, message: SeededMessage): StoredMessage;
   seedUser(user: SlackUser): void;
@@ -121,7 +122,7 @@ export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFa
   const faults = new Map<string, SlackFault[]>();
   const uses = new Map<string, number>();
   let responseUrlCount = 0;
-  let tokenRevoked = false;
+  let tokenRevoked: false | string = false;
 
   const takeFault = (method: string, args: Record<string, unknown> = {}) => {
     const queue = faults.get(method);
@@ -158,7 +159,7 @@ export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFa
       };
     }
     if (token !== botToken) return { status: 200, response: fail('invalid_auth'), headers: {} };
-    if (tokenRevoked) return { status: 200, response: fail('token_revoked'), headers: {} };
+    if (tokenRevoked) return { status: 200, response: fail(tokenRevoked), headers: {} };
     const handler = methods[method];
     const needed = handler?.scopes?.(args) ?? [];
     const headers: Record<string, string> = {
@@ -257,7 +258,7 @@ export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFa
     seedUser: (user) => workspace.seedUser(user),
     deleteMessage: (channel, ts) => workspace.remove(channel, ts),
     setBotMember: (channel, member) => workspace.setMember(channel, member),
-    revokeToken: (revoked = true) => void (tokenRevoked = revoked),
+    revokeToken: (revoked = true) => void (tokenRevoked = revoked === true ? 'token_revoked' : revoked),
     dmWith: (user) => workspace.openDm(user).id,
     history: (channel) => structuredClone(workspace.history(channel)),
     message: (channel, ts) => structuredClone(workspace.find(channel, ts)),

@@ -180,6 +180,13 @@ describe('Redis at start', () => {
       expect(said).toMatch(/ERROR/);
       expect(said).toContain('maxclients');
       expect(said).toContain('opens 6 connections'); // no weekly digest set up here: one worker fewer
+      // Room made (a plan raised): the workers get in, and the log says so once.
+      // (Through the bot's own connection: Redis takes no new one.)
+      expect(await h.bot.store.redis?.configSet('maxclients', '100')).toBe('OK');
+      const connected = () =>
+        h.logs.filter((line) => line.includes('every queue worker is connected to Redis now'));
+      await expect.poll(() => connected().length, { timeout: 20_000 }).toBe(1);
+      expect(connected()[0]).toMatch(/INFO/);
     } finally {
       await h.close();
       await redis.close();

@@ -41,6 +41,22 @@ describe('Slack refuses the bot’s token while it runs (the app installed again
     expect(h.logs.filter((line) => line.includes('Slack takes SLACK_BOT_TOKEN again'))).toHaveLength(1);
   });
 
+  it('takes an uninstalled app (account_inactive) for a refused token too: said once, and no more jobs made', async () => {
+    h = await startBot();
+    await h.slack.waitForCall('bots.info');
+    h.slack.revokeToken('account_inactive');
+    await h.command('Document the CLI', { response_url: h.slack.responseUrl('first') });
+    await answerTo(h, 'first');
+    expect(creates(h)).toBe(1);
+    await h.command('Document the API', { response_url: h.slack.responseUrl('second') });
+    expect(String((await answerTo(h, 'second')).text)).toContain('Slack refuses my token');
+    await h.bot.drained();
+    expect(creates(h)).toBe(1);
+    expect(
+      h.logs.filter((line) => line.includes('Slack refuses SLACK_BOT_TOKEN (account_inactive)')),
+    ).toHaveLength(1);
+  });
+
   it('found refused by another process on the same Redis, no job is made here either: Slack is asked first', async () => {
     h = await startBot();
     await h.slack.waitForCall('bots.info');

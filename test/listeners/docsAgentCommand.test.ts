@@ -3,6 +3,7 @@ import { JobRecords } from '../../src/jobs/jobRecord.js';
 import { StoreTimeoutError } from '../../src/store/deadline.js';
 import { RateLedger } from '../../src/store/rateLedger.js';
 import { FAST_POLL } from '../jobs/followSupport.js';
+import { startSlackFake } from '../fakes/slackFake.js';
 import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
 
 let h: BotHarness;
@@ -237,6 +238,21 @@ describe('/docs-agent <instruction>', () => {
     expect(said).toHaveLength(1);
     expect(said[0]).toContain("app A0DEVAPP, while SLACK_BOT_TOKEN is app A0APP's");
     expect(said[0]).toContain('SLACK_SIGNING_SECRET (or SLACK_APP_TOKEN) and SLACK_BOT_TOKEN');
+  });
+
+  it('says nothing of another app when Slack would not tell the bot its own app', async () => {
+    const slack = await startSlackFake({ botToken: SECRETS.botToken });
+    try {
+      slack.failNext('bots.info', { error: 'bot_not_found' });
+      h = await startBot({ slack });
+      await h.slack.waitForCall('bots.info');
+      await h.command('Document X', { api_app_id: 'A0APP' });
+      await h.slack.waitForCalls('chat.postMessage', 1);
+      expect(h.logs.filter((line) => line.includes('belong to different apps'))).toEqual([]);
+    } finally {
+      await h?.close();
+      await slack.close();
+    }
   });
 
   it('says where Slack’s requests go when one comes to another path (a Request URL typed wrong)', async () => {

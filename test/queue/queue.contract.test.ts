@@ -30,7 +30,7 @@ interface Harness {
 const logLines: string[] = [];
 const logger: Logger = {
   debug() {},
-  info() {},
+  info: (...message: unknown[]) => logLines.push(`info ${message.join(' ')}`),
   warn: (...message: unknown[]) => logLines.push(`warn ${message.join(' ')}`),
   error: (...message: unknown[]) => logLines.push(`error ${message.join(' ')}`),
   setLevel() {},
@@ -611,6 +611,16 @@ describe('the queue port on bullmq set up while Redis goes away', () => {
       await expect
         .poll(() => worked.runs.map((run) => run.job.data), { timeout: 15_000 })
         .toEqual(['after the outage']);
+      // Said once, however many tries it took: the failed setup, then the one that took.
+      const lines = logLines.slice(linesBefore);
+      expect(lines.filter((line) => line.includes('could not be set up on Redis'))).toEqual([
+        expect.stringMatching(
+          /^warn queue requests could not be set up on Redis \(.+\); it is set up again until Redis answers$/,
+        ),
+      ]);
+      expect(lines.filter((line) => line.includes('is set up on Redis now'))).toEqual([
+        'info queue requests is set up on Redis now',
+      ]);
     } finally {
       await queues.close(0);
       client.destroy();

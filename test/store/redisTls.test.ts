@@ -59,6 +59,16 @@ describe('Redis over TLS with a certificate nothing vouches for', () => {
     expect(message).not.toContain(password);
   });
 
+  it('does not say the certificate is unchecked when it is checked (rediss:// alone)', async () => {
+    const lines: string[] = [];
+    const logger = createLogger({ level: 'debug', secrets: [], sink: (line) => lines.push(line) });
+    const config = loadConfig({ ...REQUIRED, REDIS_URL: redis.url });
+    await expect(openStore(config.store, logger, { retentionMs: config.jobRetentionMs })).rejects.toThrow(
+      StoreUnavailableError,
+    );
+    expect(lines.filter((line) => line.includes('not checked'))).toEqual([]);
+  });
+
   it('says to use rediss:// when REDIS_URL asks a TLS-only Redis for a plain connection', async () => {
     const plain = redis.url.replace('rediss://', 'redis://');
     const error: unknown = await open({ REDIS_URL: plain }).catch((caught: unknown) => caught);

@@ -4,7 +4,7 @@ import { createLogger } from '../../src/log.js';
 import { firstSighting } from '../../src/store/dedupe.js';
 import { tryLease, withLease } from '../../src/store/lease.js';
 import { AGENT_USES_PER_HOUR, RateLedger } from '../../src/store/rateLedger.js';
-import { StoreUnavailableError } from '../../src/store/redisProblems.js';
+import { StoreUnavailableError, warnUnlessNoEviction } from '../../src/store/redisProblems.js';
 import { openRedisStore } from '../../src/store/redisStore.js';
 import type { MemoryAtomicOps } from '../../src/store/memoryAtomic.js';
 import { openMemoryStore, type Store } from '../../src/store/store.js';
@@ -252,6 +252,18 @@ describe('the redis store', () => {
       await Promise.all(opened.splice(0).map((store) => store.close()));
       await redis.close();
     }
+  });
+
+  it('says nothing of the eviction policy when Redis’s INFO keeps it to itself (some hosted plans)', () => {
+    const lines: string[] = [];
+    const heard = createLogger({ level: 'debug', secrets: [], sink: (line) => lines.push(line) });
+    warnUnlessNoEviction('# Memory\r\nused_memory:1048576\r\nmaxmemory:0\r\n', heard);
+    warnUnlessNoEviction('# Memory\r\nmaxmemory_policy:noeviction\r\n', heard);
+    expect(lines).toEqual([]);
+    warnUnlessNoEviction('# Memory\r\nmaxmemory_policy:volatile-lru\r\n', heard);
+    expect(lines).toEqual([
+      expect.stringContaining("WARN  docs-agent Redis's maxmemory-policy is volatile-lru:"),
+    ]);
   });
 
   it('refuses to start, clearly, when Redis does not answer', async () => {

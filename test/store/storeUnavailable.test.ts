@@ -40,4 +40,23 @@ describe('what the bot says when Redis fails it at start', () => {
       useRediss,
     );
   });
+
+  it('tells a certificate for another host name from one nothing vouches for: check the host name', () => {
+    const reason =
+      "Hostname/IP does not match certificate's altnames: Host: 127.0.0.2. is not cert's CN: 127.0.0.1";
+    const message = said('rediss://127.0.0.2:6380', reason, 'ERR_TLS_CERT_ALTNAME_INVALID');
+    expect(message).toBe(
+      `Redis at rediss://127.0.0.2:6380 presented a TLS certificate that does not fit (${reason}). Check the host name in REDIS_URL; REDIS_TLS_REJECT_UNAUTHORIZED=false accepts any certificate`,
+    );
+    expect(said('rediss://h:6380', 'certificate has expired', 'CERT_HAS_EXPIRED')).toContain(
+      'presented a TLS certificate that does not fit',
+    );
+  });
+
+  it('tells a Redis that takes no more clients, and how many the bot opens', () => {
+    expect(said('redis://h:6379', 'ERR max number of clients reached')).toBe(
+      "Redis at redis://h:6379 refused the connection: it has as many clients as it takes (maxclients, or the plan's connection limit). " +
+        'A process with the worker role opens 7 connections (6 without a weekly digest), one with only the web role 1 (ERR max number of clients reached)',
+    );
+  });
 });
