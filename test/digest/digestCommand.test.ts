@@ -75,6 +75,48 @@ describe('/docs-agent digest', () => {
     expect(offsets(pageRequests(h))).toEqual([0, 250]);
   });
 
+  it('after DIGEST_TOP changes, a second digest of the period lists as many pages as it now says, reading again only for more', async () => {
+    h = await startBot({ env: { DIGEST_TOP: '5' } });
+    h.mintlify.setVisitors(rows(600));
+    await h.command('digest', { channel_id: 'C0FIVE' });
+    const five = await h.slack.waitForCall('chat.postMessage', (call) => call.args.channel === 'C0FIVE');
+    await h.bot.drained();
+    expect(shown(five)).toContain('*Top 5 pages*');
+    await h.stopBot();
+    // The same Redis, restarted with another DIGEST_TOP.
+    const restartedWith = async (top: string, channel: string) => {
+      const again = await startBot({
+        env: { DIGEST_TOP: top },
+        slack: h.slack,
+        mintlify: h.mintlify,
+        namespace: h.config.store.namespace,
+      });
+      try {
+        await again.command('digest', { channel_id: channel });
+        const post = await again.slack.waitForCall(
+          'chat.postMessage',
+          (call) => call.args.channel === channel,
+        );
+        await again.bot.drained();
+        return shown(post);
+      } finally {
+        await again.close();
+      }
+    };
+
+    // More pages than were kept: the export is read again for them.
+    const ten = await restartedWith('10', 'C0TEN');
+    expect(ten).toContain('*Top 10 pages*');
+    expect(ten).toContain('*10.*');
+    expect(offsets(pageRequests(h))).toEqual([0, 250, 500, 0, 250, 500]);
+    // Fewer: the kept ranking is cut, and nothing is read.
+    const three = await restartedWith('3', 'C0THREE');
+    expect(three).toContain('*Top 3 pages*');
+    expect(three).toContain('*3.*');
+    expect(three).not.toContain('*4.*');
+    expect(offsets(pageRequests(h))).toEqual([0, 250, 500, 0, 250, 500]);
+  });
+
   it('a 429 mid-way waits as Mintlify asks and resumes at the same offset', async () => {
     h = await startBot();
     h.mintlify.setVisitors(rows(600));
@@ -85,6 +127,9 @@ describe('/docs-agent digest', () => {
     const post = await h.slack.waitForCall('chat.postMessage');
     expect(post.response.ok).toBe(true);
     expect(offsets(pageRequests(h))).toEqual([0, 250, 250, 500]);
+    // A wait that short is not worth a word to the person who asked.
+    await h.bot.drained();
+    expect(h.slack.callsTo('response_url')).toEqual([]);
   });
 
   it('gives up after DIGEST_GIVE_UP_MS with one log line and a plain answer', async () => {
@@ -128,6 +173,37 @@ describe('/docs-agent digest', () => {
     expect(shown(post)).toMatch(/\*1\.\*[^*]*\/page-7[^0-9]/);
     expect(h.logs.some((line) => line.includes('reading the visitors from offset 250'))).toBe(true);
     expect(await new DigestRecords(h.bot.store).progress(lastSevenDays())).toBeUndefined();
+  });
+
+  it('after giving up, reads from the first page again once DIGEST_TOP changed: a shorter ranking kept would miss pages', async () => {
+    h = await startBot({ env: { DIGEST_GIVE_UP_MS: '1000', DIGEST_TOP: '5' } });
+    h.mintlify.setVisitors(rows(600));
+    h.mintlify.injectFault(
+      (request) => request.query.offset === '250',
+      { status: 429, retryAfter: '3600' },
+      1,
+    );
+    await h.command('digest');
+    await h.slack.waitForCall('response_url', (call) => call.args.text !== undefined);
+    await h.bot.drained();
+    await h.stopBot();
+
+    // The same Redis, restarted with DIGEST_TOP=10.
+    const again = await startBot({
+      env: { DIGEST_TOP: '10' },
+      slack: h.slack,
+      mintlify: h.mintlify,
+      namespace: h.config.store.namespace,
+    });
+    try {
+      await again.command('digest');
+      const post = await again.slack.waitForCall('chat.postMessage');
+      await again.bot.drained();
+      expect(offsets(pageRequests(h))).toEqual([0, 250, 0, 250, 500]);
+      expect(shown(post)).toContain('*Top 10 pages*');
+    } finally {
+      await again.close();
+    }
   });
 
   it('reads from the first page again when the earlier read began before the period ended in UTC (its numbers were not final)', async () => {
@@ -371,6 +447,8 @@ describe('/docs-agent digest', () => {
     expect(post.response).toMatchObject({ ok: true });
     expect(shown(post)).toContain('*40.*');
     expect(shown(post)).toContain('<https://docs.acme.com/a-very-long-section-name/');
+    // Forty links, and no preview under the digest for any of them.
+    expect(post.args).toMatchObject({ unfurl_links: 'false', unfurl_media: 'false' });
   });
 });
 

@@ -32,4 +32,25 @@ describe('the digest records', () => {
     }
     await store.close();
   });
+
+  it('keep a digest posted on request for an hour: asked again after that, it is posted anew', async () => {
+    const postedAt = new Date('2026-11-23T10:00:00Z');
+    vi.useFakeTimers({ toFake: ['Date'], now: postedAt });
+    const store = openMemoryStore('digest-records-asked');
+    const records = new DigestRecords(store);
+    const period = periodOfRun(postedAt, 'UTC');
+    await records.markPostedOnRequest({
+      ...period,
+      channel: 'C0DOCS',
+      ts: '1763892000.000100',
+      postedAt: postedAt.toISOString(),
+    });
+
+    vi.setSystemTime(new Date('2026-11-23T10:59:00Z'));
+    expect(await records.postedOnRequest(period, 'C0DOCS')).toMatchObject({ ts: '1763892000.000100' });
+    expect(await records.postedOnRequest(period, 'C0OTHER')).toBeUndefined();
+    vi.setSystemTime(new Date('2026-11-23T11:01:00Z'));
+    expect(await records.postedOnRequest(period, 'C0DOCS')).toBeUndefined();
+    await store.close();
+  });
 });

@@ -6,7 +6,9 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DigestRecords } from '../../src/digest/digestRecords.js';
 import { periodKey, periodOfRun } from '../../src/digest/period.js';
+import { scheduledDigestLease } from '../../src/digest/postDigest.js';
 import { previousScheduledRun } from '../../src/queue/cron.js';
+import { tryLease } from '../../src/store/lease.js';
 import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
 import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
 import { type BotHarness, PROJECT_ID, SECRETS, startBot } from '../support/botHarness.js';
@@ -187,6 +189,27 @@ describe('the weekly digest schedule', () => {
     await logged(restarted, /could not check whether it was posted already/);
     await logged(restarted, /catch-up digest for .*: already posted/);
     expect(slack.callsTo('chat.postMessage').filter((call) => call.args.channel === CHANNEL)).toHaveLength(1);
+  });
+
+  it('a digest someone asked for in the channel does not stand in for the scheduled one: that is still posted', async () => {
+    const { slack, mintlify, namespace } = await fakes();
+    // Monday 11:00 in Paris, after the 09:00 run: `/docs-agent digest` covers the same week as that run.
+    const now = () => new Date('2026-11-23T10:00:00Z');
+    const period = periodOfRun(
+      previousScheduledRun(WEEKLY.DIGEST_CRON, WEEKLY.DIGEST_TIMEZONE, now())!,
+      'Europe/Paris',
+    );
+    expect(periodOfRun(now(), 'Europe/Paris')).toEqual(period);
+    const asker = await bot({ env: { DIGEST_TIMEZONE: 'Europe/Paris' }, slack, mintlify, namespace, now });
+    await asker.command('digest', { channel_id: CHANNEL });
+    await slack.waitForCall('chat.postMessage', (call) => call.response.ok === true);
+    await asker.bot.drained();
+    await asker.stopBot();
+
+    // The bot with the schedule starts: the week's scheduled digest was never posted.
+    const h = await bot({ env: WEEKLY, slack, mintlify, namespace, now });
+    await logged(h, new RegExp(`posted the catch-up digest for ${periodKey(period)}`));
+    expect(slack.callsTo('chat.postMessage').filter((call) => call.args.channel === CHANNEL)).toHaveLength(2);
   });
 
   it('two instances on the same Redis post it once', async () => {
@@ -439,6 +462,8 @@ const run = promisify(execFile);
 describe('npm run digest', () => {
   it('posts one digest to DIGEST_CHANNEL and exits; a second run finds it already posted', async () => {
     const { slack, mintlify, namespace } = await fakes();
+    // A zone whose date is not UTC's right now, so the period is DIGEST_TIMEZONE's and no other.
+    const zone = new Date().getUTCHours() < 10 ? 'Pacific/Pago_Pago' : 'Pacific/Kiritimati';
     const env = {
       ...process.env,
       ENV_FILE: 'none',
@@ -451,7 +476,7 @@ describe('npm run digest', () => {
       REDIS_URL: TEST_REDIS_URL,
       STORE_NAMESPACE: namespace,
       DIGEST_CHANNEL: CHANNEL,
-      DIGEST_TIMEZONE: 'America/New_York',
+      DIGEST_TIMEZONE: zone,
       // As with an external scheduler: the workers' schedule is off.
       DIGEST_CRON: 'off',
       LOG_LEVEL: 'info',
@@ -465,11 +490,58 @@ describe('npm run digest', () => {
     const second = await once();
     expect(second.stderr).toMatch(/was already posted to C0DIGEST/);
     expect(slack.callsTo('chat.postMessage')).toHaveLength(1);
-    const period = periodOfRun(new Date(), 'America/New_York');
+    const period = periodOfRun(new Date(), zone);
     expect(mintlify.requestsFor('visitors')[0]?.query).toMatchObject({
       dateFrom: period.dateFrom,
       dateTo: period.dateTo,
     });
+  });
+
+  it('exits with 1 when the digest could not be posted, and with 0 while another instance is posting it', async () => {
+    const { slack, mintlify, namespace } = await fakes();
+    const env = {
+      ...process.env,
+      ENV_FILE: 'none',
+      SLACK_BOT_TOKEN: SECRETS.botToken,
+      SLACK_SIGNING_SECRET: SECRETS.signingSecret,
+      SLACK_API_URL: slack.apiUrl,
+      MINTLIFY_API_KEY: SECRETS.mintlifyKey,
+      MINTLIFY_PROJECT_ID: PROJECT_ID,
+      MINTLIFY_API_URL: mintlify.url,
+      REDIS_URL: TEST_REDIS_URL,
+      STORE_NAMESPACE: namespace,
+      DIGEST_CHANNEL: CHANNEL,
+      DIGEST_TIMEZONE: 'America/New_York',
+      DIGEST_CRON: 'off',
+      LOG_LEVEL: 'info',
+    };
+    const exitOf = (overrides: Record<string, string> = {}) =>
+      run(process.execPath, ['--import', 'tsx', 'src/digestOnce.ts'], { env: { ...env, ...overrides } }).then(
+        ({ stderr }) => ({ code: 0, stderr }),
+        (error: { code?: number; stderr?: string }) => ({ code: error.code, stderr: error.stderr ?? '' }),
+      );
+
+    // Mintlify refuses the key: an external scheduler must see the run fail.
+    mintlify.injectFault('visitors', { status: 403 }, 50);
+    const refused = await exitOf();
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/the digest for .* in C0DIGEST was not posted/);
+    // A Slack token that no longer works fails too, saying why.
+    const badToken = await exitOf({ SLACK_BOT_TOKEN: 'xoxb-revoked-token' });
+    expect(badToken.code).toBe(1);
+    expect(badToken.stderr).toContain('npm run digest failed');
+    mintlify.clearFaults();
+    expect(slack.callsTo('chat.postMessage')).toEqual([]);
+
+    // Another instance holds the period's lease: this run is no failure, and posts nothing.
+    const other = await bot({ env: {}, slack, mintlify, namespace });
+    const period = periodOfRun(new Date(), 'America/New_York');
+    const lease = await tryLease(other.bot.store.atomic, scheduledDigestLease(period, CHANNEL), 60_000);
+    expect(lease).toBeDefined();
+    const busy = await exitOf();
+    expect(busy.code).toBe(0);
+    expect(busy.stderr).toContain('is being posted by another instance right now');
+    expect(slack.callsTo('chat.postMessage')).toEqual([]);
   });
 
   it('exits with 1 and a clear line when DIGEST_CHANNEL is not set', async () => {

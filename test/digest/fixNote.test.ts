@@ -63,6 +63,15 @@ describe('the note of a fix on the digest', () => {
     expect(noted[0]!.text.text).toBe(
       `${line}\n🛠 Grace Hopper, who has a rather long display name started a job for this`,
     );
+
+    // Exactly 3,000 characters with the note: that still fits.
+    const note = '\n🛠 Grace Hopper, who has a rather long display name started a job for this';
+    const full = `${line}${'.'.repeat(3_000 - line.length - note.length)}`;
+    const atLimit = seedDigest(slack, full);
+    await noteFixOnDigest(client, { warn: () => {} }, parts, { ...digest, ts: atLimit.ts }, 'U0GRACE');
+    const fitted = slack.message(CHANNEL, atLimit.ts)?.blocks as Array<{ text: { text: string } }>;
+    expect(fitted[0]!.text.text).toBe(`${full}${note}`);
+    expect(fitted[0]!.text.text).toHaveLength(3_000);
   });
 
   it('notes each fix by someone Slack cannot name, as it cannot tell them apart; a named person once', async () => {

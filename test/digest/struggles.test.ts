@@ -397,6 +397,8 @@ describe('the digest’s “Where readers struggled”', () => {
       blocks.filter((block) => block.accessory?.action_id !== 'fix_with_docs_agent');
     expect(rest(shown())).toEqual(rest(blocksOf(digest)));
     expect(h.slack.message(CHANNEL, String(digest.response.ts))?.metadata).toEqual(digest.args.metadata);
+    // Its text too, which notifications and search show.
+    expect(h.slack.message(CHANNEL, String(digest.response.ts))?.text).toBe(digest.args.text);
     expect(h.mintlify.requestsFor('createJob')).toHaveLength(2);
   });
 
@@ -506,6 +508,46 @@ describe('the digest’s “Where readers struggled”', () => {
     h.mintlify.clearFaults();
     const again = await digestNow('C0SECOND');
     expect(struggleLines(again).some((line) => line.startsWith('🔍'))).toBe(true);
+  });
+
+  it('reads them again for a second digest when the first read them before the week ended in UTC; from then on, keeps them', async () => {
+    // Monday 10:00 in Auckland is still Sunday in UTC: Mintlify is still counting the week's last day.
+    let now = new Date('2026-11-22T21:00:00Z');
+    await bot({ env: { DIGEST_STRUGGLES: '2', DIGEST_TIMEZONE: 'Pacific/Auckland' }, now: () => now });
+    await digestNow();
+    const once = analyticsRequests();
+    expect(once).toBeGreaterThan(0);
+
+    now = new Date('2026-11-23T01:00:00Z');
+    await digestNow('C0SECOND');
+    expect(analyticsRequests()).toBe(2 * once);
+    await digestNow('C0THIRD');
+    expect(analyticsRequests()).toBe(2 * once);
+  });
+
+  it('after DIGEST_STRUGGLES changes, a second digest of the period lists as many items as it now says', async () => {
+    await bot({ env: { DIGEST_STRUGGLES: '1' } });
+    const fixes = (call: SlackCall) =>
+      blocksOf(call).filter((block) => block.accessory?.action_id === 'fix_with_docs_agent');
+    const one = await digestNow();
+    // One item of each kind: the worst page, the unclicked search, the unanswered question.
+    expect(fixes(one)).toHaveLength(3);
+    const first = h;
+    await first.stopBot();
+    // The same Redis, restarted with another DIGEST_STRUGGLES.
+    h = await startBot({
+      env: { DIGEST_STRUGGLES: '2' },
+      slack: first.slack,
+      mintlify: first.mintlify,
+      namespace: first.config.store.namespace,
+    });
+    try {
+      const two = await digestNow('C0SECOND');
+      expect(fixes(two)).toHaveLength(6);
+    } finally {
+      await h.close();
+      h = first;
+    }
   });
 
   it('is left out with DIGEST_STRUGGLES=0, and asks Mintlify nothing for it', async () => {
