@@ -459,28 +459,35 @@ describe('the weekly digest schedule', () => {
 
 const run = promisify(execFile);
 
+/** `npm run digest`'s environment, as with an external scheduler: the workers' schedule is off. */
+function digestOnceEnv(
+  { slack, mintlify, namespace }: { slack: SlackFake; mintlify: MintlifyFake; namespace: string },
+  timezone: string,
+): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    ENV_FILE: 'none',
+    SLACK_BOT_TOKEN: SECRETS.botToken,
+    SLACK_SIGNING_SECRET: SECRETS.signingSecret,
+    SLACK_API_URL: slack.apiUrl,
+    MINTLIFY_API_KEY: SECRETS.mintlifyKey,
+    MINTLIFY_PROJECT_ID: PROJECT_ID,
+    MINTLIFY_API_URL: mintlify.url,
+    REDIS_URL: TEST_REDIS_URL,
+    STORE_NAMESPACE: namespace,
+    DIGEST_CHANNEL: CHANNEL,
+    DIGEST_TIMEZONE: timezone,
+    DIGEST_CRON: 'off',
+    LOG_LEVEL: 'info',
+  };
+}
+
 describe('npm run digest', () => {
   it('posts one digest to DIGEST_CHANNEL and exits; a second run finds it already posted', async () => {
     const { slack, mintlify, namespace } = await fakes();
     // A zone whose date is not UTC's right now, so the period is DIGEST_TIMEZONE's and no other.
     const zone = new Date().getUTCHours() < 10 ? 'Pacific/Pago_Pago' : 'Pacific/Kiritimati';
-    const env = {
-      ...process.env,
-      ENV_FILE: 'none',
-      SLACK_BOT_TOKEN: SECRETS.botToken,
-      SLACK_SIGNING_SECRET: SECRETS.signingSecret,
-      SLACK_API_URL: slack.apiUrl,
-      MINTLIFY_API_KEY: SECRETS.mintlifyKey,
-      MINTLIFY_PROJECT_ID: PROJECT_ID,
-      MINTLIFY_API_URL: mintlify.url,
-      REDIS_URL: TEST_REDIS_URL,
-      STORE_NAMESPACE: namespace,
-      DIGEST_CHANNEL: CHANNEL,
-      DIGEST_TIMEZONE: zone,
-      // As with an external scheduler: the workers' schedule is off.
-      DIGEST_CRON: 'off',
-      LOG_LEVEL: 'info',
-    };
+    const env = digestOnceEnv({ slack, mintlify, namespace }, zone);
     const once = () => run(process.execPath, ['--import', 'tsx', 'src/digestOnce.ts'], { env });
 
     const first = await once();
@@ -499,22 +506,7 @@ describe('npm run digest', () => {
 
   it('exits with 1 when the digest could not be posted, and with 0 while another instance is posting it', async () => {
     const { slack, mintlify, namespace } = await fakes();
-    const env = {
-      ...process.env,
-      ENV_FILE: 'none',
-      SLACK_BOT_TOKEN: SECRETS.botToken,
-      SLACK_SIGNING_SECRET: SECRETS.signingSecret,
-      SLACK_API_URL: slack.apiUrl,
-      MINTLIFY_API_KEY: SECRETS.mintlifyKey,
-      MINTLIFY_PROJECT_ID: PROJECT_ID,
-      MINTLIFY_API_URL: mintlify.url,
-      REDIS_URL: TEST_REDIS_URL,
-      STORE_NAMESPACE: namespace,
-      DIGEST_CHANNEL: CHANNEL,
-      DIGEST_TIMEZONE: 'America/New_York',
-      DIGEST_CRON: 'off',
-      LOG_LEVEL: 'info',
-    };
+    const env = digestOnceEnv({ slack, mintlify, namespace }, 'America/New_York');
     const exitOf = (overrides: Record<string, string> = {}) =>
       run(process.execPath, ['--import', 'tsx', 'src/digestOnce.ts'], { env: { ...env, ...overrides } }).then(
         ({ stderr }) => ({ code: 0, stderr }),
