@@ -132,6 +132,31 @@ describe('/docs-agent digest', () => {
     expect(h.slack.callsTo('response_url')).toEqual([]);
   });
 
+  it('tells the person who asked, once, when Mintlify’s analytics limit makes the digest wait long', async () => {
+    // The waits are asked for and taken at once: what is said of them is what is tested.
+    const waited: number[] = [];
+    h = await startBot({ digest: { sleep: async (ms) => void waited.push(ms) } });
+    h.mintlify.setVisitors(rows(600));
+    for (const offset of ['250', '500']) {
+      h.mintlify.injectFault((request) => request.query.offset === offset, {
+        status: 429,
+        retryAfter: '120',
+      });
+    }
+
+    await h.command('digest');
+
+    const post = await h.slack.waitForCall('chat.postMessage');
+    expect(post.response.ok).toBe(true);
+    expect(offsets(pageRequests(h))).toEqual([0, 250, 250, 500, 500]);
+    expect(waited).toEqual([120_000, 120_000]);
+    await h.bot.drained();
+    const told = h.slack.callsTo('response_url').filter((call) => call.args.text !== undefined);
+    expect(told).toHaveLength(1);
+    expect(told[0]!.args).toMatchObject({ response_type: 'ephemeral' });
+    expect(String(told[0]!.args.text)).toMatch(/analytics limit/);
+  });
+
   it('gives up after DIGEST_GIVE_UP_MS with one log line and a plain answer', async () => {
     h = await startBot({ env: { DIGEST_GIVE_UP_MS: '1000' } });
     h.mintlify.setVisitors(rows(600));

@@ -55,6 +55,8 @@ export interface HarnessOptions {
   recordAgainEveryMs?: number;
   /** How often a digest job is tried (the bot's default: 4 times, a minute apart and more, then an hour later). */
   digestTries?: DocsAgentOptions['digestTries'];
+  /** How the digest's read waits out Mintlify's analytics limit (the bot's default: real time). */
+  digest?: DocsAgentOptions['digest'];
   /** How long a job may read as it ended before, after a follow-up (the bot's default: 2 minutes). */
   followUpGraceMs?: number;
   /** How often the worker makes sure the queues hold what they should (the bot's default: 10 minutes). */
@@ -119,6 +121,7 @@ async function startedBot(
     previews: { statusEveryMs: 50, limiter: { max: 1, durationMs: 100 }, ...options.previews },
     ...(options.recordAgainEveryMs ? { recordAgainEveryMs: options.recordAgainEveryMs } : {}),
     ...(options.digestTries ? { digestTries: options.digestTries } : {}),
+    ...(options.digest ? { digest: options.digest } : {}),
     ...(options.reconcileEveryMs ? { reconcileEveryMs: options.reconcileEveryMs } : {}),
     ...(options.followUpGraceMs === undefined ? {} : { followUpGraceMs: options.followUpGraceMs }),
     ...(options.workersReadyWithinMs ? { workersReadyWithinMs: options.workersReadyWithinMs } : {}),
