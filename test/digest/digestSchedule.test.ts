@@ -525,6 +525,14 @@ describe('npm run digest', () => {
     mintlify.clearFaults();
     expect(slack.callsTo('chat.postMessage')).toEqual([]);
 
+    // Redis out of reach: nothing is posted (it could not know whether the digest was), and it says why.
+    const noRedis = await exitOf({ REDIS_URL: 'redis://127.0.0.1:1' });
+    expect(noRedis.code).toBe(1);
+    expect(noRedis.stderr).toContain(
+      'npm run digest cannot run: Redis at redis://127.0.0.1:1 did not answer',
+    );
+    expect(slack.callsTo('chat.postMessage')).toEqual([]);
+
     // Another instance holds the period's lease: this run is no failure, and posts nothing.
     const other = await bot({ env: {}, slack, mintlify, namespace });
     const period = periodOfRun(new Date(), 'America/New_York');
