@@ -61,6 +61,8 @@ const DAY_MS = 24 * 3_600_000;
  * before it made a job): an edit of it may still start its job.
  */
 const startedNothingKey = (channel: string, ts: string) => `message-helped:${channel}:${ts}`;
+/** The edit of such a message that starts its job: one, however many edits come. */
+const editStartKey = (channel: string, ts: string) => `message-edit:${channel}:${ts}`;
 /** As many as `/docs-agent status` lists. */
 const JOB_LIST_SIZE = 10;
 
@@ -122,8 +124,9 @@ export async function handleMessageToBot(
     // Slack sends a mention again when its message is edited (a DM, as a change of the message):
     // one that started nothing (a bare mention, a greeting, answered with the help; an instruction
     // Mintlify refused) is read again for the instruction typed in since, until one edit starts its
-    // job (claimed below, at the start). Any other edit (a typo fixed in a message that started a job) changes nothing, nor
-    // does one of a message whose thread has a job by now (a reply there started it).
+    // job (claimed below, at the start). Any other edit (a typo fixed in a message that started a
+    // job) changes nothing, nor does one of a message whose thread has a job by now (a reply there
+    // started it).
     const startedNothing = (await ctx.store.atomic.holder(startedNothingKey(channel, ts))) !== undefined;
     if (!startedNothing || (await ctx.records.byThread(channel, input.threadTs ?? ts)) !== undefined) {
       return { kind: 'duplicate' };
@@ -165,7 +168,7 @@ export async function handleMessageToBot(
   // One edit starts the job, however many come (a Slack retry of this one is the same claimant).
   if (
     input.editedTs !== undefined &&
-    !(await ctx.store.atomic.claim(`message-edit:${channel}:${ts}`, startId, DAY_MS))
+    !(await ctx.store.atomic.claim(editStartKey(channel, ts), startId, DAY_MS))
   ) {
     return { kind: 'duplicate' };
   }
@@ -207,7 +210,7 @@ export async function handleMessageToBot(
     const { atomic } = ctx.store;
     await Promise.all([
       atomic.setIfAbsent(startedNothingKey(channel, ts), 'refused', DAY_MS),
-      input.editedTs !== undefined && atomic.deleteIfValue(`message-edit:${channel}:${ts}`, startId),
+      input.editedTs !== undefined && atomic.deleteIfValue(editStartKey(channel, ts), startId),
     ]).catch((error: unknown) => {
       ctx.logger.warn(`could not let an edit of ${channel}/${ts} try again: ${String(error)}`);
     });

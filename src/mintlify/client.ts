@@ -15,7 +15,7 @@ import {
   type RequestFacts,
   schemaErrorFromBody,
 } from './errorMapping.js';
-import { ConnectionError, isPassingFailure, RateLimitedError, TimeoutError } from './errors.js';
+import { failedBeforeSending, isPassingFailure, RateLimitedError } from './errors.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, type Sleep, withRetry } from './retry.js';
 import {
   type AgentJob,
@@ -374,10 +374,6 @@ function isWorthRetryingAnalyticsRead(error: unknown): boolean {
  * A POST that may have reached Mintlify is never retried: a second create (or follow-up) would
  * start the agent twice. Only a connection that failed before sending is safe to try again.
  */
-function failedBeforeSending(error: unknown): boolean {
-  return (error instanceof ConnectionError || error instanceof TimeoutError) && !error.mayHaveReachedService;
-}
-
 const MAX_PROBLEMS = 5;
 
 function summarizeIssues(issues: readonly z.core.$ZodIssue[]): string[] {

@@ -234,12 +234,15 @@ const REFUSALS: ReadonlySet<MintlifyErrorKind> = new Set([
   'invalid_request',
 ]);
 
+/** The connection failed, or no answer came, before the request was sent: Mintlify never saw it. */
+export function failedBeforeSending(error: unknown): boolean {
+  return (error instanceof ConnectionError || error instanceof TimeoutError) && !error.mayHaveReachedService;
+}
+
 /**
  * Mintlify did nothing with the request: it refused it (a 4xx), or the request never left this
  * machine. A create that failed this way made no job, so asking again cannot make a second one.
  */
 export function didNothing(error: unknown): boolean {
-  if (!isMintlifyError(error)) return false;
-  if (REFUSALS.has(error.kind)) return true;
-  return 'mayHaveReachedService' in error && !error.mayHaveReachedService;
+  return (isMintlifyError(error) && REFUSALS.has(error.kind)) || failedBeforeSending(error);
 }

@@ -165,15 +165,20 @@ describe('following a job while Mintlify misbehaves', () => {
     await expect.poll(async () => (await record(h, job.jobId))?.status).toBe('completed');
   });
 
+  /** The job's reads numbered from now, those in `failing` answered with `status`; counts the reads. */
+  function failReads(jobId: string, failing: number[], status: number): () => number {
+    let reads = 0;
+    const thisJob = requestsForJob(jobId);
+    const chosen = new Set(failing);
+    h.mintlify.injectFault((request) => thisJob(request) && chosen.has(++reads), { status }, chosen.size);
+    return () => reads;
+  }
+
   it('tells the thread nothing for refused reads that never come three in a row: each may be a passing fault', async () => {
     const job = await startFollowedJob(h, 'Document the flaky key');
     // Reads 1, 2, 4 and 5 from now are refused; 3 answers: never three refusals in a row.
-    const refused = new Set([1, 2, 4, 5]);
-    let reads = 0;
-    const thisJob = requestsForJob(job.jobId);
-    const refusedRead = (request: Parameters<typeof thisJob>[0]) => thisJob(request) && refused.has(++reads);
-    h.mintlify.injectFault(refusedRead, { status: 401 }, refused.size);
-    await expect.poll(() => reads).toBeGreaterThanOrEqual(5);
+    const reads = failReads(job.jobId, [1, 2, 4, 5], 401);
+    await expect.poll(reads).toBeGreaterThanOrEqual(5);
 
     h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
     await waitForReply(h, job, PR);
@@ -185,12 +190,8 @@ describe('following a job while Mintlify misbehaves', () => {
   it('does not give a job up for two 404s with an answer between them', async () => {
     const job = await startFollowedJob(h, 'Document the flaky lookup');
     // Reads 1 and 3 from now answer 404; 2 answers the job.
-    const missing = new Set([1, 3]);
-    let reads = 0;
-    const thisJob = requestsForJob(job.jobId);
-    const missingRead = (request: Parameters<typeof thisJob>[0]) => thisJob(request) && missing.has(++reads);
-    h.mintlify.injectFault(missingRead, { status: 404 }, missing.size);
-    await expect.poll(() => reads).toBeGreaterThanOrEqual(3);
+    const reads = failReads(job.jobId, [1, 3], 404);
+    await expect.poll(reads).toBeGreaterThanOrEqual(3);
 
     h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
     await waitForReply(h, job, PR);
