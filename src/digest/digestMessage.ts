@@ -1,9 +1,10 @@
 import type { types } from '@slack/bolt';
+import { MESSAGE_BLOCKS_TEXT_MAX, blocksTextLength } from '../slack/blockText.js';
 import { escapeSlackText, truncate } from '../slack/escape.js';
 import type { SiteTotals, VisitorNumbers } from './collectVisitors.js';
 import { addDays } from './period.js';
 import type { Struggles } from './struggles.js';
-import { strugglesBlocks } from './strugglesMessage.js';
+import { struggleLine, strugglesBlocks } from './strugglesMessage.js';
 import type { PageVisitors } from './topPages.js';
 
 type KnownBlock = types.KnownBlock;
@@ -11,7 +12,7 @@ type KnownBlock = types.KnownBlock;
 /**
  * The Block Kit of the weekly digest, and its plain-text fallback (what a notification shows).
  * It knows nothing of HTTP or the store: it is given the numbers and renders them within
- * Slack's limits (50 blocks, 3000 characters a section, 150 a header).
+ * Slack's limits (50 blocks, 3000 characters a section, 150 a header, and the blocks' text in all).
  */
 
 export interface DigestView {
@@ -28,12 +29,19 @@ export interface DigestView {
 export interface DigestMessage {
   text: string;
   blocks: KnownBlock[];
+  /**
+   * The whole digest as one text with no blocks (so no buttons), posted when Slack will not take the
+   * blocks: a limit it does not publish, or a bug of ours. Slack keeps 40,000 characters of a text.
+   */
+  plain: string;
 }
 
 const SECTION_MAX = 3000;
 /** Slack's limit on the blocks of one message. */
 const MESSAGE_BLOCKS_MAX = 50;
 const HEADER_MAX = 150;
+/** The notes under the list (pages left out, a partial export, no last week): their text at most. */
+const NOTES_TEXT_MAX = 400;
 const PATH_SHOWN_MAX = 80;
 // A longer link would crowd the other pages out of a section; such a path is shown unlinked.
 const LINK_URL_MAX = 500;
@@ -59,8 +67,10 @@ export function digestMessage(view: DigestView): DigestMessage {
 
   if (numbers.totals.total === 0 && numbers.top.length === 0) {
     const lastWeek = view.previous?.totals;
+    const text = `Docs digest, ${range} (${timeZone}): no visits recorded.`;
     return {
-      text: `Docs digest, ${range} (${timeZone}): no visits recorded.`,
+      text,
+      plain: plainDigest(view, text, []),
       blocks: [
         header,
         when,
@@ -92,28 +102,30 @@ export function digestMessage(view: DigestView): DigestMessage {
     ),
   ];
 
-  if (numbers.top.length > 0) {
-    const best = numbers.top[0]?.total ?? 0;
-    const lines = numbers.top.map((page, i) =>
-      pageLine(i + 1, page, {
-        best,
-        siteTotal: totals.total,
-        previousTop: previous?.top,
-        siteUrl: view.siteUrl,
-      }),
-    );
-    const sections = packLines(lines, SECTION_MAX);
-    // Slack takes 50 blocks a message: the list (after its divider and heading) gives way to the
-    // notes and the struggles after it.
+  const best = numbers.top[0]?.total ?? 0;
+  const lines = numbers.top.map((page, i) =>
+    pageLine(i + 1, page, {
+      best,
+      siteTotal: totals.total,
+      previousTop: previous?.top,
+      siteUrl: view.siteUrl,
+    }),
+  );
+  if (lines.length > 0) {
+    const heading = (count: number) =>
+      section(`*Top ${count} pages* by unique visitors  ·  _% is the share of all visitors_`);
+    // Slack takes 50 blocks a message, and only so much text in all: the list (after its divider and
+    // heading) gives way to the notes and the struggles after it.
+    let textRoom =
+      MESSAGE_BLOCKS_TEXT_MAX -
+      blocksTextLength([...blocks, heading(lines.length), ...struggles]) -
+      NOTES_TEXT_MAX;
+    const fitting = lines.filter((line) => (textRoom -= line.length + 1) >= 0);
     const room = Math.max(0, MESSAGE_BLOCKS_MAX - blocks.length - 3 - struggles.length);
-    const shown = sections.slice(0, room);
+    const shown = packLines(fitting, SECTION_MAX).slice(0, room);
     const count = shown.reduce((sum, { lines }) => sum + lines, 0);
     if (count > 0) {
-      blocks.push(
-        { type: 'divider' },
-        section(`*Top ${count} pages* by unique visitors  ·  _% is the share of all visitors_`),
-        ...shown.map(({ text }) => section(text)),
-      );
+      blocks.push({ type: 'divider' }, heading(count), ...shown.map(({ text }) => section(text)));
     }
     if (count < lines.length)
       notes.push(`the other ${lines.length - count} pages did not fit in one message`);
@@ -127,7 +139,28 @@ export function digestMessage(view: DigestView): DigestMessage {
   if (!previous?.totals) notes.push('no numbers from last week to compare with');
   blocks.push(context(notes.join('  ·  ')), ...struggles);
 
-  return { text: fallbackText(view, range), blocks };
+  const text = fallbackText(view, range);
+  return { text, blocks, plain: plainDigest(view, text, lines) };
+}
+
+/** Slack keeps 40,000 characters of a message's text and cuts the rest: the plain digest ends before. */
+const PLAIN_MAX = 38_000;
+
+function plainDigest(view: DigestView, text: string, pageLines: string[]): string {
+  const { struggles } = view;
+  const items = struggles ? [...struggles.pages, ...struggles.searches, ...struggles.questions] : [];
+  const parts = [text];
+  if (pageLines.length > 0) parts.push(`*Top ${pageLines.length} pages* by unique visitors`, ...pageLines);
+  if (items.length > 0) {
+    // Readers' words, escaped: in a text they could otherwise mention or link.
+    parts.push('*Where readers struggled*', ...items.map((item) => escapeSlackText(struggleLine(item))));
+  }
+  parts.push(
+    items.length > 0
+      ? '_Slack did not take this digest as laid out, so it is shown as text, without its “Fix with the docs agent” buttons: start a job with /docs-agent instead._'
+      : '_Slack did not take this digest as laid out, so it is shown as text._',
+  );
+  return truncate(parts.join('\n'), PLAIN_MAX);
 }
 
 function fallbackText(view: DigestView, range: string): string {

@@ -213,15 +213,25 @@ async function gatherAndPost(
   // may be posting the scheduled digest now. A person's digest is posted anyway: its lease only kept
   // two requests from spending the analytics budget twice, and that is spent by now.
   options.lost?.throwIfAborted();
-  try {
-    const answer = await ctx.slack.chat.postMessage({
+  const post = (content: { text: string; blocks?: DigestMessage['blocks'] }) =>
+    ctx.slack.chat.postMessage({
       channel,
-      text: message.text,
-      blocks: message.blocks,
+      ...content,
       unfurl_links: false,
       unfurl_media: false,
       ...(options.mark ? { metadata: options.mark } : {}),
     });
+  try {
+    let answer;
+    try {
+      answer = await post({ text: message.text, blocks: message.blocks });
+    } catch (error) {
+      const code = slackErrorCode(error);
+      if (code !== 'invalid_blocks' && code !== 'msg_blocks_too_long') throw error;
+      // Our bug, or a limit Slack does not publish: the week's digest still goes out, as text.
+      ctx.logger.error(`Slack refused the blocks of ${what} (${code}); posting it as text instead`);
+      answer = await post({ text: message.plain });
+    }
     ctx.logger.info(`posted ${what}`);
     return { kind: 'posted', period, channel, ts: answer.ts ?? '' };
   } catch (error) {

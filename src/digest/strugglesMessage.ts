@@ -116,21 +116,25 @@ export function listOf(names: string[], word: 'and' | 'or'): string {
   return names.length === 1 ? names[0]! : `${names.slice(0, -1).join(', ')} ${word} ${names.at(-1)!}`;
 }
 
-function itemBlocks(item: Struggle, range: string, blockId: string): KnownBlock[] {
+/** An item as the digest shows it: `👎 3 thumbs down  ·  /page`, readers' words as they wrote them. */
+export function struggleLine(item: Struggle): string {
   const subject = truncate(item.subject.replace(/\s+/g, ' '), SHOWN_MAX);
-  const line =
-    item.kind === 'page'
-      ? `👎 ${plural(item.count, 'thumbs down', 'thumbs down')}  ·  ${subject}`
-      : item.kind === 'search'
-        ? `🔍 “${subject}”  ·  searched ${plural(item.count, 'time', 'times')}, no result clicked`
-        : `💬 “${subject}”  ·  asked ${plural(item.count, 'time', 'times')}`;
+  return item.kind === 'page'
+    ? `👎 ${plural(item.count, 'thumbs down', 'thumbs down')}  ·  ${subject}`
+    : item.kind === 'search'
+      ? `🔍 “${subject}”  ·  searched ${plural(item.count, 'time', 'times')}, no result clicked`
+      : `💬 “${subject}”  ·  asked ${plural(item.count, 'time', 'times')}`;
+}
+
+function itemBlocks(item: Struggle, range: string, blockId: string): KnownBlock[] {
   const value = buttonValue(item, range);
   const blocks: KnownBlock[] = [
     {
       type: 'section',
       block_id: blockId,
-      // Plain text: a reader's `<!channel>` or `<https://…|click>` stays text.
-      text: { type: 'plain_text', text: line, emoji: true },
+      // Plain text: a reader's `<!channel>` or `<https://…|click>` stays text, and their `:tada:` too
+      // (the line's own markers are emoji characters, shown as they are).
+      text: { type: 'plain_text', text: struggleLine(item), emoji: false },
       accessory: {
         type: 'button',
         action_id: FIX_WITH_AGENT_ACTION,

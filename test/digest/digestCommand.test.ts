@@ -455,7 +455,33 @@ describe('/docs-agent digest', () => {
     expect(post.args.text).toMatch(/^Docs digest, .* \(UTC\): no visits recorded\.$/);
   });
 
-  it('stays within Block Kit limits with 40 very long paths linked to the docs site', async () => {
+  it('is posted as text, marked as the digest, when Slack will not take its blocks', async () => {
+    h = await startBot({ env: { DIGEST_STRUGGLES: '2' } });
+    h.mintlify.setVisitors(rows(3), { human: 40, ai: 5, total: 43 });
+    // What Slack answers a message past a limit it does not publish (or a block it will not take).
+    h.slack.failNext('chat.postMessage', { error: 'msg_blocks_too_long' });
+
+    await h.command('digest', { channel_id: 'C0DOCS' });
+    await h.bot.drained();
+
+    const [refused, posted] = h.slack.callsTo('chat.postMessage');
+    expect(refused?.response).toMatchObject({ ok: false, error: 'msg_blocks_too_long' });
+    expect(posted?.response.ok).toBe(true);
+    expect(posted?.args.blocks).toBeUndefined();
+    expect(posted?.args.text).toContain('43 visitors (40 human, 5 AI)');
+    expect(posted?.args.text).toContain('*Top 3 pages* by unique visitors');
+    expect(posted?.args.text).toContain('shown as text');
+    // Marked as the digest, as the laid-out one would be: asked again, it is found rather than posted twice.
+    expect(posted?.args.metadata).toMatchObject({ event_type: expect.stringContaining('digest') });
+    expect(h.slack.callsTo('response_url')).toEqual([]);
+    expect(h.logs.filter((line) => line.includes('posting it as text instead'))).toHaveLength(1);
+
+    await h.command('digest', { channel_id: 'C0DOCS' });
+    await h.bot.drained();
+    expect(h.slack.callsTo('chat.postMessage')).toHaveLength(2);
+  });
+
+  it('stays within Slack’s limits with 40 very long paths linked to the docs site: what fits is shown, the rest counted', async () => {
     h = await startBot({ env: { DIGEST_TOP: '40', DOCS_SITE_URL: 'https://docs.acme.com/' } });
     h.mintlify.setVisitors(
       Array.from({ length: 300 }, (_, i) => ({
@@ -469,8 +495,12 @@ describe('/docs-agent digest', () => {
     await h.command('digest');
 
     const post = await h.slack.waitForCall('chat.postMessage');
+    // The first post is taken: the digest's own budget keeps it under Slack's cap on a message's text.
     expect(post.response).toMatchObject({ ok: true });
-    expect(shown(post)).toContain('*40.*');
+    expect(post.args.blocks).toBeDefined();
+    const count = Number(/\*Top (\d+) pages\*/.exec(shown(post))?.[1]);
+    expect(count).toBeGreaterThanOrEqual(10);
+    expect(shown(post)).toContain(`the other ${40 - count} pages did not fit in one message`);
     expect(shown(post)).toContain('<https://docs.acme.com/a-very-long-section-name/');
     // Forty links, and no preview under the digest for any of them.
     expect(post.args).toMatchObject({ unfurl_links: 'false', unfurl_media: 'false' });

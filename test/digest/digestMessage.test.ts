@@ -3,12 +3,13 @@ import {
   strugglesBlocks,
   suggestedInstruction,
 } from '../../src/digest/strugglesMessage.js';
-import type { StruggleKind } from '../../src/digest/struggles.js';
+import type { Struggle, StruggleKind, Struggles } from '../../src/digest/struggles.js';
 import { describe, expect, it } from 'vitest';
 import type { VisitorNumbers } from '../../src/digest/collectVisitors.js';
 import { changeText, dateRange, digestMessage, pageUrl, shortPath } from '../../src/digest/digestMessage.js';
 import type { PageVisitors } from '../../src/digest/topPages.js';
-import { blockProblems, messageBlockLimit } from '../fakes/slack/blockKitLimits.js';
+import { MESSAGE_BLOCKS_TEXT_MAX } from '../../src/slack/blockText.js';
+import { blockProblems, blocksText, messageBlockLimit } from '../fakes/slack/blockKitLimits.js';
 
 const period = { dateFrom: '2025-03-10', dateTo: '2025-03-17' };
 
@@ -142,7 +143,7 @@ describe('the digest message', () => {
     for (const text of withPath) expect(text).toMatchObject({ type: 'mrkdwn', verbatim: true });
   });
 
-  it('keeps within Slack’s 50 blocks a message: the end of a very long list gives way to the struggles, and says how many', () => {
+  it('keeps within Slack’s limits on a whole message (50 blocks, and its blocks’ text in all): the end of a very long list gives way to the struggles, and says how many', () => {
     const site = 'https://docs.acme.com';
     // Paths whose links take ~500 characters each, and counts of 16 digits: a few lines fill a section.
     const path = (i: number) => {
@@ -180,7 +181,7 @@ describe('the digest message', () => {
     });
 
     expect(blockProblems(message.blocks, '/blocks', messageBlockLimit)).toEqual([]);
-    expect(message.blocks).toHaveLength(messageBlockLimit);
+    expect(blocksText(message.blocks)).toBeLessThanOrEqual(MESSAGE_BLOCKS_TEXT_MAX);
     // The heading counts the pages shown; the note, those left out.
     const shown = Number(/\*Top (\d+) pages\*/.exec(allText(message))?.[1]);
     expect(shown).toBeGreaterThan(0);
@@ -190,7 +191,91 @@ describe('the digest message', () => {
     expect(allText(message)).toContain(`the other ${40 - shown} pages did not fit in one message`);
     expect(allText(message)).toContain('question 4');
   });
+
+  it('with the most pages and struggles the settings allow, and what readers ordinarily write, stays under Slack’s cap on a message’s text', () => {
+    const top = Array.from({ length: 40 }, (_, i) => ({
+      path: `/guides/integrations/provider-${i}/configure-single-sign-on`,
+      human: 4_000 - i * 50,
+      ai: 900 - i * 10,
+      total: 4_800 - i * 60,
+    }));
+    const message = digestMessage({
+      numbers: numbers(top, { human: 52_000, ai: 9_000, total: 60_000 }),
+      timeZone: 'Europe/Berlin',
+      previous: { totals: { human: 50_000, ai: 8_000, total: 57_000 }, top },
+      siteUrl: 'https://docs.acme-corp.com',
+      struggles: ordinaryStruggles(5),
+    });
+
+    expect(blockProblems(message.blocks, '/blocks', messageBlockLimit)).toEqual([]);
+    // Every block within its own limits, this digest would add up to some 11,600 characters of text.
+    expect(blocksText(message.blocks)).toBeLessThanOrEqual(MESSAGE_BLOCKS_TEXT_MAX);
+    const shown = Number(/\*Top (\d+) pages\*/.exec(allText(message))?.[1]);
+    expect(shown).toBeGreaterThanOrEqual(20);
+    expect(allText(message)).toContain(`the other ${40 - shown} pages did not fit in one message`);
+    expect(allText(message)).toContain('case 4');
+
+    // With the defaults (10 pages, 3 of each struggle) everything is shown.
+    const usual = digestMessage({
+      numbers: numbers(top.slice(0, 10)),
+      timeZone: 'Europe/Berlin',
+      siteUrl: 'https://docs.acme-corp.com',
+      struggles: ordinaryStruggles(3),
+    });
+    expect(allText(usual)).toContain('*Top 10 pages*');
+    expect(allText(usual)).not.toContain('did not fit');
+  });
+
+  it('as text, for when Slack will not take its blocks: every page, the struggles escaped, and why the buttons are missing', () => {
+    const top = Array.from({ length: 40 }, (_, i) => ({
+      path: `/guides/page-${i}`,
+      human: 400 - i,
+      ai: 10,
+      total: 410 - i,
+    }));
+    const struggles = ordinaryStruggles(2);
+    struggles.searches[0] = { kind: 'search', subject: '<!channel> <https://evil.example|docs>', count: 4 };
+    const { plain } = digestMessage({ numbers: numbers(top), timeZone: 'UTC', struggles });
+
+    expect(plain).toMatch(/^Docs digest, 10–16 Mar 2025 \(UTC\): 1,100 visitors/);
+    expect(plain).toContain('*Top 40 pages* by unique visitors');
+    expect(plain).toContain('*40.* /guides/page-39');
+    expect(plain).toContain('*Where readers struggled*');
+    expect(plain).toContain('🔍 “&lt;!channel&gt; &lt;https://evil.example|docs&gt;”  ·  searched 4 times');
+    expect(plain).not.toContain('<!channel>');
+    expect(plain).toContain('without its “Fix with the docs agent” buttons');
+  });
 });
+
+/** What readers ordinarily write: a sentence of feedback, a search term, a question. */
+function ordinaryStruggles(top: number): Struggles {
+  const items = (kind: StruggleKind): Struggle[] =>
+    Array.from({ length: top }, (_, i) =>
+      kind === 'page'
+        ? {
+            kind,
+            subject: `/guides/integrations/provider-${i}/configure-single-sign-on`,
+            count: 12 - i,
+            comment:
+              'The steps for the identity provider do not match what I see in the admin console any more, and nothing says which plan includes SCIM provisioning.',
+          }
+        : kind === 'search'
+          ? { kind, subject: `rotate api key ${i}`, count: 30 - i }
+          : {
+              kind,
+              subject: `How do I configure SAML single sign-on with Okta when my organization has several email domains (case ${i})?`,
+              count: 9 - i,
+            },
+    );
+  return {
+    pages: items('page'),
+    searches: items('search'),
+    questions: items('question'),
+    unread: [],
+    requests: 10,
+    top,
+  };
+}
 
 describe('pieces of the digest message', () => {
   it('never cut an emoji in half: in the item’s line, its button, or the instruction the form suggests', () => {

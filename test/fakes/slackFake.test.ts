@@ -112,11 +112,23 @@ describe('the Slack fake, through a real WebClient', () => {
     const elements = Array.from({ length: 11 }, () => ({ type: 'mrkdwn', text: 'c' }));
     expect((await refused([{ type: 'context', elements }])).error).toBe('invalid_blocks');
     expect((await refused([section('')])).error).toBe('invalid_blocks');
+    // Each block within its limits, but more text in all than Slack takes in one message.
+    expect((await refused(Array.from({ length: 4 }, () => section('t'.repeat(2_800))))).error).toBe(
+      'msg_blocks_too_long',
+    );
 
     await expect(client.chat.postMessage({ channel: 'C1', text: '' })).rejects.toMatchObject({
       data: { error: 'no_text' },
     });
     expect(slack.history('C1')).toEqual([]);
+    // As much text as a message Slack took, in fewer blocks.
+    await expect(
+      client.chat.postMessage({
+        channel: 'C1',
+        text: 't',
+        blocks: Array.from({ length: 3 }, () => section('t'.repeat(2_800))) as never,
+      }),
+    ).resolves.toMatchObject({ ok: true });
   });
 
   it('truncates message text beyond 40,000 characters', async () => {

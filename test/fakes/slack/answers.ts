@@ -1,6 +1,6 @@
 /** How Slack words its answers: `{ ok: true, ... }` or `{ ok: false, error, ... }`, always HTTP 200. */
 
-import { blockProblems, messageBlockLimit } from './blockKitLimits.js';
+import { blockProblems, blocksText, messageBlockLimit, messageBlocksTextLimit } from './blockKitLimits.js';
 import type { Workspace } from './workspace.js';
 
 export type Json = Record<string, unknown>;
@@ -48,6 +48,7 @@ export function contentProblem(args: Json): Answer | undefined {
     if (!Array.isArray(blocks)) return fail('invalid_blocks_format');
     const problems = blockProblems(blocks, '/blocks', messageBlockLimit);
     if (problems.length > 0) return withProblems('invalid_blocks', problems);
+    if (blocksText(blocks) > messageBlocksTextLimit) return fail('msg_blocks_too_long');
   }
   const hasText = typeof text === 'string' && text !== '';
   const hasBlocks = Array.isArray(blocks) && blocks.length > 0;

@@ -1,12 +1,31 @@
 /**
  * The Block Kit limits Slack enforces on the server, worded like Slack's own `invalid_blocks`
  * messages ("must be less than 3001 characters [json-pointer:/blocks/0/text/text]").
- * Only documented, enforced limits live here, so a message the fake accepts is one Slack accepts.
+ * Only enforced limits live here (documented ones, and the one cap on a whole message that Slack
+ * does not document), so a message the fake accepts is one Slack accepts.
  */
 
 type Json = Record<string, unknown>;
 
 export const messageBlockLimit = 50;
+/**
+ * Slack also refuses a message whose blocks' text adds up past a cap it does not publish, with
+ * `msg_blocks_too_long`. Reported: "12,000 text characters with a buffer for block containers" (a
+ * Slack engineer, slackapi/bolt-js#2509); 11,341 refused and 9,597 in 50 blocks taken (#2867). The
+ * fake refuses from here: between the largest message taken and the smallest refused on record.
+ */
+export const messageBlocksTextLimit = 11_000;
+
+/** Every `text` string in the blocks, added up, as the reports above counted them. */
+export function blocksText(value: unknown): number {
+  if (Array.isArray(value)) return value.reduce((sum: number, item) => sum + blocksText(item), 0);
+  if (!isObject(value)) return 0;
+  return Object.entries(value).reduce(
+    (sum, [key, inner]) =>
+      sum + (key === 'text' && typeof inner === 'string' ? inner.length : blocksText(inner)),
+    0,
+  );
+}
 export const modalAndHomeBlockLimit = 100;
 
 const otherKnownBlocks = new Set(['divider', 'rich_text', 'video', 'file', 'table', 'context_actions']);
