@@ -83,6 +83,7 @@ export async function collectStruggles(
     // feedback of a reader who did not find the page helpful (a code block's feedback, an agent's or
     // a bare vote is not what ranked the page).
     const comments = new Map<string, string>();
+    const listed = new Set(worst.map((row) => row.path));
     const feedback = cursorPages(
       (cursor) =>
         counted(() =>
@@ -93,7 +94,13 @@ export async function collectStruggles(
     for await (const answer of feedback) {
       for (const entry of answer.feedback) {
         const comment = entry.comment?.trim();
-        if (!comment || entry.source !== 'contextual' || entry.helpful !== false || comments.has(entry.path))
+        if (
+          !comment ||
+          !listed.has(entry.path) ||
+          entry.source !== 'contextual' ||
+          entry.helpful !== false ||
+          comments.has(entry.path)
+        )
           continue;
         comments.set(entry.path, cutAt(comment, READER_TEXT_MAX));
       }

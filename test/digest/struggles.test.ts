@@ -253,6 +253,39 @@ describe('the digest’s “Where readers struggled”', () => {
     ]);
   });
 
+  it('a comment on a page the digest does not list does not stand in for a listed page’s comment', async () => {
+    await bot({ env: { DIGEST_STRUGGLES: '2' } });
+    // The two worst pages: /quickstart (3 down) and /api/auth (2 down); /cli (1 down) is not listed.
+    // Page 1 of feedback holds the comments on /quickstart and /cli; /api/auth's comment is on page 2.
+    h.mintlify.setFeedback([
+      feedback('/quickstart', false, 'The token step is missing'),
+      feedback('/cli', false, 'The CLI page is fine I guess'),
+      feedback('/quickstart', false),
+      feedback('/quickstart', false),
+      ...Array.from({ length: 96 }, (_, index) => feedback(`/guides/${index}`, true)),
+      feedback('/api/auth', false, 'Which header does it take?'),
+      feedback('/api/auth', false),
+    ]);
+    const lines = struggleLines(await digestNow());
+    expect(lines).toContain('👎 2 thumbs down  ·  /api/auth');
+    expect(lines).toContain('A reader: “Which header does it take?”');
+  });
+
+  it('stops reading feedback once every listed page has its comment, whatever other pages got', async () => {
+    await bot({ env: { DIGEST_STRUGGLES: '1' } });
+    // /quickstart is the worst page, and its comment is on page 1, with comments on two other pages.
+    h.mintlify.setFeedback([
+      feedback('/quickstart', false, 'The token step is missing'),
+      feedback('/quickstart', false),
+      feedback('/cli', false, 'Hmm'),
+      feedback('/api/auth', false, 'Meh'),
+      ...Array.from({ length: 250 }, (_, index) => feedback(`/guides/${index}`, true)),
+    ]);
+    const lines = struggleLines(await digestNow());
+    expect(lines).toContain('A reader: “The token step is missing”');
+    expect(h.mintlify.requestsFor('feedback')).toHaveLength(1);
+  });
+
   it('shows readers’ text as plain text only, cut short: no live mention, link or formatting', async () => {
     await bot({ env: { DIGEST_STRUGGLES: '5' } });
     const digest = await digestNow();
