@@ -1,7 +1,7 @@
 import type { Logger } from '@slack/bolt';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cron } from 'croner';
-import { previousScheduledRun } from './cron.js';
+import { cronOptions, previousScheduledRun } from './cron.js';
 import type { AddOptions, JobCounts, Processor, ProcessorResult, QueueJob, Submission } from './queue.js';
 import type { QueueOptions, Queues, WorkerOptions, WorkQueue } from './queue.js';
 
@@ -133,7 +133,7 @@ class MemoryQueue<T> implements WorkQueue<T> {
         this.logger.error(String(error)),
       );
     };
-    const cron = new Cron(repeat.pattern, { timezone: repeat.timezone, unref: true }, occurrence);
+    const cron = new Cron(repeat.pattern, { ...cronOptions(repeat.timezone), unref: true }, occurrence);
     this.schedulers.set(schedulerId, cron);
   };
 

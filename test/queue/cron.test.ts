@@ -59,3 +59,30 @@ describe('a digest time that a clock change skips or repeats (Europe/Paris)', ()
     );
   });
 });
+
+describe('patterns that croner 9 read, and clock changes with more than one time a day', () => {
+  it('still reads a step with a numeric start (1/7, 0/30), which croner 9 read and an existing DIGEST_CRON may use', () => {
+    // croner 9.1.0 read `1/7` in the day of the month as 1, 8, 15, 22, 29.
+    expect(nextCronRun('0 9 1/7 * *', 'UTC', new Date('2026-11-24T00:00:00Z'))?.toISOString()).toBe(
+      '2026-11-29T09:00:00.000Z',
+    );
+  });
+
+  it('runs a time the clock skips just after the gap, also when the hour or minute lists more than one value', () => {
+    // Sunday 30 March 2025 in Paris: 02:00 became 03:00; both 02:00 and 02:30 run at 03:00, once.
+    const next = nextCronRun('0,30 2 * * 0', 'Europe/Paris', new Date('2025-03-29T12:00:00Z'));
+    expect(next?.toISOString()).toBe('2025-03-30T01:00:00.000Z');
+    expect(nextCronRun('0,30 2 * * 0', 'Europe/Paris', next as Date)?.toISOString()).toBe(
+      '2025-04-06T00:00:00.000Z',
+    );
+  });
+
+  it('runs a repeated time once, also when the hour lists more than one value', () => {
+    // Sunday 26 October 2025 in Paris: 02:30 came at 00:30 and at 01:30 UTC.
+    const first = nextCronRun('30 2,14 * * 0', 'Europe/Paris', new Date('2025-10-26T00:00:00Z')) as Date;
+    expect(first.toISOString()).toBe('2025-10-26T00:30:00.000Z');
+    expect(nextCronRun('30 2,14 * * 0', 'Europe/Paris', first)?.toISOString()).toBe(
+      '2025-10-26T13:30:00.000Z',
+    );
+  });
+});
