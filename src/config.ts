@@ -255,12 +255,15 @@ function crossChecks(
 ): Array<{ variable: string; problem: string }> {
   const problems: Array<{ variable: string; problem: string }> = [];
   const present = (name: string) => (env[name] ?? '').trim() !== '';
+  // Only HTTP mode's web role verifies requests with the signing secret: elsewhere the example's is unused.
+  const verifiesSignatures = receivesRequests && !present('SLACK_APP_TOKEN');
   for (const [variable, example] of Object.entries(EXAMPLE_VALUES)) {
+    if (variable === 'SLACK_SIGNING_SECRET' && !verifiesSignatures) continue;
     if (env[variable]?.trim() === example) {
       problems.push({ variable, problem: "is still .env.example's example value: set your app's own" });
     }
   }
-  if (receivesRequests && !present('SLACK_APP_TOKEN') && !present('SLACK_SIGNING_SECRET')) {
+  if (verifiesSignatures && !present('SLACK_SIGNING_SECRET')) {
     problems.push({
       variable: 'SLACK_SIGNING_SECRET',
       problem:

@@ -398,6 +398,15 @@ describe('configuration', () => {
     expect(error.message).toContain("SLACK_SIGNING_SECRET is still .env.example's example value");
   });
 
+  it('takes .env.example’s example signing secret where it is unused: Socket Mode, a worker, npm run digest', () => {
+    const own = { ...valid, SLACK_SIGNING_SECRET: 'your-signing-secret' };
+    expect(() => loadConfig({ ...own, SLACK_APP_TOKEN: 'xapp-1-real-app-token' })).not.toThrow();
+    expect(() =>
+      loadConfig({ ...own, SERVICES: 'worker', REDIS_URL: 'redis://127.0.0.1:6379' }),
+    ).not.toThrow();
+    expect(() => loadConfig(own, { receivesRequests: false })).not.toThrow();
+  });
+
   it('runs both roles by default, and one alone only with Redis', () => {
     expect(loadConfig(valid).services).toEqual({ web: true, worker: true });
     const redis = { ...valid, REDIS_URL: 'redis://127.0.0.1:6379' };
