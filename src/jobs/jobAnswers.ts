@@ -120,6 +120,12 @@ export function operatorHint(error: unknown): string {
       return " (check that MINTLIFY_PROJECT_ID is a project of the key's organization, then MINTLIFY_API_KEY's scopes, read and write, and its IP allowlist)";
     case 'not_found':
       return ' (check MINTLIFY_PROJECT_ID: the project ID of the key’s organization)';
+    case 'connection':
+    case 'timeout':
+      // Never reached Mintlify: more likely this machine's network than the service.
+      return error.mayHaveReachedService
+        ? ''
+        : " (check that this machine can reach Mintlify's API over HTTPS: its firewall, proxy or DNS; and MINTLIFY_API_URL, which only a test setup needs)";
     default:
       return '';
   }

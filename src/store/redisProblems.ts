@@ -163,9 +163,16 @@ export const isCertificateProblem = (error: unknown) => {
 /**
  * A read-only replica (a reader endpoint) takes the start's reads, then refuses every write; a
  * Redis Cluster node answers only for its own keys, and the bot's and BullMQ's commands span keys
- * of many slots. Read from INFO; a Redis that hides a section is left be.
+ * of many slots; BullMQ's queues need Redis 5 or later (Valkey says it is 7.2). Read from INFO; a
+ * Redis that hides a section is left be.
  */
-export function refuseUnsupported(replication: string, cluster: string): void {
+export function refuseUnsupported(replication: string, cluster: string, server: string): void {
+  const version = /^redis_version:((\d+)\.\S*)/m.exec(server);
+  if (version && Number(version[2]) < 5) {
+    throw new UnsupportedRedisError(
+      `is Redis ${version[1]}, older than BullMQ's queues take: use Redis 6.2 or later (5.0 at the very least)`,
+    );
+  }
   const role = /^role:(\S+)/m.exec(replication)?.[1];
   if (role === 'slave' || role === 'replica') {
     throw new UnsupportedRedisError(

@@ -144,12 +144,13 @@ export async function openRedisStore(options: {
           if (isErrorReply(error)) return '';
           throw error;
         };
-        const [memory, replication, cluster] = await Promise.all([
+        const [memory, replication, cluster, server] = await Promise.all([
           connected.info('memory'),
           connected.info('replication').catch(unlessRefused),
           connected.info('cluster').catch(unlessRefused),
+          connected.info('server').catch(unlessRefused),
         ]);
-        refuseUnsupported(replication, cluster);
+        refuseUnsupported(replication, cluster, server);
         warnUnlessNoEviction(memory, logger);
         layout = await layoutRead;
       },

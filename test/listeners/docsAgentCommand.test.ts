@@ -382,6 +382,21 @@ describe('/docs-agent when something goes wrong', () => {
     expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
   });
 
+  it('where Mintlify cannot be reached at all, tells the person so, and the log says what to check on this machine', async () => {
+    // Nothing listens on port 9 here: every try is refused before a request goes out.
+    h = await startBot({ env: { MINTLIFY_API_URL: 'http://127.0.0.1:9' } });
+    await h.command('Document X');
+    const answer = await ephemeral(h);
+    expect(String(answer.text)).toContain('I couldn’t reach Mintlify');
+    await expect
+      .poll(() =>
+        h.logs.filter(
+          (line) => line.includes('could not start a job') && line.includes('firewall, proxy or DNS'),
+        ),
+      )
+      .toHaveLength(1);
+  });
+
   it('moves a job started in a channel the bot is not in to the person’s DM, and follows it there', async () => {
     h = await startBot({ env: { ...FAST_POLL } });
     h.slack.setBotMember('C0NOTIN', false);

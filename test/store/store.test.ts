@@ -4,7 +4,11 @@ import { createLogger } from '../../src/log.js';
 import { firstSighting } from '../../src/store/dedupe.js';
 import { tryLease, withLease } from '../../src/store/lease.js';
 import { AGENT_USES_PER_HOUR, RateLedger } from '../../src/store/rateLedger.js';
-import { StoreUnavailableError, warnUnlessNoEviction } from '../../src/store/redisProblems.js';
+import {
+  refuseUnsupported,
+  StoreUnavailableError,
+  warnUnlessNoEviction,
+} from '../../src/store/redisProblems.js';
 import { openRedisStore } from '../../src/store/redisStore.js';
 import type { MemoryAtomicOps } from '../../src/store/memoryAtomic.js';
 import { openMemoryStore, type Store } from '../../src/store/store.js';
@@ -264,6 +268,16 @@ describe('the redis store', () => {
     expect(lines).toEqual([
       expect.stringContaining("WARN  docs-agent Redis's maxmemory-policy is volatile-lru:"),
     ]);
+  });
+
+  it('refuses a Redis older than BullMQ takes, naming its version; takes 5 and later, Valkey, and one that hides its version', () => {
+    const info = (version: string) => `# Server\r\nredis_version:${version}\r\nredis_mode:standalone\r\n`;
+    expect(() => refuseUnsupported('', '', info('4.0.14'))).toThrow(
+      "is Redis 4.0.14, older than BullMQ's queues take: use Redis 6.2 or later",
+    );
+    for (const server of [info('5.0.7'), info('6.2.14'), info('7.2.4') + 'valkey_version:8.0.1\r\n', '']) {
+      expect(() => refuseUnsupported('role:master\r\n', 'cluster_enabled:0\r\n', server)).not.toThrow();
+    }
   });
 
   it('refuses to start, clearly, when Redis does not answer', async () => {
