@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { type HeldLease, LeaseLostError, RENEWED_LEASE_MS } from '../store/lease.js';
+import { type HeldLease, LeaseLostError, leaseHeld, RENEWED_LEASE_MS } from '../store/lease.js';
 import { retryInBackground } from '../store/retryInBackground.js';
 import type { Store } from '../store/store.js';
 import type { JobDoor, JobRecord } from './jobRecord.js';
@@ -98,6 +98,19 @@ export class ThreadStartingError extends StartAwaitsError {
   constructor(channel: string, threadTs: string) {
     super(`a job is starting in the thread ${channel}/${threadTs}`);
     this.name = 'ThreadStartingError';
+  }
+}
+
+/**
+ * An edit of a message whose start (the message's own, or another edit's) is still under way: if
+ * Mintlify refuses that one, this edit is the person's next try; if it makes a job, the edit is
+ * only an edit. It waits to know which.
+ */
+export class EditWaitsError extends StartAwaitsError {
+  readonly waiting = 'an edit waits for the start of the message it edits';
+  constructor(channel: string, ts: string) {
+    super(`a job is starting from the message ${channel}/${ts}`);
+    this.name = 'EditWaitsError';
   }
 }
 
@@ -199,6 +212,11 @@ export class JobStarts {
         giveUp: () => this.uncertainClaims.delete(id),
       },
     );
+  }
+
+  /** True while a run of the start holds its lease (from before Mintlify is asked to the card). */
+  underWay(id: string): Promise<boolean> {
+    return leaseHeld(this.store.atomic, startLeaseName(id));
   }
 
   get(id: string): Promise<JobStart | undefined> {

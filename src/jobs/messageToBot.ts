@@ -3,12 +3,12 @@ import { didNothing } from '../mintlify/index.js';
 import { permalinkOf } from '../slack/links.js';
 import { slackToPlainText, type UserNames } from '../slack/plainText.js';
 import { readThread, type ThreadMessage } from '../slack/threadMessages.js';
-import { firstSighting } from '../store/dedupe.js';
+import { firstSeenBy, firstSighting } from '../store/dedupe.js';
 import { accessRefusal } from './access.js';
 import { DM_FILES_ONLY_TEXT, FILES_ONLY_TEXT } from './jobAnswers.js';
 import type { JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
-import { ThreadStartingError } from './jobStarts.js';
+import { EditWaitsError, ThreadStartingError } from './jobStarts.js';
 import { commandWordOf, isStopWord, smallTalkOf } from './smallTalk.js';
 import { type StartJobOutcome, startJob } from './startJob.js';
 import { type SteerJobOutcome, steerJob } from './steerJob.js';
@@ -129,6 +129,10 @@ export async function handleMessageToBot(
     // started it).
     const startedNothing = (await ctx.store.atomic.holder(startedNothingKey(channel, ts))) !== undefined;
     if (!startedNothing || (await ctx.records.byThread(channel, input.threadTs ?? ts)) !== undefined) {
+      const original = await firstSeenBy(ctx.store.atomic, `message:${channel}:${ts}`);
+      if (!startedNothing && original && (await ctx.starts.underWay(original))) {
+        throw new EditWaitsError(channel, ts);
+      }
       return { kind: 'duplicate' };
     }
   } else if (!(await firstSighting(ctx.store.atomic, `message:${channel}:${ts}`, { by: startId }))) {
@@ -170,6 +174,8 @@ export async function handleMessageToBot(
     input.editedTs !== undefined &&
     !(await ctx.store.atomic.claim(editStartKey(channel, ts), startId, DAY_MS))
   ) {
+    const earlier = await ctx.store.atomic.holder(editStartKey(channel, ts));
+    if (earlier && (await ctx.starts.underWay(earlier))) throw new EditWaitsError(channel, ts);
     return { kind: 'duplicate' };
   }
 

@@ -16,3 +16,8 @@ export function firstSighting(
 ): Promise<boolean> {
   return atomic.claim(`seen:${key}`, options.by ?? randomUUID(), options.ttlMs ?? DEDUPE_TTL_MS);
 }
+
+/** Who saw `key` first (the `by` of its first sighting); undefined when nobody has, or it expired. */
+export function firstSeenBy(atomic: AtomicOps, key: string): Promise<string | undefined> {
+  return atomic.holder(`seen:${key}`);
+}

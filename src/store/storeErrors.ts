@@ -17,11 +17,12 @@ const UNAVAILABLE = new Set([
   'CommandTimeoutDuringMaintenanceError',
   'SocketTimeoutDuringMaintenanceError',
   // Ours: a job created while Redis was away, whose record this process writes once Redis answers;
-  // a start under way in another run of it; a message in a thread whose job is starting. Each is
-  // answered by the request's run again.
+  // a start under way in another run of it; a message in a thread whose job is starting; an edit of
+  // a message whose start is under way. Each is answered by the request's run again.
   'UnrecordedJobError',
   'StartElsewhereError',
   'ThreadStartingError',
+  'EditWaitsError',
 ]);
 
 /**

@@ -60,8 +60,11 @@ import {
 export type { Answer, FakeOperation, RecordedRequest } from './mintlifyFakeHttp.js';
 
 export type Fault =
-  /** Answer this status with `{error}`, or `body` as JSON, or `rawBody` as is; e.g. 401, 403, 429, 503. */
-  | { status: number; retryAfter?: string; body?: unknown; rawBody?: string }
+  /**
+   * Answer this status with `{error}`, or `body` as JSON, or `rawBody` as is; e.g. 401, 403, 429, 503;
+   * once `until` settles, when given (a refusal the test holds).
+   */
+  | { status: number; retryAfter?: string; body?: unknown; rawBody?: string; until?: Promise<unknown> }
   /** Answer normally, but wait first: before the headers (default) or in the middle of the body. */
   | { delayMs: number; phase?: 'headers' | 'body' }
   /** Answer normally once `until` settles (a step the test holds); the request is acted on then. */
@@ -673,20 +676,20 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
     if (options.latencyMs) await delay(options.latencyMs, undefined, { signal: shutdown.signal });
 
     const fault = takeFault(request);
+    if (fault && 'delayMs' in fault && fault.phase !== 'body') {
+      await delay(fault.delayMs, undefined, { signal: shutdown.signal });
+    }
+    if (fault && 'until' in fault && fault.until) {
+      await Promise.race([
+        fault.until,
+        delay(2 ** 31 - 1, undefined, { signal: shutdown.signal, ref: false }),
+      ]);
+    }
     if (fault && 'status' in fault) {
       const headers = fault.retryAfter === undefined ? undefined : { 'retry-after': fault.retryAfter };
       const body = fault.body ?? { error: DEFAULT_MESSAGES[fault.status] ?? 'Error' };
       await send(res, json(fault.status, body, headers), { rawText: fault.rawBody });
       return;
-    }
-    if (fault && 'delayMs' in fault && fault.phase !== 'body') {
-      await delay(fault.delayMs, undefined, { signal: shutdown.signal });
-    }
-    if (fault && 'until' in fault) {
-      await Promise.race([
-        fault.until,
-        delay(2 ** 31 - 1, undefined, { signal: shutdown.signal, ref: false }),
-      ]);
     }
     const answer = checked(request, answerNormally(request, segments));
     for (const listener of [...answerListeners]) listener(request, answer);

@@ -674,6 +674,69 @@ describe('@docs-agent <instruction>', () => {
     expect(refusals()).toHaveLength(2);
   });
 
+  const editWaits = (h: BotHarness) =>
+    h.logs.filter((line) => line.includes('an edit waits for the start of the message'));
+
+  it.each([
+    ['refused, the edit is tried', 400, ['Do the docs', 'Document the --dry-run flag']],
+    ['a job made, the edit starts nothing', undefined, ['Do the docs']],
+  ] as const)(
+    'edited while Mintlify is still answering the mention, waits for that answer: %s',
+    async (_, status, created) => {
+      h = await startBot();
+      const said = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: `<@${BOT}> Do the docs` });
+      const answer = heldStep();
+      h.mintlify.injectFault('createJob', status ? { status, until: answer.until } : { until: answer.until });
+      await h.event(mention({ ts: said.ts, text: said.text }));
+      await expect.poll(() => h.mintlify.requestsFor('createJob').length).toBe(1);
+      // Seeing the ⏳, the person makes the instruction clearer.
+      await h.event({
+        ...mention({ ts: said.ts, text: `<@${BOT}> Document the --dry-run flag` }),
+        edited: { user: 'U0ADA', ts: '1800000100.000000' },
+      });
+      await expect.poll(() => editWaits(h)).toHaveLength(1);
+      answer.release();
+
+      await h.slack.waitForCall('chat.postMessage', (call) =>
+        String(call.args.text).includes('Docs agent job'),
+      );
+      await h.bot.drained();
+      expect(h.mintlify.requestsFor('createJob').map((request) => request.body)).toEqual(
+        created.map((prompt) => ({ prompt })),
+      );
+      expect(h.slack.callsTo('chat.postMessage')).toHaveLength(1);
+    },
+  );
+
+  it('edited twice while the first edit’s start is under way: the second waits, and is tried if the first is refused', async () => {
+    h = await startBot();
+    const said = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: `<@${BOT}> Do the docs` });
+    const edited = (text: string, at: string) =>
+      h.event({ ...mention({ ts: said.ts, text }), edited: { user: 'U0ADA', ts: at } });
+    h.mintlify.injectFault('createJob', { status: 400 });
+    await h.event(mention({ ts: said.ts, text: said.text }));
+    await expect.poll(() => h.slack.callsTo('chat.postEphemeral')).toHaveLength(1);
+    await h.bot.drained();
+
+    const refusal = heldStep();
+    h.mintlify.injectFault('createJob', { status: 400, until: refusal.until });
+    await edited(`<@${BOT}> Document the flags`, '1800000100.000000');
+    await expect.poll(() => h.mintlify.requestsFor('createJob').length).toBe(2);
+    await edited(`<@${BOT}> Document the --dry-run flag`, '1800000200.000000');
+    await expect.poll(() => editWaits(h)).toHaveLength(1);
+    refusal.release();
+
+    await h.slack.waitForCall('chat.postMessage', (call) =>
+      String(call.args.text).includes('Docs agent job'),
+    );
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('createJob').map((request) => request.body)).toEqual([
+      { prompt: 'Do the docs' },
+      { prompt: 'Document the flags' },
+      { prompt: 'Document the --dry-run flag' },
+    ]);
+  });
+
   it('edited after Mintlify may have made its job (a 503 to the create), starts nothing more', async () => {
     h = await startBot();
     const said = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: `<@${BOT}> Document X` });
