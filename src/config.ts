@@ -236,6 +236,14 @@ const envSchema = z.object({
   ),
 });
 
+/**
+ * A value wrapped in quotes: Docker's `--env-file`, systemd's `Environment=` with the quotes in the
+ * wrong place and some dashboards keep them as part of the value. No setting of the bot has them.
+ */
+const QUOTED = /^(["']).*\1$/s;
+const QUOTED_PROBLEM =
+  'is wrapped in quotes, which are read here as part of the value (as Docker’s --env-file keeps them): remove the quotes';
+
 /** The example values of .env.example: copied unchanged, they would fail only at the first request. */
 const EXAMPLE_VALUES: Record<string, string> = {
   SLACK_BOT_TOKEN: 'xoxb-your-bot-token',
@@ -277,16 +285,13 @@ function crossChecks(
     REDIS_TLS_CA: present('REDIS_TLS_CA'),
     REDIS_TLS_REJECT_UNAUTHORIZED: env.REDIS_TLS_REJECT_UNAUTHORIZED?.trim().toLowerCase() === 'false',
   };
-  if (/^redis:\/\//i.test(url)) {
-    for (const [variable, asked] of Object.entries(tlsAsked)) {
-      if (asked) {
-        problems.push({
-          variable,
-          problem:
-            'is set, but REDIS_URL is a plain redis:// URL, which uses no TLS: use a rediss:// URL (two s) for TLS, or unset it',
-        });
-      }
-    }
+  const tlsUnused = /^redis:\/\//i.test(url)
+    ? 'is set, but REDIS_URL is a plain redis:// URL, which uses no TLS: use a rediss:// URL (two s) for TLS, or unset it'
+    : url === ''
+      ? 'is set, but REDIS_URL is not, so there is no Redis to use it with: set REDIS_URL (a rediss:// URL), or unset it'
+      : undefined;
+  for (const [variable, asked] of Object.entries(tlsAsked)) {
+    if (asked && tlsUnused) problems.push({ variable, problem: tlsUnused });
   }
   const timezone = env.DIGEST_TIMEZONE?.trim() || 'UTC';
   if (!isValidTimeZone(timezone)) {
@@ -481,8 +486,11 @@ export function loadConfig(
   options: { receivesRequests?: boolean } = {},
 ): Config {
   const parsed = envSchema.safeParse(env);
+  // A value in quotes is told as that alone: "must start with xoxb-" would puzzle whoever sees it does.
+  const quoted = new Set(Object.keys(envSchema.shape).filter((name) => QUOTED.test(env[name]?.trim() ?? '')));
   // Every message is ours and none quotes the value, so a secret cannot leak through them.
   const problems = [
+    ...[...quoted].map((variable) => ({ variable, problem: QUOTED_PROBLEM })),
     ...(parsed.success
       ? []
       : parsed.error.issues.map((issue) => ({
@@ -516,7 +524,9 @@ export function loadConfig(
     problems.push({ variable: 'POLL_MAX_INTERVAL_MS', problem: 'must be at least POLL_INTERVAL_MS' });
   }
   if (!parsed.success || problems.length > 0) {
-    throw new ConfigError(problems);
+    throw new ConfigError(
+      problems.filter(({ variable, problem }) => !quoted.has(variable) || problem === QUOTED_PROBLEM),
+    );
   }
   const e = parsed.data;
   return {

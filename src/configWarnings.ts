@@ -80,6 +80,13 @@ export function configurationWarnings(
       );
     }
   }
+  // Redis Cloud's Heroku add-on names its URL otherwise: the bot would run in memory beside a Redis
+  // it never uses.
+  if ((env.REDISCLOUD_URL ?? '').trim() !== '' && config.store.redisUrl === undefined) {
+    warnings.push(
+      'REDISCLOUD_URL is set, but REDIS_URL is not, and docs-agent reads REDIS_URL only: state is kept in memory. Set REDIS_URL to the same URL (on Heroku: heroku config:set REDIS_URL=$(heroku config:get REDISCLOUD_URL))',
+    );
+  }
   const { channel } = config.digest;
   const channels = config.access.channelIds;
   if (channel && channels && !channels.has(channel) && config.digest.struggles > 0) {

@@ -144,7 +144,8 @@ describe('configuration', () => {
       POLL_MAX_INTERVAL_MS: '5000',
     });
     expect(error.problems.map((problem) => problem.variable).sort()).toEqual(
-      ['PORT', 'POLL_MAX_INTERVAL_MS', 'REDIS_TLS_CA', 'SERVICES'].sort(),
+      // REDIS_TLS_CA twice: a file that cannot be read, and no REDIS_URL to use it with.
+      ['PORT', 'POLL_MAX_INTERVAL_MS', 'REDIS_TLS_CA', 'REDIS_TLS_CA', 'SERVICES'].sort(),
     );
     expect(problemsOf({ ...valid, REDIS_URL: 'localhost:6379' }).problems).toEqual([
       { variable: 'REDIS_URL', problem: 'must be a redis:// or rediss:// URL' },
@@ -244,6 +245,15 @@ describe('configuration', () => {
     expect(
       loadConfig({ ...valid, REDIS_URL: 'redis://:se%25cret@redis.example.com:6379' }).store.redisUrl,
     ).toBe('redis://:se%25cret@redis.example.com:6379');
+  });
+
+  it('refuses TLS settings without REDIS_URL, where nothing would use them', () => {
+    expect(problemsOf({ ...valid, REDIS_TLS_REJECT_UNAUTHORIZED: 'false' }).problems).toEqual([
+      {
+        variable: 'REDIS_TLS_REJECT_UNAUTHORIZED',
+        problem: expect.stringContaining('is set, but REDIS_URL is not, so there is no Redis to use it with'),
+      },
+    ]);
   });
 
   it('refuses TLS settings with a plain redis:// URL, which uses no TLS', () => {
@@ -384,6 +394,27 @@ describe('configuration', () => {
     ]);
   });
 
+  it('says a value kept in its quotes (Docker’s --env-file) is in quotes, and that alone, never quoting it', () => {
+    const error = problemsOf({
+      ...valid,
+      SLACK_BOT_TOKEN: `"${valid.SLACK_BOT_TOKEN}"`,
+      SLACK_SIGNING_SECRET: `'${valid.SLACK_SIGNING_SECRET}'`,
+      DIGEST_CRON: '"0 9 * * 1"',
+    });
+    expect(error.problems).toEqual(
+      ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', 'DIGEST_CRON'].map((variable) => ({
+        variable,
+        problem: expect.stringContaining('is wrapped in quotes'),
+      })),
+    );
+    expect(error.message).not.toContain(valid.SLACK_BOT_TOKEN);
+    expect(error.message).not.toContain(valid.SLACK_SIGNING_SECRET);
+    // A quote inside a value is no wrapping.
+    expect(() =>
+      loadConfig({ ...valid, DIGEST_TIMEZONE: 'UTC', STORE_NAMESPACE: `ada's-docs` }),
+    ).not.toThrow();
+  });
+
   it('refuses the example values of .env.example, naming each', () => {
     const example = Object.fromEntries(
       readFileSync(new URL('../.env.example', import.meta.url), 'utf8')
@@ -477,6 +508,14 @@ describe('warnings at start', () => {
     ]);
     expect(warnings.join('\n')).not.toMatch(/U0ADA|C0DIGEST|secret|typo|1000/);
     expect(configurationWarnings(valid, loadConfig(valid))).toEqual([]);
+    // Redis Cloud's add-on sets REDISCLOUD_URL alone: the bot would keep its state in memory, unsaid.
+    const cloud = { ...valid, REDISCLOUD_URL: 'redis://default:pw@redis-123.cloud.example.com:12345' };
+    expect(configurationWarnings(cloud, loadConfig(cloud))).toEqual([
+      expect.stringMatching(/^REDISCLOUD_URL is set, but REDIS_URL is not.*heroku config:set REDIS_URL=/),
+    ]);
+    expect(configurationWarnings(cloud, loadConfig(cloud)).join('\n')).not.toContain('pw@');
+    const both = { ...cloud, REDIS_URL: cloud.REDISCLOUD_URL };
+    expect(configurationWarnings(both, loadConfig(both))).toEqual([]);
   });
 
   it('names a long variable two slips away from one of ours, whatever its start: REDIS_ULR for REDIS_URL', () => {
