@@ -57,6 +57,10 @@ interface Report {
   /** CPU time of the fakes' process so far, in ms. */
   cpuMs: number;
   latenciesMs: number[];
+  /** From the first read that saw a change to its card's edit: the bot's own share of the latency. */
+  sawToEditMs: number[];
+  /** Change -> card edit of the jobs that changed before their first read (the start's round). */
+  firstRoundLatenciesMs: number[];
   changed: number;
   /** Time between two reads of the same job, for every read after a job's first. */
   gapsMs: number[];
@@ -83,6 +87,11 @@ async function serveFakes(latencyMs: number): Promise<void> {
   const lastReadAt = new Map<string, number>(); // job id -> its last getJob
   const active: string[] = [];
   const latenciesMs: number[] = [];
+  const sawAt = new Map<string, number>(); // card ts -> the first read after its job changed
+  const sawToEditMs: number[] = [];
+  // Cards of jobs that changed before their first read: still in the start's first round of reads.
+  const changedUnread = new Set<string>();
+  const firstRoundLatenciesMs: number[] = [];
   const gapsMs: number[] = [];
   const perSecond = new Map<number, number>(); // second -> getJob requests that arrived in it
   let createdAt = Date.now();
@@ -92,7 +101,7 @@ async function serveFakes(latencyMs: number): Promise<void> {
   let firstReadAt = 0;
 
   // Each read as Mintlify answers it (after its latency), counted per second and per job.
-  mintlify.onAnswer((request) => {
+  mintlify.onAnswer((request, answer) => {
     if (request.operation !== 'getJob') return;
     const at = Date.now();
     getJobs += 1;
@@ -100,6 +109,11 @@ async function serveFakes(latencyMs: number): Promise<void> {
     const second = Math.floor(at / 1_000);
     perSecond.set(second, (perSecond.get(second) ?? 0) + 1);
     const jobId = decodeURIComponent(request.path.split('/').at(-1) ?? '');
+    const card = cardOf.get(jobId);
+    // The first read that answered the job's new status (one in flight as it changed answered the old).
+    const status = (answer.body as { status?: unknown } | undefined)?.status;
+    if (card !== undefined && status !== 'active' && changedAt.has(card) && !sawAt.has(card))
+      sawAt.set(card, at);
     const last = lastReadAt.get(jobId);
     lastReadAt.set(jobId, at);
     if (last === undefined) return;
@@ -114,8 +128,11 @@ async function serveFakes(latencyMs: number): Promise<void> {
     for (const call of slack.calls.splice(0)) {
       const at = call.method === 'chat.update' ? changedAt.get(String(call.args.ts)) : undefined;
       if (at === undefined || !call.response.ok) continue;
-      latenciesMs.push(call.at - at);
+      (changedUnread.delete(String(call.args.ts)) ? firstRoundLatenciesMs : latenciesMs).push(call.at - at);
+      const saw = sawAt.get(String(call.args.ts));
+      if (saw !== undefined) sawToEditMs.push(call.at - saw);
       changedAt.delete(String(call.args.ts));
+      sawAt.delete(String(call.args.ts));
     }
   }, 20).unref();
 
@@ -148,6 +165,7 @@ async function serveFakes(latencyMs: number): Promise<void> {
         const prLink = `https://github.com/acme/docs/pull/${changed}`;
         mintlify.setJob(jobId, changed % 2 === 0 ? { status: 'failed' } : { status: 'completed', prLink });
         changedAt.set(cardOf.get(jobId) ?? '', Date.now());
+        if (!lastReadAt.has(jobId)) changedUnread.add(cardOf.get(jobId) ?? '');
         changed += 1;
       }, message.everyMs).unref();
     } else if (message.type === 'report') {
@@ -160,6 +178,8 @@ async function serveFakes(latencyMs: number): Promise<void> {
       const report: Report = {
         getJobs,
         latenciesMs,
+        sawToEditMs,
+        firstRoundLatenciesMs,
         changed,
         perSecond: counts,
         cpuMs: (cpu.user + cpu.system) / 1000,
@@ -424,6 +444,8 @@ async function main(): Promise<void> {
     );
     const latencies = [...report.latenciesMs].sort((a, b) => a - b);
     const gaps = [...report.gapsMs].sort((a, b) => a - b);
+    const sawToEdit = [...report.sawToEditMs].sort((a, b) => a - b);
+    const firstRound = [...report.firstRoundLatenciesMs].sort((a, b) => a - b);
     const budgetPerSecond = rpm / 60;
     const readSeconds = (Date.now() - report.firstReadAt) / 1000;
     const revisit = Math.max(INTERVAL_MS / 1000, jobs / budgetPerSecond);
@@ -444,7 +466,8 @@ async function main(): Promise<void> {
         `ran ${fmt(wallMs / 1000)} s: ${report.getJobs} reads (${fmt(report.getJobs / jobs)} rounds); mean ${fmt(report.getJobs / readSeconds)}/s from the first read; 1-s windows max ${Math.max(...whole)}/s; every 10-s window (${sliding.length}, sliding by 1 s): max ${fmt(Math.max(...sliding) / 10)}/s = ${fmt((Math.max(...sliding) / 10 / budgetPerSecond) * 100)} % of the budget (${fmt(budgetPerSecond)}/s)${sliding60.length ? `; every 60-s window: max ${fmt(Math.max(...sliding60) / 60)}/s = ${fmt((Math.max(...sliding60) / 60 / budgetPerSecond) * 100)} %` : ''}`,
         `consecutive 10-s windows (reads/s): ${perTen.map((n) => fmt(n / 10, 0)).join(' ')}`,
         `read -> next read of the same job: ${gaps.length} gaps, min ${fmt((gaps[0] ?? 0) / 1000, 2)} s, p1 ${fmt(percentile(gaps, 1) / 1000, 2)} s, p50 ${fmt(percentile(gaps, 50) / 1000, 2)} s, p99 ${fmt(percentile(gaps, 99) / 1000, 2)} s, max ${fmt((gaps.at(-1) ?? 0) / 1000, 2)} s; sooner than ${EARLY} x the job's interval: ${report.early}`,
-        `change -> card edit: ${latencies.length} of ${report.changed} changes seen, p50 ${fmt(percentile(latencies, 50) / 1000, 2)} s, p99 ${fmt(percentile(latencies, 99) / 1000, 2)} s, max ${fmt((latencies.at(-1) ?? 0) / 1000, 2)} s`,
+        `change -> card edit of a job read before its change: ${latencies.length} of ${report.changed} changes, p50 ${fmt(percentile(latencies, 50) / 1000, 2)} s, p99 ${fmt(percentile(latencies, 99) / 1000, 2)} s, max ${fmt((latencies.at(-1) ?? 0) / 1000, 2)} s; of which from the read that saw the change: p50 ${fmt(percentile(sawToEdit, 50), 0)} ms, p99 ${fmt(percentile(sawToEdit, 99), 0)} ms, max ${fmt(sawToEdit.at(-1) ?? 0, 0)} ms`,
+        `change -> card edit of a job not read yet when it changed (the start's first round of reads): ${firstRound.length} changes, p50 ${fmt(percentile(firstRound, 50) / 1000, 2)} s, p99 ${fmt(percentile(firstRound, 99) / 1000, 2)} s, max ${fmt((firstRound.at(-1) ?? 0) / 1000, 2)} s`,
         `CPU over the whole run (% of one core): workers ${cpuMs.map((ms) => `${fmt((ms / wallMs) * 100)} %`).join(' / ')}, Redis ${fmt(((redisCpu * 1000) / wallMs) * 100)} % (${fmt(redisCommands / report.getJobs)} Redis commands per read, the start's adds included)`,
         `steady state (${fmt(steadyMs / 1000)} s from the moment every job had its check, ${steadyReads} reads, ${fmt(steadyReads / (steadyMs / 1000))}/s): workers ${steadyCpuMs.map((ms) => `${fmt((ms / steadyMs) * 100)} %`).join(' / ')} of one core, ${fmt(steadyCpuMs.reduce((a, b) => a + b, 0) / steadyReads, 3)} ms of worker CPU per read; Redis ${fmt((steadyRedisMs / steadyMs) * 100)} % of one core, ${fmt(steadyRedisMs / steadyReads, 3)} ms and ${fmt(steadyCommands / steadyReads)} commands per read (commands inside BullMQ's Lua scripts counted); the fakes ${fmt((steadyFakesMs / steadyMs) * 100)} % of one core`,
         `heap after GC per worker (MB): started ${started.map((s) => fmt(s.before.heapMb)).join(' / ')}; ${marks.map((mark) => `round ${mark}: ${perWorker((s) => s.heapMb, mark)}`).join('; ')}`,
