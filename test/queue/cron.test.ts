@@ -66,6 +66,10 @@ describe('patterns that croner 9 read, and clock changes with more than one time
     expect(nextCronRun('0 9 1/7 * *', 'UTC', new Date('2026-11-24T00:00:00Z'))?.toISOString()).toBe(
       '2026-11-29T09:00:00.000Z',
     );
+    // And `0/30` in the minutes as 0 and 30.
+    expect(nextCronRun('0/30 9 * * *', 'UTC', new Date('2026-11-24T09:00:00Z'))?.toISOString()).toBe(
+      '2026-11-24T09:30:00.000Z',
+    );
   });
 
   it('runs a time the clock skips just after the gap, also when the hour or minute lists more than one value', () => {
