@@ -23,6 +23,8 @@ export interface JobStart {
   at: string;
   /** Mintlify refused the job, and the person was told this. */
   refusal?: string;
+  /** The refusal came before Mintlify made anything (a 4xx, a request never sent): it may be asked again. */
+  madeNothing?: true;
   /**
    * Its request to Mintlify is claimed before it is sent (`claimAsk`), so a run again that finds no
    * claim knows Mintlify was never asked. A start written before claims were made has none.
@@ -164,8 +166,12 @@ export class JobStarts {
   }
 
   /** Mintlify refused the start: the same queue job run again answers the same. */
-  async refused(start: JobStart, refusal: string): Promise<void> {
-    await this.store.kv.set(startKey(start.id), { ...start, refusal }, KEEP_MS);
+  async refused(start: JobStart, refusal: string, madeNothing = false): Promise<void> {
+    await this.store.kv.set(
+      startKey(start.id),
+      { ...start, refusal, ...(madeNothing ? { madeNothing: true } : {}) },
+      KEEP_MS,
+    );
   }
 
   /**

@@ -1,5 +1,4 @@
 import { isPostedDigest } from '../digest/digestMark.js';
-import { didNothing } from '../mintlify/index.js';
 import { permalinkOf } from '../slack/links.js';
 import { slackToPlainText, type UserNames } from '../slack/plainText.js';
 import { readThread, type ThreadMessage } from '../slack/threadMessages.js';
@@ -212,7 +211,7 @@ export async function handleMessageToBot(
   );
   // Mintlify refused it and made no job ("please rephrase", a limit, a key): editing the message is
   // a way to try again, as for a message that started nothing.
-  if (outcome.kind === 'failed' && didNothing(outcome.error)) {
+  if (outcome.kind === 'failed' && outcome.madeNothing) {
     const { atomic } = ctx.store;
     await Promise.all([
       atomic.setIfAbsent(startedNothingKey(channel, ts), 'refused', DAY_MS),

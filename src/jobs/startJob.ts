@@ -1,3 +1,4 @@
+import { didNothing } from '../mintlify/index.js';
 import { truncate } from '../slack/escape.js';
 import { classifySlackError } from '../slack/slackErrors.js';
 import { type HeldLease, withRenewedLease } from '../store/lease.js';
@@ -66,7 +67,8 @@ export type StartJobOutcome =
       text: string;
       reason: 'not_in_channel' | 'later' | 'other';
     }
-  | { kind: 'failed'; text: string; error: unknown };
+  /** `madeNothing`: Mintlify refused it before making anything, so asking again starts no second job. */
+  | { kind: 'failed'; text: string; error: unknown; madeNothing?: true };
 
 /**
  * Creates the agent job, records it, then posts its card; the card's thread belongs to the job.
@@ -123,7 +125,14 @@ async function resumeStart(ctx: JobsContext, start: JobStart): Promise<StartJobO
   // A job it made comes first, even when a run of it was told the start was cut short: the run
   // whose claim that one found taken made the job after all.
   const made = await jobOfStart(ctx, start);
-  if (!made && start.refusal !== undefined) return { kind: 'failed', text: start.refusal, error: undefined };
+  if (!made && start.refusal !== undefined) {
+    return {
+      kind: 'failed',
+      text: start.refusal,
+      error: undefined,
+      ...(start.madeNothing ? { madeNothing: true } : {}),
+    };
+  }
   if (!made && start.claimsAsk) return undefined;
   if (!made) return cutShort(ctx, start); // written before claims were made: Mintlify may have been asked
   // The run that made it may have died before the job's first check was queued: queued now (a
@@ -206,8 +215,8 @@ async function createAndPost(
     ctx.slackToken?.refusedElsewhere() ?? false,
     ctx.starts.begin(start),
   ]);
-  const refused = async (text: string) => {
-    await ctx.starts.refused(start, text).catch((error: unknown) => {
+  const refused = async (text: string, madeNothing = false) => {
+    await ctx.starts.refused(start, text, madeNothing).catch((error: unknown) => {
       logger.warn(`could not note the refused start ${startId}: ${String(error)}`);
     });
     return text;
@@ -239,7 +248,9 @@ async function createAndPost(
       `could not start a job for ${input.requestedBy} in ${input.channel}: ${String(error)}${operatorHint(error)}`,
     );
     // Answered in the door; a run of the same queue job again answers the same.
-    return { kind: 'failed', text: await refused(startFailureText(error, before, ctx.now())), error };
+    const madeNothing = didNothing(error);
+    const text = await refused(startFailureText(error, before, ctx.now()), madeNothing);
+    return { kind: 'failed', text, error, ...(madeNothing ? { madeNothing: true } : {}) };
   }
   if (!job.id) {
     // The spec marks no field required; a job without an id cannot be followed or steered. It was

@@ -181,6 +181,31 @@ describe('a start whose claimant lost its lease, then made the job after all', (
   });
 });
 
+describe('a start Mintlify refused, run again (its process died before the door acted on the answer)', () => {
+  it.each([
+    ['a 400: nothing was made, so asking again starts no second job', 400, true],
+    ['a 503: Mintlify may have made the job', 503, undefined],
+  ] as const)(
+    'answers as the first run did, saying whether Mintlify made nothing: %s',
+    async (_, status, madeNothing) => {
+      h = await startBot();
+      const { jobs } = h.bot.context;
+      h.mintlify.injectFault('createJob', { status }, 10);
+      const first = await startJob(jobs, INPUT, START_ID);
+      expect(first).toMatchObject({ kind: 'failed' });
+      expect(first.kind === 'failed' && first.madeNothing).toBe(madeNothing ?? undefined);
+      const again = await startJob(jobs, INPUT, START_ID);
+      expect(again).toEqual({
+        kind: 'failed',
+        text: first.kind === 'failed' ? first.text : '',
+        error: undefined,
+        ...(madeNothing ? { madeNothing } : {}),
+      });
+      expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+    },
+  );
+});
+
 describe('a start run again after a run that asked Mintlify and died before its answer', () => {
   const begun = START_NOTE;
   const expectInterrupted = async () => {
