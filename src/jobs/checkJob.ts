@@ -120,12 +120,14 @@ export async function checkJob(
   if (!toldSlack) return { kind: 'retry' } as const;
 
   if (viewChanged(record, next)) {
-    // A follow-up may have reopened the job while we read it: then its record is newer than our answer.
-    const saved = await ctx.records.update(jobId, (current) =>
-      current.round === record.round && current.followUp?.sentAt === record.followUp?.sentAt
-        ? applyAgentJob(current, job, ctx.now())
-        : current,
-    );
+    // A follow-up may have reached the job while we read it and told Slack: then its record is newer
+    // than our answer (reopened, or still active as Mintlify took it up), and the job is read again.
+    let overtaken = false;
+    const saved = await ctx.records.update(jobId, (current) => {
+      overtaken = current.updatedAt !== record.updatedAt || current.round !== record.round;
+      return overtaken ? current : applyAgentJob(current, job, ctx.now());
+    });
+    if (overtaken) return { kind: 'following' } as const;
     // The requester's Home tab lists this job: let it show the change (the refresher throttles).
     if (saved) ctx.onJobChanged?.(saved);
   }

@@ -152,6 +152,17 @@ export function applyFollowUpAnswer(
 }
 
 function followUpAnswered(record: JobRecord, job: AgentJob, now: Date): JobRecord {
+  // Sent before the agent took up the one that reopened the job: Mintlify still answers the old end,
+  // and both steer the same round (its grace counts from the latest).
+  const { followUp } = record;
+  if (
+    followUp &&
+    record.status === 'active' &&
+    job.status === followUp.status &&
+    (job.prLink == null || job.prLink === followUp.prLink)
+  ) {
+    return { ...record, updatedAt: now.toISOString(), followUp: { ...followUp, sentAt: now.toISOString() } };
+  }
   const next = applyAgentJob(record, job, now);
   if (!FINISHED.has(next.status)) return next;
   // A new round in any case: an end the follower is announcing for the round before (it read it
