@@ -5,9 +5,13 @@
  */
 export function withoutBotMention(text: string, botUserId: string | undefined): string {
   if (!botUserId) return text.trim();
-  const mention = new RegExp(`<@${botUserId}(\\|[^>]*)?>`, 'g');
+  // Only the spaces around a mention go with it: the rest (a code sample's indentation) is kept.
+  const mention = new RegExp(`[ \\t]*<@${botUserId}(?:\\|[^>]*)?>[ \\t]*`, 'g');
   return text
-    .replace(mention, '')
-    .replace(/[ \t]{2,}/g, ' ')
+    .replace(mention, (found: string, at: number) => {
+      const lineStart = at === 0 || text[at - 1] === '\n';
+      const lineEnd = at + found.length === text.length || text[at + found.length] === '\n';
+      return lineStart || lineEnd ? '' : ' ';
+    })
     .trim();
 }
