@@ -14,7 +14,12 @@ const KEEP_MOVE_MS = 30 * 60_000;
  * job's thread, and the follower reports there. Returns the moved record, or undefined when Slack
  * would not take the DM either (the job is still followed, without a thread).
  */
-export async function followInDm(ctx: JobsContext, record: JobRecord): Promise<JobRecord | undefined> {
+export async function followInDm(
+  ctx: JobsContext,
+  record: JobRecord,
+  /** Told why the DM did not take the card, when it did not. */
+  onRefused?: (error: unknown) => void,
+): Promise<JobRecord | undefined> {
   const wanted = record.channel;
   let posted: Awaited<ReturnType<typeof postJobCard>>;
   try {
@@ -23,6 +28,7 @@ export async function followInDm(ctx: JobsContext, record: JobRecord): Promise<J
     if (posted.kind !== 'posted') throw posted.error;
   } catch (error) {
     ctx.logger.warn(`job ${record.jobId}: could not post its card in the DM either: ${String(error)}`);
+    onRefused?.(error);
     return undefined;
   }
   const place = { channel: posted.channel, threadTs: posted.ts, cardTs: posted.ts, pendingCard: undefined };

@@ -81,7 +81,12 @@ export interface JobRecord {
    * Set while the card is not known to be posted: the thread it goes in (null: a message of its
    * own) and when its post began. The follower posts it, or finds it posted, after a crash.
    */
-  pendingCard?: { threadTs: string | null; since: string };
+  pendingCard?: {
+    threadTs: string | null;
+    since: string;
+    /** The channel refused it: it goes to the requester's DM (Slack failed that post for a while). */
+    inDm?: true;
+  };
   /** Notifications whose post began but is not known to have landed (key -> when): looked for before posting again. */
   noticesInFlight?: Record<string, string>;
   /** The preview deployment of the pull request's branch (PREVIEWS). */

@@ -23,6 +23,8 @@ export async function recoverJobCard(ctx: JobsContext, record: JobRecord): Promi
       const current = await ctx.records.get(record.jobId);
       const pending = current?.pendingCard;
       if (!current || !pending || current.cardTs !== null) return 'done';
+      // The channel refused it before, and the DM's post failed for a while: the DM is asked again.
+      if (pending.inDm) return moveToDm(ctx, current, lost);
       const where = { channel: current.channel, threadTs: pending.threadTs };
 
       let found: { ts: string } | undefined;
@@ -76,14 +78,25 @@ async function cardRefused(
   lost: AbortSignal,
 ): Promise<CardRecovery> {
   ctx.logger.warn(`job ${record.jobId}: Slack refused its card in ${record.channel}: ${String(error)}`);
-  // Moving the job posts its card in the DM, once: only while the lease is ours. Once the pending
-  // card is cleared below, the move is ours to finish.
+  // Moving the job posts its card in the DM: only while the lease is ours. Once the pending card
+  // says so, the channel is not asked again.
   lost.throwIfAborted();
-  const unposted = await ctx.records.update(record.jobId, (current) => ({
-    ...current,
-    pendingCard: undefined,
-  }));
-  // The door's own answer (an ephemeral, the form) is long gone: the DM is where the person will see it.
-  if (unposted) await followInDm(ctx, unposted);
+  const moving = await ctx.records.update(record.jobId, (current) =>
+    current.pendingCard ? { ...current, pendingCard: { ...current.pendingCard, inDm: true } } : current,
+  );
+  return moving ? moveToDm(ctx, moving, lost) : 'done';
+}
+
+/**
+ * Posts the card in the requester's DM (the door's own answer, an ephemeral or the form, is long
+ * gone: the DM is where the person will see it). A DM Slack refuses for good leaves the job followed
+ * without a thread; one Slack failed for a while is asked again at the next check.
+ */
+async function moveToDm(ctx: JobsContext, record: JobRecord, lost: AbortSignal): Promise<CardRecovery> {
+  lost.throwIfAborted();
+  let refusal: unknown;
+  if (await followInDm(ctx, record, (error) => (refusal = error))) return 'done';
+  if (isPassingSlackFailure(refusal)) return 'retry';
+  await ctx.records.update(record.jobId, (current) => ({ ...current, pendingCard: undefined }));
   return 'done';
 }

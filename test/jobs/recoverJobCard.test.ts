@@ -99,3 +99,18 @@ describe('recovering a pending card', () => {
     expect((await current(record))?.cardTs).not.toBe(other.record.cardTs);
   });
 });
+
+describe('recovering a pending card the channel refuses, while Slack is briefly busy', () => {
+  it('still gets the card to the requester’s DM once Slack answers again', async () => {
+    const record = await jobWithPendingCard();
+    // The channel refuses the card for good; the DM post meets a passing failure.
+    h.slack.failNext('chat.postMessage', { error: 'not_in_channel' });
+    h.slack.failNext('chat.postMessage', { error: 'internal_error' });
+    await recoverJobCard(h.bot.context.jobs, record);
+    expect(landed()).toEqual([]);
+
+    // Slack answers again: the next recovery (the follower's next check) posts the card in the DM.
+    await recoverJobCard(h.bot.context.jobs, (await current(record)) ?? record);
+    expect(landed().map((call) => call.args.channel)).toEqual([INPUT.requestedBy]);
+  });
+});
