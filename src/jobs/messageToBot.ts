@@ -143,7 +143,12 @@ export async function handleMessageToBot(
   // A greeting or a thanks with files is the files alone: in the DM nothing starts, and in a job's
   // thread nothing is sent, each told why (a top-level mention with only a file gets the help).
   if ((instruction === '' || talk) && files !== '') {
-    if (input.door === 'dm') return { kind: 'refused', text: DM_FILES_ONLY_TEXT };
+    if (input.door === 'dm') {
+      // Told to say in words what to change: its edit with the words starts the job (see above).
+      if (input.editedTs === undefined)
+        await ctx.store.atomic.setIfAbsent(startedNothingKey(channel, ts), 'files', DAY_MS);
+      return { kind: 'refused', text: DM_FILES_ONLY_TEXT };
+    }
     if (jobThread) return { kind: 'refused', text: FILES_ONLY_TEXT };
   }
   // A lone "stop" or "cancel" outside a job's thread has no job to stop: it would start one.

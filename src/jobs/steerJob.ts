@@ -99,7 +99,9 @@ export async function steerJob(
   if (!refusal) await ctx.records.touch(record.jobId);
 
   const plain = (await slackToPlainText(input.text, userNames)).trim();
-  if (plain.startsWith(BETWEEN_PEOPLE)) return { kind: 'ignored', why: 'between_people' };
+  if (plain.startsWith(BETWEEN_PEOPLE) || onlyMentions(input.text)) {
+    return { kind: 'ignored', why: 'between_people' };
+  }
   const files = filesNote(input.files);
   // With files, a thanks is the files alone (which the agent cannot open).
   const said = talk ? '' : plain;
@@ -215,4 +217,13 @@ async function forgottenJobThread(ctx: JobsContext, input: SteerJobInput): Promi
   return firstSighting(ctx.store.atomic, `message:${input.channel}:${input.messageTs}`, {
     by: input.handledBy,
   });
+}
+
+/** Mentions of people: a person, a user group, `@here`, `@channel`, `@everyone`. */
+const PEOPLE_MENTION = /<(?:@|!subteam\^|!here|!channel|!everyone)[^>]*>/g;
+
+/** `@cat`, `@here` or a group, and nothing else: a call to people, not words for the agent. */
+function onlyMentions(text: string): boolean {
+  const rest = text.replace(PEOPLE_MENTION, '');
+  return rest !== text && rest.replace(/[\s.,;:!?…]+/g, '') === '';
 }

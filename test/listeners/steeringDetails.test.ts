@@ -1,0 +1,106 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { type BotHarness, startBot } from '../support/botHarness.js';
+
+let h: BotHarness;
+afterEach(async () => h?.close());
+
+const followUps = (h: BotHarness) => h.mintlify.requestsFor('sendMessage').map((r) => r.body);
+
+async function jobThread(h: BotHarness): Promise<string> {
+  await h.command('Document the export flag', { channel_id: 'C0DOCS', user_id: 'U0ADA' });
+  const card = await h.slack.waitForCall('chat.postMessage');
+  const thread = String(card.response.ts);
+  await expect.poll(() => h.bot.context.jobs.records.byThread('C0DOCS', thread)).toBeDefined();
+  return thread;
+}
+
+describe('steering a job, and the doors, in the details', () => {
+  it('a reply that only pings a colleague is not an instruction for the agent', async () => {
+    h = await startBot();
+    h.slack.seedUser({ id: 'U0CAT', name: 'cat' });
+    const thread = await jobThread(h);
+    const ping = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: '<@U0CAT>', thread_ts: thread });
+    await h.event({
+      type: 'message',
+      channel: 'C0DOCS',
+      channel_type: 'channel',
+      user: 'U0ADA',
+      text: ping.text,
+      ts: ping.ts,
+      thread_ts: thread,
+    });
+    // A later reply that does go through: once it has arrived, the one before was handled.
+    const real = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'Add an example', thread_ts: thread });
+    await h.event({
+      type: 'message',
+      channel: 'C0DOCS',
+      channel_type: 'channel',
+      user: 'U0ADA',
+      text: real.text,
+      ts: real.ts,
+      thread_ts: thread,
+    });
+    await expect.poll(() => followUps(h).length).toBeGreaterThan(0);
+    await h.bot.drained();
+    // Sent, "@cat" would spend an agent use and set a finished job working again.
+    expect(followUps(h)).toEqual([{ prompt: 'Add an example' }]);
+  });
+
+  it('a reply with an indented code sample reaches the job with its indentation', async () => {
+    h = await startBot();
+    const thread = await jobThread(h);
+    const text =
+      'Use this example in the config page:\n```\nretry:\n  attempts: 3\n  backoff:\n    max: 30s\n```';
+    const said = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text, thread_ts: thread });
+    await h.event({
+      type: 'message',
+      channel: 'C0DOCS',
+      channel_type: 'channel',
+      user: 'U0ADA',
+      text,
+      ts: said.ts,
+      thread_ts: thread,
+    });
+    await expect.poll(() => followUps(h).length).toBe(1);
+    // YAML whose indentation is lost means something else (or nothing).
+    expect(followUps(h)[0]).toEqual({ prompt: text });
+  });
+
+  it('a DM of a file alone, told to say it in words, edited to add the words, starts the job', async () => {
+    h = await startBot();
+    const DM = 'D0ADA';
+    const seeded = h.slack.seedMessage(DM, { user: 'U0ADA', text: '' });
+    const files = [{ id: 'F0SHOT', name: 'error.png' }];
+    await h.event({
+      type: 'message',
+      subtype: 'file_share',
+      channel: DM,
+      channel_type: 'im',
+      user: 'U0ADA',
+      text: '',
+      ts: seeded.ts,
+      files,
+    });
+    const told = await h.slack.waitForCall('chat.postMessage');
+    expect(String(told.args.text)).toContain('Tell me in words what to change');
+    await h.bot.drained();
+    // As the bot asked: the person edits the message to say it in words.
+    await h.event({
+      type: 'message',
+      subtype: 'message_changed',
+      channel: DM,
+      channel_type: 'im',
+      ts: '1800000300.000001',
+      message: {
+        user: 'U0ADA',
+        ts: seeded.ts,
+        text: 'Document the error in this screenshot',
+        files,
+        edited: { user: 'U0ADA', ts: '1800000300.000000' },
+      },
+    });
+    await h.bot.drained();
+    // As an edit of a message that got the help, or that Mintlify refused, starts its job.
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+  });
+});
