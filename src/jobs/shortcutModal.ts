@@ -2,6 +2,7 @@ import type { types, ViewOutput } from '@slack/bolt';
 import { z } from 'zod';
 import { cutAt, escapeSlackText, quote, truncate } from '../slack/escape.js';
 import { slackToPlainText } from '../slack/plainText.js';
+import { messageText } from '../slack/messageText.js';
 import { evidenceText, listOf, type StruggleValue, struggleValueSchema } from '../digest/strugglesMessage.js';
 import { filesNote } from './threadContext.js';
 
@@ -42,7 +43,15 @@ export type ChosenMessage = z.infer<typeof chosenMessageSchema>;
 /** What the shortcut payload says about the message (`message` of a message_action). */
 export function chosenMessage(
   channel: string,
-  message: { ts: string; user?: string; text?: string; thread_ts?: string; files?: unknown },
+  message: {
+    ts: string;
+    user?: string;
+    text?: string;
+    blocks?: unknown;
+    attachments?: unknown;
+    thread_ts?: string;
+    files?: unknown;
+  },
 ): ChosenMessage {
   const files = Array.isArray(message.files)
     ? (message.files as Array<{ name?: string; title?: string }>)
@@ -52,7 +61,8 @@ export function chosenMessage(
     ts: message.ts,
     ...(message.thread_ts ? { threadTs: message.thread_ts } : {}),
     ...(message.user ? { author: message.user } : {}),
-    text: message.text ?? '',
+    // An app's words may be in its blocks or attachments alone.
+    text: messageText(message),
     // Named to the agent, never fetched: a few names, not too long, keep the form's metadata small.
     files: files
       .map((file) => truncate(file.name || file.title || '', FILE_NAME_MAX))

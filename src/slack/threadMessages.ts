@@ -1,4 +1,5 @@
 import type { webApi } from '@slack/bolt';
+import { messageText } from './messageText.js';
 
 /** A message of a thread, as `conversations.replies` gives it (the fields the bot reads). */
 export interface ThreadMessage {
@@ -20,13 +21,20 @@ const PAGE_SIZE = 200;
 const TEXT_KEPT = 4_000;
 const FILES_KEPT = 20;
 
-/** The fields the bot reads of a message, its text cut to `textKept`: what a read keeps of each. */
-function slim(message: ThreadMessage, textKept = TEXT_KEPT): ThreadMessage {
+/** As Slack answers a message: with the blocks and attachments an app's words may be in. */
+type SlackMessage = ThreadMessage & { blocks?: unknown; attachments?: unknown };
+
+/**
+ * The fields the bot reads of a message, its text (an app's from its blocks or attachments) cut to
+ * `textKept`: what a read keeps of each.
+ */
+function slim(message: SlackMessage, textKept = TEXT_KEPT): ThreadMessage {
   const kept: ThreadMessage = { ts: message.ts };
   if (message.user !== undefined) kept.user = message.user;
   if (message.bot_id !== undefined) kept.bot_id = message.bot_id;
   if (message.subtype !== undefined) kept.subtype = message.subtype;
-  if (message.text !== undefined) kept.text = message.text.slice(0, textKept);
+  const text = messageText(message);
+  if (message.text !== undefined || text !== '') kept.text = text.slice(0, textKept);
   if (message.username !== undefined) kept.username = message.username;
   if (message.bot_profile?.name !== undefined) kept.bot_profile = { name: message.bot_profile.name };
   if (message.files !== undefined) {
@@ -79,7 +87,7 @@ export async function readThreadMessage(
     inclusive: true,
     limit: 2,
   });
-  const found = ((answer.messages ?? []) as ThreadMessage[]).find((message) => message.ts === ts);
+  const found = ((answer.messages ?? []) as SlackMessage[]).find((message) => message.ts === ts);
   // One message, whole: the shortcut quotes the message it was chosen on in full.
   return found && slim(found, Number.POSITIVE_INFINITY);
 }
@@ -101,7 +109,7 @@ export async function readThread(
   let pages = 0;
   const replies = slack.paginate('conversations.replies', { channel, ts: threadTs, limit: PAGE_SIZE });
   for await (const page of replies as AsyncIterable<webApi.ConversationsRepliesResponse>) {
-    messages.push(...((page.messages ?? []) as ThreadMessage[]).map((message) => slim(message)));
+    messages.push(...((page.messages ?? []) as SlackMessage[]).map((message) => slim(message)));
     if (messages.length > KEEP + 1) {
       messages.splice(1, messages.length - KEEP - 1); // the parent stays first
       dropped = true;

@@ -405,4 +405,27 @@ describe('the “Send to docs agent” message shortcut', () => {
     });
     expect(h.slack.callsTo('views.open')).toHaveLength(0);
   });
+
+  it('“Send to docs agent” on another app’s message whose words are in its blocks gives the job those words', async () => {
+    h = await startBot();
+    const alert = h.slack.seedMessage('C0DOCS', {
+      user: 'U0APP',
+      bot_id: 'B0APP',
+      text: '',
+      blocks: [
+        {
+          type: 'section',
+          text: { type: 'mrkdwn', text: 'Link check failed: /quickstart links to /install, which is gone' },
+        },
+      ],
+    });
+    await chooseShortcut(h, { ts: alert.ts, user: 'U0APP', text: '', blocks: alert.blocks as unknown[] });
+    const opened = await h.slack.waitForCall('views.open');
+    // The form quotes those words, not "(no text)".
+    expect(JSON.stringify(opened.args.view)).toContain('Link check failed');
+    await submit(h, opened, 'Fix what this alert says');
+    await expect.poll(() => h.mintlify.requestsFor('createJob').length).toBe(1);
+    const prompt = (h.mintlify.requestsFor('createJob')[0]?.body as { prompt: string }).prompt;
+    expect(prompt).toContain('Link check failed');
+  });
 });

@@ -7,7 +7,15 @@ const team = { id: 'T0TEAM', domain: 'acme' };
 /** "Send to docs agent" chosen on a message, as Slack sends it. */
 export function chooseShortcut(
   h: BotHarness,
-  message: { ts: string; user: string; text: string; thread_ts?: string; files?: Array<{ name: string }> },
+  message: {
+    ts: string;
+    user: string;
+    text: string;
+    thread_ts?: string;
+    files?: Array<{ name: string }>;
+    blocks?: unknown[];
+    attachments?: unknown[];
+  },
 ) {
   return sendInteraction(h.url, SECRETS.signingSecret, {
     type: 'message_action',

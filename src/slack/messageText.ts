@@ -1,0 +1,83 @@
+/**
+ * A message's words. Apps (alerts, CI, other bots) often post with an empty `text` and the words in
+ * blocks or legacy attachments: those are read then, in the order Slack shows them. The result is
+ * Slack markup, as `text` is (slackToPlainText reads it).
+ */
+export function messageText(message: { text?: string; blocks?: unknown; attachments?: unknown }): string {
+  if (message.text?.trim()) return message.text;
+  const lines = [...blockLines(message.blocks), ...attachmentLines(message.attachments)];
+  return lines.join('\n');
+}
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null;
+const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+const textOf = (value: unknown): string[] =>
+  isObject(value) && typeof value.text === 'string' && value.text.trim() ? [value.text] : [];
+
+function blockLines(blocks: unknown): string[] {
+  return list(blocks).flatMap((block): string[] => {
+    if (!isObject(block)) return [];
+    switch (block.type) {
+      case 'header':
+      case 'section':
+        return [...textOf(block.text), ...list(block.fields).flatMap(textOf)];
+      case 'context':
+        return [list(block.elements).flatMap(textOf).join('  ')].filter(Boolean);
+      case 'markdown':
+        return typeof block.text === 'string' && block.text.trim() ? [block.text] : [];
+      case 'rich_text':
+        return list(block.elements).map(richTextLine).filter(Boolean);
+      default:
+        return [];
+    }
+  });
+}
+
+/** A rich text section, list, quote or preformatted block, as Slack markup. */
+function richTextLine(element: unknown): string {
+  if (!isObject(element)) return '';
+  if (element.type === 'rich_text_list')
+    return list(element.elements)
+      .map((item) => `• ${richTextLine(item)}`)
+      .join('\n');
+  return list(element.elements)
+    .map((part): string => {
+      if (!isObject(part)) return '';
+      switch (part.type) {
+        case 'text':
+          return typeof part.text === 'string' ? part.text : '';
+        case 'link':
+          return typeof part.url === 'string'
+            ? typeof part.text === 'string'
+              ? `<${part.url}|${part.text}>`
+              : `<${part.url}>`
+            : '';
+        case 'user':
+          return typeof part.user_id === 'string' ? `<@${part.user_id}>` : '';
+        case 'channel':
+          return typeof part.channel_id === 'string' ? `<#${part.channel_id}>` : '';
+        case 'emoji':
+          return typeof part.name === 'string' ? `:${part.name}:` : '';
+        default:
+          return '';
+      }
+    })
+    .join('');
+}
+
+function attachmentLines(attachments: unknown): string[] {
+  return list(attachments).flatMap((attachment): string[] => {
+    if (!isObject(attachment)) return [];
+    const parts = ['pretext', 'title', 'text']
+      .map((key) => attachment[key])
+      .filter((value): value is string => typeof value === 'string' && value.trim() !== '');
+    const fields = list(attachment.fields).flatMap((field) =>
+      isObject(field) && typeof field.value === 'string'
+        ? [`${typeof field.title === 'string' ? `${field.title}: ` : ''}${field.value}`]
+        : [],
+    );
+    const own = [...parts, ...fields, ...blockLines(attachment.blocks)];
+    return own.length > 0 ? own : typeof attachment.fallback === 'string' ? [attachment.fallback] : [];
+  });
+}
