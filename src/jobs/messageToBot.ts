@@ -91,6 +91,15 @@ export async function handleMessageToBot(
     !(await ctx.starts.get(startId));
   if (jobThread && input.threadTs) {
     if (input.door === 'dm') return { kind: 'job_thread' };
+    if (input.editedTs !== undefined) {
+      // An edit is only an edit (a typo fixed in a reply the job has, however long ago), unless the
+      // mention got the help alone: then its first edit with words is the reply it meant to be.
+      const helped = (await ctx.store.atomic.holder(startedNothingKey(channel, ts))) !== undefined;
+      const words = instruction !== '' && !(talk === 'greeting' && !input.files?.length);
+      if (!helped || !words || !(await ctx.store.atomic.claim(editStartKey(channel, ts), startId, DAY_MS))) {
+        return { kind: 'duplicate' };
+      }
+    }
     // An empty mention, a greeting, "help" or a question about the bot asks for the thread's help.
     // The rest is the job's (a thanks, `status`: `steerJob` knows what to do with them).
     if (instruction !== '' && !(talk === 'greeting' && !input.files?.length)) {
@@ -102,6 +111,7 @@ export async function handleMessageToBot(
         text: input.text,
         ...(input.files ? { files: input.files } : {}),
         handledBy: startId,
+        ...(input.editedTs !== undefined ? { edited: true } : {}),
       };
       return { kind: 'steered', outcome: await steerJob(ctx, userNames, steerInput) };
     }
@@ -143,23 +153,20 @@ export async function handleMessageToBot(
   // A greeting or a thanks with files is the files alone: in the DM nothing starts, and in a job's
   // thread nothing is sent, each told why (a top-level mention with only a file gets the help).
   if ((instruction === '' || talk) && files !== '') {
-    if (input.door === 'dm') {
-      // Told to say in words what to change: its edit with the words starts the job (see above).
-      if (input.editedTs === undefined)
-        await ctx.store.atomic.setIfAbsent(startedNothingKey(channel, ts), 'files', DAY_MS);
-      return { kind: 'refused', text: DM_FILES_ONLY_TEXT };
-    }
+    // Told to say in words what to change: its edit with the words starts the job, or is sent to it (see above).
+    if (input.editedTs === undefined && (input.door === 'dm' || jobThread))
+      await ctx.store.atomic.setIfAbsent(startedNothingKey(channel, ts), 'files', DAY_MS);
+    if (input.door === 'dm') return { kind: 'refused', text: DM_FILES_ONLY_TEXT };
     if (jobThread) return { kind: 'refused', text: FILES_ONLY_TEXT };
   }
   // A lone "stop" or "cancel" outside a job's thread has no job to stop: it would start one.
   const noJobToStop = !jobThread && isStopWord(instruction);
   if (noJobToStop) return { kind: 'help', stop: true };
   if (instruction === '' || talk === 'greeting') {
-    if (jobThread) return { kind: 'help', inJobThread: true };
-    // Its edit, if one comes with the instruction, starts the job (see above).
+    // Its edit, if one comes with the instruction, starts the job or is sent to it (see above).
     if (input.editedTs === undefined)
       await ctx.store.atomic.setIfAbsent(startedNothingKey(channel, ts), 'help', DAY_MS);
-    return { kind: 'help' };
+    return jobThread ? { kind: 'help', inJobThread: true } : { kind: 'help' };
   }
   if (talk === 'thanks') return { kind: 'small_talk' };
   const word = files === '' ? commandWordOf(instruction) : undefined;

@@ -39,6 +39,8 @@ export interface SteerJobInput {
   parentIsBot?: boolean;
   /** The reply mentions the bot: then it also arrives as a mention, which may start a job. */
   mentionsBot?: boolean;
+  /** A mention that got the help alone, edited to say what to change: sent once, as a reply of its own. */
+  edited?: boolean;
 }
 
 export type SteerJobOutcome =
@@ -112,7 +114,7 @@ export async function steerJob(
   const greeted = talk === 'greeting' && files === '';
   if (greeted && mentionAnswers) return { kind: 'ignored', why: 'small_talk' };
   if (said === '' && !greeted && (files === '' || mentionAnswers)) return { kind: 'ignored', why: 'empty' };
-  const key = `message:${input.channel}:${input.messageTs}`;
+  const key = `message:${input.channel}:${input.messageTs}${input.edited ? ':edit' : ''}`;
   if (!(await firstSighting(ctx.store.atomic, key, { by: input.handledBy }))) {
     return { kind: 'ignored', why: 'already_sent' };
   }

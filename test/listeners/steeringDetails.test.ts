@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type BotHarness, startBot } from '../support/botHarness.js';
 
+const BOT = 'U0BOT'; // the Slack fake's bot user
+
 let h: BotHarness;
 afterEach(async () => h?.close());
 
@@ -102,5 +104,77 @@ describe('steering a job, and the doors, in the details', () => {
     await h.bot.drained();
     // As an edit of a message that got the help, or that Mintlify refused, starts its job.
     expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+  });
+
+  it('a bare mention in a job’s thread, answered with the help, edited to add what to change, is sent to the job once', async () => {
+    h = await startBot();
+    h.slack.seedUser({ id: 'U0ADA', name: 'ada' });
+    const thread = await jobThread(h);
+    const said = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: `<@${BOT}>`, thread_ts: thread });
+    const mention = (text: string, extra: Record<string, unknown> = {}) => ({
+      type: 'app_mention',
+      channel: 'C0DOCS',
+      user: 'U0ADA',
+      ts: said.ts,
+      thread_ts: thread,
+      text,
+      ...extra,
+    });
+    await h.event(mention(`<@${BOT}>`));
+    // The help, to its author.
+    await h.slack.waitForCall('chat.postEphemeral');
+    await h.bot.drained();
+    // As outside a job's thread such an edit starts the job, here it is the reply it meant to be.
+    await h.event(
+      mention(`<@${BOT}> Also document the --since flag`, {
+        edited: { user: 'U0ADA', ts: '1800000100.000000' },
+      }),
+    );
+    await expect.poll(() => followUps(h)).toEqual([{ prompt: 'Also document the --since flag' }]);
+    // Another edit is only an edit.
+    await h.event(
+      mention(`<@${BOT}> Also document the --since flag.`, {
+        edited: { user: 'U0ADA', ts: '1800000200.000000' },
+      }),
+    );
+    await h.bot.drained();
+    expect(followUps(h)).toHaveLength(1);
+  });
+
+  it('a mention sent to a job as a follow-up is not sent again when its typo is fixed a day later', async () => {
+    h = await startBot();
+    h.slack.seedUser({ id: 'U0ADA', name: 'ada' });
+    const thread = await jobThread(h);
+    const said = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      text: `<@${BOT}> Also document the --sinse flag`,
+      thread_ts: thread,
+    });
+    const mention = (text: string, extra: Record<string, unknown> = {}) => ({
+      type: 'app_mention',
+      channel: 'C0DOCS',
+      user: 'U0ADA',
+      ts: said.ts,
+      thread_ts: thread,
+      text,
+      ...extra,
+    });
+    await h.event(mention(said.text));
+    await expect.poll(() => followUps(h).length).toBe(1);
+    await h.bot.drained();
+    // A day passes: the message's dedupe (24 h) lapses, as Redis's TTL would let it.
+    const { atomic } = h.bot.context.jobs.store;
+    const key = `seen:message:C0DOCS:${said.ts}`;
+    const holder = await atomic.holder(key);
+    expect(holder).toBeDefined();
+    await atomic.deleteIfValue(key, holder!);
+    // The author fixes a typo: Slack sends the mention again, marked edited.
+    await h.event(
+      mention(`<@${BOT}> Also document the --since flag`, {
+        edited: { user: 'U0ADA', ts: '1800090000.000000' },
+      }),
+    );
+    await h.bot.drained();
+    expect(followUps(h)).toHaveLength(1);
   });
 });
