@@ -8,6 +8,19 @@ afterEach(async () => h?.close());
 
 const followUps = (h: BotHarness) => h.mintlify.requestsFor('sendMessage').map((r) => r.body);
 
+/** The app_mention event of the message `ts` in `thread`, as typed (or edited: `extra`). */
+const mentionOf =
+  (ts: string, thread: string) =>
+  (text: string, extra: Record<string, unknown> = {}) => ({
+    type: 'app_mention',
+    channel: 'C0DOCS',
+    user: 'U0ADA',
+    ts,
+    thread_ts: thread,
+    text,
+    ...extra,
+  });
+
 async function jobThread(h: BotHarness): Promise<string> {
   await h.command('Document the export flag', { channel_id: 'C0DOCS', user_id: 'U0ADA' });
   const card = await h.slack.waitForCall('chat.postMessage');
@@ -111,15 +124,7 @@ describe('steering a job, and the doors, in the details', () => {
     h.slack.seedUser({ id: 'U0ADA', name: 'ada' });
     const thread = await jobThread(h);
     const said = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: `<@${BOT}>`, thread_ts: thread });
-    const mention = (text: string, extra: Record<string, unknown> = {}) => ({
-      type: 'app_mention',
-      channel: 'C0DOCS',
-      user: 'U0ADA',
-      ts: said.ts,
-      thread_ts: thread,
-      text,
-      ...extra,
-    });
+    const mention = mentionOf(said.ts, thread);
     await h.event(mention(`<@${BOT}>`));
     // The help, to its author.
     await h.slack.waitForCall('chat.postEphemeral');
@@ -150,15 +155,7 @@ describe('steering a job, and the doors, in the details', () => {
       text: `<@${BOT}> Also document the --sinse flag`,
       thread_ts: thread,
     });
-    const mention = (text: string, extra: Record<string, unknown> = {}) => ({
-      type: 'app_mention',
-      channel: 'C0DOCS',
-      user: 'U0ADA',
-      ts: said.ts,
-      thread_ts: thread,
-      text,
-      ...extra,
-    });
+    const mention = mentionOf(said.ts, thread);
     await h.event(mention(said.text));
     await expect.poll(() => followUps(h).length).toBe(1);
     await h.bot.drained();
