@@ -29,6 +29,7 @@ import {
   previewProcessor,
   previewStatusProcessor,
   requestPreview,
+  resumePreviews,
 } from './previews/previews.js';
 import type { WorkQueue } from './queue/queue.js';
 import { processRequest, type RequestsContext } from './requests/processRequest.js';
@@ -153,7 +154,7 @@ export function startWorker(parts: WorkerParts): Worker {
     onJobActive: (jobId) => followActiveJob(jobs, queues.follow, jobId),
     onJobChanged: (record) => home.refresh(record.requestedBy),
     ...(config.previews
-      ? { onJobFinished: (record: JobRecord) => requestPreview(queues.previews, record) }
+      ? { onJobFinished: (record: JobRecord) => requestPreview(jobs, queues.previews, record) }
       : {}),
   };
   // The same, on the Slack client of background work.
@@ -211,6 +212,12 @@ export function startWorker(parts: WorkerParts): Worker {
     running ??= (async () => {
       const resumed = await followUnfinishedJobs(following, queues.follow);
       if (resumed > 0) logger.info(`following ${resumed} unfinished job(s) the queue did not hold`);
+      if (config.previews) {
+        const previewsResumed = await resumePreviews(previews, queues.previews);
+        if (previewsResumed > 0) {
+          logger.info(`following ${previewsResumed} preview deployment(s) the queues did not hold`);
+        }
+      }
       await scheduleDigest(digest(new AbortController().signal), queues.digest, {
         quiet,
         ...(tuning.digestTries ? { tries: tuning.digestTries } : {}),

@@ -52,6 +52,14 @@ export interface PreviewsContext extends JobsContext {
   statusEveryMs?: number;
 }
 
+/**
+ * Jobs whose preview is asked for and not yet shown: the worker's periodic check of the queues finds
+ * one whose queue job was lost (failed for good with Redis away, or stalled too often) and queues it
+ * again. Kept two days from the last preview asked.
+ */
+const PENDING = 'previews:pending';
+const PENDING_KEPT_MS = 2 * 24 * 3_600_000;
+
 /** The queue job that asks for one round's preview: one per job and round in the whole deployment. */
 const previewJobId = (jobId: string, round: number) => `preview-${jobId}-${round}`;
 const refusedKey = (projectId: string) => `previews-refused:${projectId}`;
@@ -67,13 +75,49 @@ function previewDue(record: JobRecord): boolean {
 }
 
 /** Queues the preview of a finished job's pull request when one is due (a no-op otherwise). */
-export async function requestPreview(queue: WorkQueue<PreviewRequest>, record: JobRecord): Promise<void> {
+export async function requestPreview(
+  ctx: Pick<JobsContext, 'store' | 'now'>,
+  queue: WorkQueue<PreviewRequest>,
+  record: JobRecord,
+): Promise<void> {
   if (!previewDue(record)) return;
-  await queue.add(
+  await ctx.store.atomic.indexAdd(PENDING, record.jobId, ctx.now().getTime(), undefined, PENDING_KEPT_MS);
+  await askFor(queue, record);
+}
+
+function askFor(queue: WorkQueue<PreviewRequest>, record: JobRecord): Promise<boolean> {
+  return queue.add(
     'deploy',
     { jobId: record.jobId, round: record.round },
     { jobId: previewJobId(record.jobId, record.round), ...RETRIES },
   );
+}
+
+/**
+ * Queues again the previews whose queue job was lost: a request never answered, a deployment still
+ * followed or not yet shown (their queue jobs' ids keep one of each). Those over (shown, cleared, or
+ * refused before a deployment was made) are forgotten. Returns how many were queued again.
+ */
+export async function resumePreviews(
+  ctx: PreviewsContext,
+  queue: WorkQueue<PreviewRequest>,
+): Promise<number> {
+  let resumed = 0;
+  for (const jobId of await ctx.store.atomic.indexAll(PENDING)) {
+    const record = await ctx.records.get(jobId);
+    const preview = record && currentPreview(record);
+    if (record && previewDue(record)) {
+      if (await askFor(queue, record)) resumed += 1;
+    } else if (!record || !preview || preview.shown || (!preview.statusId && preview.state !== 'asked')) {
+      await ctx.store.atomic.indexRemove(PENDING, jobId);
+    } else if (!preview.statusId) {
+      // Noted as asked, with no answer kept: asked again (Mintlify redeploys the branch: harmless).
+      if (await askFor(queue, record)) resumed += 1;
+    } else if (await followDeployment(ctx, record, preview.statusId, Date.parse(preview.askedAt))) {
+      resumed += 1;
+    }
+  }
+  return resumed;
 }
 
 /** The `previews` queue's processor: asks Mintlify to deploy the branch, once. */
@@ -90,7 +134,10 @@ export function previewProcessor(ctx: PreviewsContext): Processor<PreviewRequest
       await followDeployment(ctx, record, asked.statusId, Date.parse(asked.askedAt));
       return undefined;
     }
-    if ((await ctx.store.kv.get(refusedKey(record.projectId))) !== undefined) return undefined;
+    if ((await ctx.store.kv.get(refusedKey(record.projectId))) !== undefined) {
+      await ctx.store.atomic.indexRemove(PENDING, jobId);
+      return undefined;
+    }
 
     // Noted before the POST; a crash right after it asks once more (Mintlify redeploys: harmless).
     const askedAt = ctx.now().toISOString();
@@ -106,6 +153,8 @@ export function previewProcessor(ctx: PreviewsContext): Processor<PreviewRequest
       if (error instanceof ForbiddenError) {
         await learnRefused(ctx, record.projectId, error);
         await clearPreview(ctx, jobId, round);
+        // Not asked again when the hour is over either: the plan decides, not the job.
+        await ctx.store.atomic.indexRemove(PENDING, jobId);
         return undefined;
       }
       if (!isMintlifyError(error)) throw error;
@@ -132,8 +181,13 @@ export function previewProcessor(ctx: PreviewsContext): Processor<PreviewRequest
   };
 }
 
-async function followDeployment(ctx: PreviewsContext, record: JobRecord, statusId: string, since: number) {
-  await ctx.statusQueue.add(
+function followDeployment(
+  ctx: PreviewsContext,
+  record: JobRecord,
+  statusId: string,
+  since: number,
+): Promise<boolean> {
+  return ctx.statusQueue.add(
     'status',
     { jobId: record.jobId, round: record.round, statusId, since },
     { jobId: `preview-status-${statusId}`, delayMs: ctx.statusEveryMs ?? STATUS_EVERY_MS, ...RETRIES },

@@ -1,3 +1,5 @@
+import { createClient } from '@keyv/redis';
+import { createNodeRedisClient, Queue } from 'bullmq';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SlackCall } from '../fakes/slackFake.js';
 import {
@@ -11,7 +13,8 @@ import {
 } from '../jobs/followSupport.js';
 import { type BotHarness, type HarnessOptions, SECRETS, startBot } from '../support/botHarness.js';
 import { sendInteraction } from '../support/slackRequests.js';
-import { uniqueNamespace } from '../support/redis.js';
+import { TEST_REDIS_URL, uniqueNamespace } from '../support/redis.js';
+import { PREVIEW_STATUS_QUEUE } from '../../src/queue/queueNames.js';
 
 const PR = 'https://github.com/acme/docs/pull/50';
 
@@ -64,6 +67,20 @@ async function finish(h: BotHarness, job: StartedJob): Promise<void> {
 async function settled(h: BotHarness): Promise<void> {
   await h.bot.drained();
   await expect.poll(() => h.bot.following()).toBe(0);
+}
+
+/** A bot on Redis that finished a job and asked for its preview, then stopped before showing it. */
+async function askedThenStopped(label: string, instruction: string) {
+  const namespace = uniqueNamespace(label);
+  const first = await bot({ namespace });
+  const job = await startFollowedJob(first, instruction);
+  await finish(first, job);
+  const deployment = await deploymentOf(first);
+  await expect
+    .poll(async () => (await record(first, job.jobId))?.preview?.statusId)
+    .toBe(deployment.statusId);
+  await first.stopBot();
+  return { namespace, first, job, deployment };
 }
 
 const deploymentOf = async (h: BotHarness, count = 1) => {
@@ -367,15 +384,10 @@ describe('preview deployments of a job’s pull request', () => {
   });
 
   it('after a crash between asking and showing, follows the same deployment and edits the card once', async () => {
-    const namespace = uniqueNamespace('preview-crash');
-    const first = await bot({ namespace });
-    const job = await startFollowedJob(first, 'Document the crash');
-    await finish(first, job);
-    const deployment = await deploymentOf(first);
-    await expect
-      .poll(async () => (await record(first, job.jobId))?.preview?.statusId)
-      .toBe(deployment.statusId);
-    await first.stopBot();
+    const { namespace, first, job, deployment } = await askedThenStopped(
+      'preview-crash',
+      'Document the crash',
+    );
 
     first.mintlify.setDeployment(deployment.statusId, { status: 'success' });
     const second = await bot({ namespace, slack: first.slack, mintlify: first.mintlify });
@@ -391,6 +403,37 @@ describe('preview deployments of a job’s pull request', () => {
     expect(first.mintlify.requestsFor('deployPreview')).toHaveLength(1);
     expect(cardEditsWith(second, job, deployment.previewUrl)).toHaveLength(1);
     expect(previewNotes()).toHaveLength(1);
+  });
+
+  it('follows a deployment whose queue job was lost again, at the worker’s next check of the queues', async () => {
+    const { namespace, first, job, deployment } = await askedThenStopped(
+      'preview-lost',
+      'Document the lost check',
+    );
+    // Its check of the deployment is gone from the queue (it failed for good while Redis was away).
+    const redis = createClient({ url: TEST_REDIS_URL });
+    await redis.connect();
+    const statusQueue = new Queue(PREVIEW_STATUS_QUEUE, {
+      connection: createNodeRedisClient(redis),
+      prefix: namespace,
+    });
+    try {
+      expect(await statusQueue.remove(`preview-status-${deployment.statusId}`)).toBe(1);
+    } finally {
+      await statusQueue.close();
+      await redis.quit();
+    }
+
+    first.mintlify.setDeployment(deployment.statusId, { status: 'success' });
+    const second = await bot({ namespace, slack: first.slack, mintlify: first.mintlify });
+    await expect
+      .poll(() => cardEditsWith(second, job, deployment.previewUrl).length, { timeout: 10_000 })
+      .toBe(1);
+    expect(second.logs).toContainEqual(
+      expect.stringContaining('following 1 preview deployment(s) the queues did not hold'),
+    );
+    await settled(second);
+    expect(first.mintlify.requestsFor('deployPreview')).toHaveLength(1);
   });
 
   it('refreshes the requester’s Home tab with the preview once it is deployed', async () => {
