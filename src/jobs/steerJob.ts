@@ -90,7 +90,10 @@ export async function steerJob(
     record = await ctx.records.byThread(input.channel, input.threadTs);
   }
   if (!record) {
-    if (await forgottenJobThread(ctx, input)) {
+    // A `//` aside, a call to people or a greeting under a forgotten job's card was never for the agent.
+    const aside =
+      input.text.trim().startsWith(BETWEEN_PEOPLE) || onlyMentions(input.text) || talk === 'greeting';
+    if (!aside && (await forgottenJobThread(ctx, input))) {
       return { kind: 'too_old', text: tooOldToSteerText(ctx.config.jobRetentionMs) };
     }
     return { kind: 'ignored', why: 'not_a_job_thread' };

@@ -112,6 +112,9 @@ describe('what a job leaves in Redis', () => {
 
     // Its retention runs out (Redis drops both keys).
     await redis.del([recordKey, threadKey]);
+    // An aside between people there gets no answer (nor does a mere mention of someone).
+    await h.event(replyUnder(job.channel, job.cardTs, '// Bea, is this still open?'));
+    await h.event(replyUnder(job.channel, job.cardTs, '<@U0BEA>'));
     const late = replyUnder(job.channel, job.cardTs, 'One more thing');
     await h.event(late, { eventId: 'EvLATE' });
     // Slack delivers it again: the author is still told once.
