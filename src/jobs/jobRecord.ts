@@ -55,6 +55,8 @@ export interface JobRecord {
   door: JobDoor;
   /** The message the job is about: the card links it, unless the card is in that message's thread. */
   about?: JobAbout;
+  /** Replies in the job's thread before this ts were in its prompt (the thread before its mention). */
+  contextBefore?: string;
   status: JobState;
   prLink: string | null;
   repository: string | null;

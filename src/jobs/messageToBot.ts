@@ -1,7 +1,7 @@
 import { isPostedDigest } from '../digest/digestMark.js';
 import { permalinkOf } from '../slack/links.js';
 import { slackToPlainText, type UserNames } from '../slack/plainText.js';
-import { readThread, type ThreadMessage } from '../slack/threadMessages.js';
+import { readThread, type ThreadMessage, tsBefore } from '../slack/threadMessages.js';
 import { firstSeenBy, firstSighting } from '../store/dedupe.js';
 import { accessRefusal } from './access.js';
 import { DM_FILES_ONLY_TEXT, FILES_ONLY_TEXT } from './jobAnswers.js';
@@ -191,10 +191,8 @@ export async function handleMessageToBot(
   }
 
   const asked = files ? `${instruction}\n${files}` : instruction;
-  const sections =
-    reply && input.threadTs
-      ? [threadSection(THREAD_TITLE, await earlierMessages(ctx, userNames, input))]
-      : [];
+  const thread = reply && input.threadTs ? await earlierMessages(ctx, userNames, input) : undefined;
+  const sections = reply && input.threadTs ? [threadSection(THREAD_TITLE, thread)] : [];
   // A digest's thread is for people to talk about the digest: a job started there gets a card of its
   // own in the channel, linking the message, rather than taking the thread over.
   const digestThread =
@@ -217,6 +215,8 @@ export async function handleMessageToBot(
       channel,
       ...(digestThread ? {} : { threadTs: reply ? input.threadTs : ts }),
       ...(about ? { about } : {}),
+      // The replies before this message are the job's context already: one delivered late is not sent again.
+      ...(thread ? { contextBefore: ts } : {}),
       door: input.door,
     },
     startId,
@@ -251,11 +251,4 @@ async function earlierMessages(
     );
     return undefined;
   }
-}
-
-/** Slack timestamps are "seconds.micros": compared as two integers, never as floats. */
-function tsBefore(a: string, b: string): boolean {
-  const [aSec = 0, aMicro = 0] = a.split('.').map(Number);
-  const [bSec = 0, bMicro = 0] = b.split('.').map(Number);
-  return aSec < bSec || (aSec === bSec && aMicro < bMicro);
 }

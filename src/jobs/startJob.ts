@@ -52,6 +52,8 @@ export interface StartJobInput {
   door: JobDoor;
   /** The message the job is about, linked from its card (when the card is not under it). */
   about?: JobAbout;
+  /** Replies in its thread before this ts are in the prompt already (a mention's thread so far). */
+  contextBefore?: string;
 }
 
 export type StartJobOutcome =
@@ -278,6 +280,7 @@ async function createAndPost(
       prompt,
       door: input.door,
       ...(input.about ? { about: input.about } : {}),
+      ...(input.contextBefore ? { contextBefore: input.contextBefore } : {}),
       status: 'unknown',
       prLink: null,
       repository: null,

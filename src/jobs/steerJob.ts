@@ -21,7 +21,7 @@ import { againOnceRedisAnswers } from './onceRedisAnswers.js';
 import { ThreadStartingError } from './jobStarts.js';
 import { commandWordOf, isStopWord, smallTalkOf } from './smallTalk.js';
 import { filesNote } from './threadContext.js';
-import type { ThreadMessage } from '../slack/threadMessages.js';
+import { type ThreadMessage, tsBefore } from '../slack/threadMessages.js';
 
 export interface SteerJobInput {
   channel: string;
@@ -117,6 +117,10 @@ export async function steerJob(
   const greeted = talk === 'greeting' && files === '';
   if (greeted && mentionAnswers) return { kind: 'ignored', why: 'small_talk' };
   if (said === '' && !greeted && (files === '' || mentionAnswers)) return { kind: 'ignored', why: 'empty' };
+  // Written before the mention that started the job (and delivered late): the job has it already.
+  if (record.contextBefore && tsBefore(input.messageTs, record.contextBefore)) {
+    return { kind: 'ignored', why: 'already_sent' };
+  }
   const key = `message:${input.channel}:${input.messageTs}${input.edited ? ':edit' : ''}`;
   if (!(await firstSighting(ctx.store.atomic, key, { by: input.handledBy }))) {
     return { kind: 'ignored', why: 'already_sent' };

@@ -119,3 +119,10 @@ export async function readThread(
   }
   return { messages, cut: dropped ? 'older' : 'none' };
 }
+
+/** Slack timestamps are "seconds.micros": compared as two integers, never as floats. */
+export function tsBefore(a: string, b: string): boolean {
+  const [aSec = 0, aMicro = 0] = a.split('.').map(Number);
+  const [bSec = 0, bMicro = 0] = b.split('.').map(Number);
+  return aSec < bSec || (aSec === bSec && aMicro < bMicro);
+}

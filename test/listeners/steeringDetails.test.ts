@@ -174,4 +174,56 @@ describe('steering a job, and the doors, in the details', () => {
     await h.bot.drained();
     expect(followUps(h)).toHaveLength(1);
   });
+
+  it('a reply written before the mention that started the thread’s job (delivered late) is not sent to it again', async () => {
+    h = await startBot();
+    h.slack.seedUser({ id: 'U0ADA', name: 'ada' });
+    h.slack.seedUser({ id: 'U0BEA', name: 'bea' });
+    const root = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'Does the CLI retry uploads?' });
+    const before = h.slack.seedMessage('C0DOCS', {
+      user: 'U0BEA',
+      text: 'Yes, 3 times, since v2',
+      thread_ts: root.ts,
+    });
+    const asked = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      text: `<@${BOT}> document the retry behaviour`,
+      thread_ts: root.ts,
+    });
+    await h.event({
+      type: 'app_mention',
+      channel: 'C0DOCS',
+      user: 'U0ADA',
+      ts: asked.ts,
+      text: asked.text,
+      thread_ts: root.ts,
+    });
+    await expect.poll(() => h.bot.context.jobs.records.byThread('C0DOCS', root.ts)).toBeDefined();
+    const prompt = (h.mintlify.requestsFor('createJob')[0]?.body as { prompt: string }).prompt;
+    expect(prompt).toContain('bea: Yes, 3 times, since v2'); // in the job's context already
+    // Slack delivers Bea's earlier reply late (a retry after a slow ack).
+    await h.event({
+      type: 'message',
+      channel: 'C0DOCS',
+      channel_type: 'channel',
+      user: 'U0BEA',
+      text: before.text,
+      ts: before.ts,
+      thread_ts: root.ts,
+    });
+    await h.bot.drained();
+    expect(followUps(h)).toEqual([]);
+    // A reply written after the mention is the job's, as ever.
+    const after = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text: 'Also since v3', thread_ts: root.ts });
+    await h.event({
+      type: 'message',
+      channel: 'C0DOCS',
+      channel_type: 'channel',
+      user: 'U0BEA',
+      text: after.text,
+      ts: after.ts,
+      thread_ts: root.ts,
+    });
+    await expect.poll(() => followUps(h)).toEqual([{ prompt: 'Also since v3' }]);
+  });
 });
