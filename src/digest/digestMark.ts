@@ -1,5 +1,6 @@
 import type { webApi } from '@slack/bolt';
 import type { MessageMark } from '../slack/postedMessages.js';
+import { messageText } from '../slack/messageText.js';
 import { readChannelMessage } from '../slack/threadMessages.js';
 import { type DigestPeriod, periodKey } from './period.js';
 
@@ -31,8 +32,22 @@ export async function isPostedDigest(
   /** The bot's own bot id: another app's message with the same metadata is not the bot's digest. */
   botId: string,
 ): Promise<boolean> {
+  return (await postedDigest(slack, channel, ts, botId)) !== undefined;
+}
+
+/**
+ * The digest the bot posted at `ts`, with its words as its blocks show them (its text is only the
+ * notification's line); undefined when the message is not one, or Slack cannot say.
+ */
+export async function postedDigest(
+  slack: Pick<webApi.WebClient, 'conversations'>,
+  channel: string,
+  ts: string,
+  botId: string,
+): Promise<{ words: string } | undefined> {
   const message = await readChannelMessage(slack, channel, ts).catch(() => undefined);
-  if (!message || message.bot_id !== botId) return false;
+  if (!message || message.bot_id !== botId) return undefined;
   const type = (message.metadata as { event_type?: string } | undefined)?.event_type;
-  return type === SCHEDULED || type === ON_REQUEST;
+  if (type !== SCHEDULED && type !== ON_REQUEST) return undefined;
+  return { words: messageText({ blocks: message.blocks }) || (message.text ?? '') };
 }

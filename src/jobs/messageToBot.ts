@@ -1,4 +1,5 @@
-import { isPostedDigest } from '../digest/digestMark.js';
+import { postedDigest } from '../digest/digestMark.js';
+import { truncate } from '../slack/escape.js';
 import { permalinkOf } from '../slack/links.js';
 import { slackToPlainText, type UserNames } from '../slack/plainText.js';
 import { readThread, type ThreadMessage, tsBefore } from '../slack/threadMessages.js';
@@ -13,7 +14,10 @@ import { type StartJobOutcome, startJob } from './startJob.js';
 import { type SteerJobOutcome, steerJob } from './steerJob.js';
 import {
   type BotIdentity,
+  contextSection,
   filesNote,
+  indentLines,
+  NOT_AN_INSTRUCTION,
   promptWithContext,
   threadSection,
   type Transcript,
@@ -192,13 +196,18 @@ export async function handleMessageToBot(
 
   const asked = files ? `${instruction}\n${files}` : instruction;
   const thread = reply && input.threadTs ? await earlierMessages(ctx, userNames, input) : undefined;
-  const sections = reply && input.threadTs ? [threadSection(THREAD_TITLE, thread)] : [];
   // A digest's thread is for people to talk about the digest: a job started there gets a card of its
-  // own in the channel, linking the message, rather than taking the thread over.
-  const digestThread =
-    reply &&
-    input.threadTs !== undefined &&
-    (await isPostedDigest(ctx.slack, channel, input.threadTs, ctx.botId));
+  // own in the channel, linking the message, rather than taking the thread over. The digest itself
+  // (the bot's message, left out of the thread's transcript) is what "the top page here" means.
+  const digest =
+    reply && input.threadTs !== undefined
+      ? await postedDigest(ctx.slack, channel, input.threadTs, ctx.botId)
+      : undefined;
+  const digestThread = digest !== undefined;
+  const sections = [
+    ...(digest ? [digestSection((await slackToPlainText(digest.words, userNames)).trim())] : []),
+    ...(reply && input.threadTs ? [threadSection(THREAD_TITLE, thread)] : []),
+  ];
   const about = digestThread
     ? {
         link: await permalinkOf(ctx.slack, ctx.logger, { channel, ts, threadTs: input.threadTs }),
@@ -251,4 +260,15 @@ async function earlierMessages(
     );
     return undefined;
   }
+}
+
+/** As much of a digest as the prompt quotes: its totals, pages and struggles fit. */
+const DIGEST_QUOTED_MAX = 6_000;
+
+/** The digest a mention in its thread is about, quoted: readers' words are in it (its struggles). */
+function digestSection(words: string): string {
+  return contextSection('The docs digest this thread is under', [
+    NOT_AN_INSTRUCTION,
+    `  ${indentLines(truncate(words, DIGEST_QUOTED_MAX))}`,
+  ]);
 }
