@@ -41,6 +41,11 @@ describe('a digest’s thread stays the digest’s', () => {
     );
     expect(card.args.channel).toBe('C0DOCS');
     expect(card.args.thread_ts).toBeUndefined();
+    // The job gets the digest itself as context (the bot's own message, left out of the thread's).
+    const prompt = String((h.mintlify.requestsFor('createJob')[0]?.body as { prompt: string }).prompt);
+    expect(prompt).toContain('The docs digest this thread is under');
+    expect(prompt).toMatch(/Docs digest: .* \(UTC\)/);
+    expect(prompt).toMatch(/\*1\.\* \/page-\d+/);
     // The card links the message it came from, in the digest's thread.
     expect(JSON.stringify(card.args.blocks)).toContain(`p${said.ts.replace('.', '')}`);
     const told = await h.slack.waitForCall('chat.postEphemeral');

@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type BotHarness, startBot } from '../support/botHarness.js';
-import { visitorsRows as rows } from '../support/visitors.js';
 
 const BOT = 'U0BOT'; // the Slack fake's bot user
 
@@ -226,33 +225,5 @@ describe('steering a job, and the doors, in the details', () => {
       thread_ts: root.ts,
     });
     await expect.poll(() => followUps(h)).toEqual([{ prompt: 'Also since v3' }]);
-  });
-
-  it('a mention in a digest’s thread gives the job the digest it is about', async () => {
-    h = await startBot();
-    h.mintlify.setVisitors(rows(30), { human: 400, ai: 50, total: 430 });
-    await h.command('digest', { channel_id: 'C0DOCS' });
-    const posted = await h.slack.waitForCall('chat.postMessage');
-    await h.bot.drained();
-    const digest = String(posted.response.ts);
-    const said = h.slack.seedMessage('C0DOCS', {
-      user: 'U0ADA',
-      text: `<@${BOT}> the top page here needs a clearer intro, fix it`,
-      thread_ts: digest,
-    });
-    await h.event({
-      type: 'app_mention',
-      channel: 'C0DOCS',
-      user: 'U0ADA',
-      ts: said.ts,
-      text: said.text,
-      thread_ts: digest,
-    });
-    await expect.poll(() => h.mintlify.requestsFor('createJob').length).toBe(1);
-    const prompt = (h.mintlify.requestsFor('createJob')[0]?.body as { prompt: string }).prompt;
-    // "the top page here": which page is in the digest, the thread's first message (the bot's own).
-    expect(prompt).toContain('The docs digest this thread is under');
-    expect(prompt).toMatch(/Docs digest: .* \(UTC\)/);
-    expect(prompt).toMatch(/\*1\.\* \/page-\d+/);
   });
 });
