@@ -4,6 +4,7 @@ import { permalinkOf } from '../slack/links.js';
 import { slackToPlainText, type UserNames } from '../slack/plainText.js';
 import { readThread, type ThreadMessage, tsBefore } from '../slack/threadMessages.js';
 import { firstSeenBy, firstSighting } from '../store/dedupe.js';
+import { isStoreUnavailable } from '../store/storeErrors.js';
 import { accessRefusal } from './access.js';
 import { DM_FILES_ONLY_TEXT, FILES_ONLY_TEXT } from './jobAnswers.js';
 import type { JobRecord } from './jobRecord.js';
@@ -66,6 +67,15 @@ const DAY_MS = 24 * 3_600_000;
 const startedNothingKey = (channel: string, ts: string) => `message-helped:${channel}:${ts}`;
 /** The edit of such a message that starts its job: one, however many edits come. */
 const editStartKey = (channel: string, ts: string) => `message-edit:${channel}:${ts}`;
+/**
+ * Written once a message's own handling is over, whatever came of it: until then an edit of it waits,
+ * since the message may yet start nothing (then the edit is the person's next try).
+ */
+const settledKey = (channel: string, ts: string) => `message-settled:${channel}:${ts}`;
+/** How long an edit waits for the start of the message it edits, at most (a start whose run died). */
+const EDIT_WAITS_AT_MOST_MS = 2 * 60_000;
+/** How long ago Slack says the edit was made (its `edited.ts`). */
+const editAgeMs = (editedTs: string, now: Date) => now.getTime() - Number(editedTs) * 1000;
 /** As many as `/docs-agent status` lists. */
 const JOB_LIST_SIZE = 10;
 
@@ -79,6 +89,27 @@ export async function handleMessageToBot(
   userNames: UserNames,
   input: MessageToBot,
   /** The queue job handling this delivery: it names the start, and it may run again after a crash. */
+  startId: string,
+): Promise<MessageToBotOutcome> {
+  const settled = () =>
+    ctx.store.atomic.setIfAbsent(settledKey(input.channel, input.ts), startId, DAY_MS).catch(() => false);
+  let outcome: MessageToBotOutcome;
+  try {
+    outcome = await handleOnce(ctx, userNames, input, startId);
+  } catch (error) {
+    // Run again shortly (Redis away, a start to wait for), or over for good: an edit stops waiting.
+    if (input.editedTs === undefined && !isStoreUnavailable(error)) await settled();
+    throw error;
+  }
+  // Another delivery of it is under way, or over: that one says when it is settled.
+  if (input.editedTs === undefined && outcome.kind !== 'duplicate') await settled();
+  return outcome;
+}
+
+async function handleOnce(
+  ctx: JobsContext,
+  userNames: UserNames,
+  input: MessageToBot,
   startId: string,
 ): Promise<MessageToBotOutcome> {
   const { channel, ts, user } = input;
@@ -142,10 +173,16 @@ export async function handleMessageToBot(
     // started it).
     const startedNothing = (await ctx.store.atomic.holder(startedNothingKey(channel, ts))) !== undefined;
     if (!startedNothing || (await ctx.records.byThread(channel, input.threadTs ?? ts)) !== undefined) {
-      const original = await firstSeenBy(ctx.store.atomic, `message:${channel}:${ts}`);
-      if (!startedNothing && original && (await ctx.starts.underWay(original))) {
-        throw new EditWaitsError(channel, ts);
-      }
+      // The message's own handling is not over (its thread read, Mintlify asked): if it ends in a
+      // refusal, this edit is the person's next try.
+      const { atomic } = ctx.store;
+      const original = await firstSeenBy(atomic, `message:${channel}:${ts}`);
+      const pending =
+        original !== undefined &&
+        editAgeMs(input.editedTs, ctx.now()) < EDIT_WAITS_AT_MOST_MS &&
+        ((await ctx.starts.underWay(original)) ||
+          (await atomic.holder(settledKey(channel, ts))) === undefined);
+      if (!startedNothing && pending) throw new EditWaitsError(channel, ts);
       return { kind: 'duplicate' };
     }
   } else if (!(await firstSighting(ctx.store.atomic, `message:${channel}:${ts}`, { by: startId }))) {
@@ -189,8 +226,14 @@ export async function handleMessageToBot(
     input.editedTs !== undefined &&
     !(await ctx.store.atomic.claim(editStartKey(channel, ts), startId, DAY_MS))
   ) {
+    // The edit that claimed it may be reading the thread still, or asking Mintlify: if Mintlify
+    // refuses it, it gives the claim back, and this edit is tried.
     const earlier = await ctx.store.atomic.holder(editStartKey(channel, ts));
-    if (earlier && (await ctx.starts.underWay(earlier))) throw new EditWaitsError(channel, ts);
+    const waiting =
+      earlier !== undefined &&
+      editAgeMs(input.editedTs, ctx.now()) < EDIT_WAITS_AT_MOST_MS &&
+      ((await ctx.starts.underWay(earlier)) || !(await ctx.starts.get(earlier)));
+    if (waiting) throw new EditWaitsError(channel, ts);
     return { kind: 'duplicate' };
   }
 

@@ -1,5 +1,5 @@
 import { findPostedMessage } from '../slack/postedMessages.js';
-import { isPassingSlackFailure } from '../slack/slackErrors.js';
+import { isPassingSlackFailure, surelyNotDone } from '../slack/slackErrors.js';
 import { withRenewedLease } from '../store/lease.js';
 import { followInDm } from './followInDm.js';
 import type { JobRecord } from './jobRecord.js';
@@ -89,14 +89,16 @@ async function cardRefused(
 
 /**
  * Posts the card in the requester's DM (the door's own answer, an ephemeral or the form, is long
- * gone: the DM is where the person will see it). A DM Slack refuses for good leaves the job followed
- * without a thread; one Slack failed for a while is asked again at the next check.
+ * gone: the DM is where the person will see it). A post Slack surely did not make (rate limited,
+ * unavailable) is asked again at the next check. Any other failure leaves the job followed without a
+ * thread (its Home tab and `/docs-agent status` still show it): the post may have landed, and the bot
+ * cannot look in the DM for it (that takes a scope it does not ask for), so it is not posted twice.
  */
 async function moveToDm(ctx: JobsContext, record: JobRecord, lost: AbortSignal): Promise<CardRecovery> {
   lost.throwIfAborted();
   let refusal: unknown;
   if (await followInDm(ctx, record, (error) => (refusal = error))) return 'done';
-  if (isPassingSlackFailure(refusal)) return 'retry';
+  if (surelyNotDone(refusal)) return 'retry';
   await ctx.records.update(record.jobId, (current) => ({ ...current, pendingCard: undefined }));
   return 'done';
 }

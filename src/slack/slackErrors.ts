@@ -51,6 +51,18 @@ const PASSING_CODES = new Set([
   'request_timeout',
 ]);
 
+/**
+ * True when Slack surely did not act on the call: it was rate limited, or said it was unavailable.
+ * Unlike `internal_error` or `fatal_error` ("some aspect of the operation may have succeeded"), or a
+ * connection lost after sending, asking again cannot do it twice.
+ */
+export function surelyNotDone(error: unknown): boolean {
+  const kind = (error as { code?: unknown } | undefined)?.code;
+  if (kind === 'slack_webapi_rate_limited_error') return true;
+  if (kind !== 'slack_webapi_platform_error') return false;
+  return ['ratelimited', 'rate_limited', 'service_unavailable'].includes(slackErrorCode(error) ?? '');
+}
+
 /** True when the same call may well succeed later: Slack was busy or out of reach rather than refusing. */
 export function isPassingSlackFailure(error: unknown): boolean {
   const kind = (error as { code?: unknown } | undefined)?.code;

@@ -3,7 +3,7 @@ import type { JobRecord } from '../../src/jobs/jobRecord.js';
 import { startLeaseName } from '../../src/jobs/jobStarts.js';
 import { recoverJobCard } from '../../src/jobs/recoverJobCard.js';
 import { startJob } from '../../src/jobs/startJob.js';
-import { type BotHarness, startBot } from '../support/botHarness.js';
+import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
 import { heldStep, watchLeases } from '../support/leases.js';
 import { START_INPUT as INPUT, startedCards } from './followSupport.js';
 
@@ -103,14 +103,42 @@ describe('recovering a pending card', () => {
 describe('recovering a pending card the channel refuses, while Slack is briefly busy', () => {
   it('still gets the card to the requester’s DM once Slack answers again', async () => {
     const record = await jobWithPendingCard();
-    // The channel refuses the card for good; the DM post meets a passing failure.
+    // The channel refuses the card for good; Slack says it cannot take the DM post for now.
     h.slack.failNext('chat.postMessage', { error: 'not_in_channel' });
-    h.slack.failNext('chat.postMessage', { error: 'internal_error' });
+    h.slack.failNext('chat.postMessage', { error: 'service_unavailable' });
     await recoverJobCard(h.bot.context.jobs, record);
     expect(landed()).toEqual([]);
 
     // Slack answers again: the next recovery (the follower's next check) posts the card in the DM.
     await recoverJobCard(h.bot.context.jobs, (await current(record)) ?? record);
     expect(landed().map((call) => call.args.channel)).toEqual([INPUT.requestedBy]);
+  });
+});
+
+describe('recovering a pending card the channel refuses, when Slack may have taken the DM post but answered an error', () => {
+  it('does not post a second card in the DM: the job is followed, as its Home tab shows', async () => {
+    const record = await jobWithPendingCard();
+    h.slack.failNext('chat.postMessage', { error: 'not_in_channel' });
+    // Slack's fatal_error: "some aspect of the operation may have succeeded".
+    h.slack.failNext('chat.postMessage', { error: 'fatal_error' });
+    let dmPost: Record<string, unknown> | undefined;
+    const stop = h.slack.onCall((call) => {
+      if (call.method === 'chat.postMessage' && call.args.channel === INPUT.requestedBy) dmPost ??= call.args;
+    });
+    expect(await recoverJobCard(h.bot.context.jobs, record)).toBe('done');
+    stop();
+    // Here it had: the card is in the DM (as the bot posted it).
+    const landedAnyway = await fetch(`${h.slack.apiUrl}chat.postMessage`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${SECRETS.botToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify(dmPost),
+    });
+    expect(((await landedAnyway.json()) as { ok: boolean }).ok).toBe(true);
+
+    await recoverJobCard(h.bot.context.jobs, (await current(record)) ?? record);
+    const inDm = h.slack
+      .callsTo('chat.postMessage')
+      .filter((call) => call.response.ok === true && call.response.channel === landed()[0]?.response.channel);
+    expect(inDm.filter((call) => call.args.thread_ts === undefined)).toHaveLength(1);
   });
 });

@@ -708,6 +708,32 @@ describe('@docs-agent <instruction>', () => {
     },
   );
 
+  it('edited while the mention’s thread is still being read (before Mintlify is asked), and refused: the edit is tried', async () => {
+    h = await startBot();
+    const root = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text: 'The export flag is undocumented' });
+    const said = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      thread_ts: root.ts,
+      text: `<@${BOT}> Do the docs`,
+    });
+    h.mintlify.injectFault('createJob', { status: 400 });
+    // Slack is slow to give the thread the mention's job gets as context...
+    const read = heldStep();
+    h.slack.failNext('conversations.replies', { until: read.until });
+    await h.event(mention({ ts: said.ts, thread_ts: root.ts, text: said.text }));
+    await expect.poll(() => h.slack.callsTo('conversations.replies').length).toBeGreaterThan(0);
+    // ...and the person, seeing the ⏳, makes the instruction clearer meanwhile.
+    await h.event({
+      ...mention({ ts: said.ts, thread_ts: root.ts, text: `<@${BOT}> Document the --dry-run flag` }),
+      edited: { user: 'U0ADA', ts: '1800000100.000000' },
+    });
+    await expect.poll(() => editWaits(h)).toHaveLength(1);
+    read.release();
+
+    // Mintlify refuses the first: the edit is the person's next try, as when it came during the create.
+    await expect.poll(() => h.mintlify.requestsFor('createJob').length, { timeout: 10_000 }).toBe(2);
+  });
+
   it('edited twice while the first edit’s start is under way: the second waits, and is tried if the first is refused', async () => {
     h = await startBot();
     const said = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: `<@${BOT}> Do the docs` });
