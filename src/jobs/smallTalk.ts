@@ -75,8 +75,20 @@ export function isStopWord(text: string): boolean {
   );
 }
 
-/** The slash command's own words, said to the bot in a mention or its DM rather than after `/docs-agent`. */
+/**
+ * The slash command's own words, said to the bot in a mention or its DM rather than after
+ * `/docs-agent`: alone, or with a greeting or a "please" around them (`hi, status?`, `status
+ * please`), as help is read. Anything more (`digest the API page`) is an instruction.
+ */
 export function commandWordOf(text: string): 'status' | 'digest' | undefined {
-  const match = /^(status|digest)[.!?]*$/i.exec(text.trim());
-  return match ? (match[1]!.toLowerCase() as 'status' | 'digest') : undefined;
+  const words = text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}'-]+/u)
+    .filter((word) => word !== '');
+  let from = 0;
+  while (from < words.length && (GREETINGS.has(words[from]!) || POLITE.has(words[from]!))) from += 1;
+  let to = words.length;
+  while (to > from && (POLITE.has(words[to - 1]!) || /^(docs-agent|bot)$/.test(words[to - 1]!))) to -= 1;
+  const word = to - from === 1 ? words[from] : undefined;
+  return word === 'status' || word === 'digest' ? word : undefined;
 }

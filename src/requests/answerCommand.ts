@@ -5,7 +5,8 @@ import { postDigestNow } from '../digest/postDigest.js';
 import { failureWithInstruction, SOMETHING_WRONG } from '../jobs/doorAnswers.js';
 import { budgetNote, CARD_IN_DM_TEXT } from '../jobs/jobAnswers.js';
 import { followInDm } from '../jobs/followInDm.js';
-import { channelJobList } from '../jobs/jobList.js';
+import { channelJobList, personJobList } from '../jobs/jobList.js';
+import { isDirectMessage } from '../slack/conversations.js';
 import type { JobsContext } from '../jobs/jobsContext.js';
 import { startJob } from '../jobs/startJob.js';
 import { decodeEntities } from '../slack/plainText.js';
@@ -25,6 +26,11 @@ export function answerCommand(
   switch (request.kind) {
     case 'command_status':
       return answer(respond, logger, async () => {
+        // In a DM (the bot's Messages tab), where no job's card is, the person's own jobs, as `status` said there.
+        if (request.user && isDirectMessage(request.channel)) {
+          const records = await jobs.records.recentForUser(request.user, 10);
+          return { response_type: 'ephemeral', ...personJobList(records) };
+        }
         const records = await jobs.records.recentInChannel(request.channel, 10);
         return { response_type: 'ephemeral', ...channelJobList(records) };
       });

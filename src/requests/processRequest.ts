@@ -116,7 +116,9 @@ async function runRequest(
       });
       return;
     case 'home_opened':
-      await ctx.home.publishNow(request.user);
+      // Not waited for: a publish Slack's rate limit holds back would hold one of the slots that
+      // people's messages to the bot are worked in (the refresher tracks it, and logs its failure).
+      void ctx.home.publishNow(request.user);
       return;
   }
 }

@@ -11,7 +11,8 @@ import type { FollowUpPlace } from './answerFollowUp.js';
 export type SlackRequest =
   /** `/docs-agent <instruction>`: `responseUrl` answers the person who typed it. */
   | { kind: 'command_start'; text: string; user: string; channel: string; responseUrl: string }
-  | { kind: 'command_status'; channel: string; responseUrl: string }
+  /** `user`: who typed it (absent from a request an older version queued). */
+  | { kind: 'command_status'; channel: string; responseUrl: string; user?: string }
   | { kind: 'command_digest'; channel: string; responseUrl: string }
   /** A reply in some thread: the processor tells whether it is a job's. */
   | { kind: 'thread_reply'; place: FollowUpPlace; text: string; files?: ThreadMessage['files'] }

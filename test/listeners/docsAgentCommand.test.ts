@@ -201,6 +201,24 @@ describe('/docs-agent <instruction>', () => {
     expect(shown).toContain('https://slack.com/archives/C0DOCS/p');
   });
 
+  it('typed in the bot’s own DM, `status` lists the person’s jobs, as `status` said in that DM does', async () => {
+    h = await startBot();
+    await h.command('Document the CLI', { channel_id: 'C0DOCS', user_id: 'U0ADA' });
+    await h.slack.waitForCall('chat.postMessage');
+    await h.bot.drained();
+
+    // The Messages tab of the app: the DM between the person and the bot.
+    const dm = h.slack.dmWith('U0ADA');
+    await h.command('status', {
+      channel_id: dm,
+      user_id: 'U0ADA',
+      response_url: h.slack.responseUrl('status'),
+    });
+    const answer = await h.slack.waitForCall('response_url', (call) => call.responseId === 'status');
+    // Not "No docs agent jobs in this channel yet. Start one with /docs-agent …" to someone who has one.
+    expect(blocksText(answer.args.blocks)).toContain('Document the CLI');
+  });
+
   it('lists a job with a long instruction on a short line of its own, its links kept after it', async () => {
     h = await startBot();
     // Each & is five characters once escaped: the instruction (600 characters kept) would fill Slack's 3,000.

@@ -64,7 +64,7 @@ function requestOf(
   const where = { channel: command.channel_id, responseUrl: command.response_url };
   switch (work.kind) {
     case 'status':
-      return { kind: 'command_status', ...where };
+      return { kind: 'command_status', user: command.user_id, ...where };
     case 'digest':
       return { kind: 'command_digest', ...where };
     case 'instruction':
