@@ -292,3 +292,23 @@ describe('job cards', () => {
     }
   });
 });
+
+describe('two follow-ups sent before the agent took up the first', () => {
+  it('are one round, and its end is told to both people who steered it', () => {
+    const PR = 'https://github.com/acme/docs/pull/7';
+    const finished = record({
+      prLink: PR,
+      ref: 'mintlify/job-1',
+      finishedAt: '2025-01-01T00:05:00.000Z',
+      announced: ['0:completed'],
+    });
+    // Mintlify still answers the old end to both (the agent takes messages up in the background).
+    const oldEnd = { id: 'job-1', status: 'completed' as const, prLink: PR };
+    const first = applyFollowUpAnswer(finished, oldEnd, new Date('2025-01-02T10:00:00Z'), 'U2');
+    const second = applyFollowUpAnswer(first, oldEnd, new Date('2025-01-02T10:00:20Z'), 'U3');
+    const done = applyAgentJob(second, { status: 'completed', prLink: PR }, new Date('2025-01-02T10:09:00Z'));
+    // Both replies steer the same reopened round: U2 must still be told when it ends.
+    expect(done.steeredBy).toEqual(['U2', 'U3']);
+    expect(done.round).toBe(1);
+  });
+});
