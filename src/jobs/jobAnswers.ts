@@ -16,7 +16,7 @@ const DOORS = [
   '• *Send to docs agent* in a message’s ⋮ menu: a job about that message (and its thread, if you like).',
 ];
 const STEERING =
-  '• Reply in the job card’s thread to steer the job. Start a reply with `//` to keep it between people; a reply that is only thanks or an OK stays between people too.';
+  '• Reply in the job card’s thread to steer the job. Start a reply with `//` to keep it between people; a reply that is only thanks, an OK or a mention of someone stays between people too.';
 
 export const USAGE = [
   ...DOORS,
@@ -30,7 +30,7 @@ export const USAGE = [
 /** The same, said in the bot's DM (where the DM door is the one in use, and no channel is "this" one). */
 export const DM_USAGE = [
   ...DOORS,
-  '• Reply in the job card’s thread to steer the job; a reply that is only thanks or an OK is not sent.',
+  '• Reply in the job card’s thread to steer the job; a reply that is only thanks, an OK or a mention of someone is not sent.',
   '• `/docs-agent status` in a channel: its recent jobs. `/docs-agent digest` in a channel: the most visited docs pages of the last 7 days, posted there.',
   '• My Home tab lists your recent jobs.',
 ].join('\n');

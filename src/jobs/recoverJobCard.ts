@@ -92,7 +92,8 @@ async function cardRefused(
  * gone: the DM is where the person will see it). A post Slack surely did not make (rate limited,
  * unavailable) is asked again at the next check. Any other failure leaves the job followed without a
  * thread (its Home tab and `/docs-agent status` still show it): the post may have landed, and the bot
- * cannot look in the DM for it (that takes a scope it does not ask for), so it is not posted twice.
+ * cannot look in the DM for it (finding the DM's channel takes `conversations.open`, and so the
+ * `im:write` scope, which the bot does not ask for), so it is not posted twice.
  */
 async function moveToDm(ctx: JobsContext, record: JobRecord, lost: AbortSignal): Promise<CardRecovery> {
   lost.throwIfAborted();
