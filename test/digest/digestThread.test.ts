@@ -89,4 +89,34 @@ describe('a digest’s thread stays the digest’s', () => {
     await h.bot.drained();
     expect(await h.bot.context.jobs.records.byThread('C0DOCS', digest)).toBeUndefined();
   });
+
+  it('another app’s message marked as a digest is not the bot’s: a mention under it starts a job whose card takes its thread', async () => {
+    h = await startBot();
+    const lookalike = h.slack.seedMessage('C0DOCS', {
+      user: 'U0OTHER',
+      bot_id: 'B0OTHER',
+      text: 'Weekly docs digest',
+      metadata: {
+        event_type: 'docs_agent_digest',
+        event_payload: { period: '2026-11-16', channel: 'C0DOCS' },
+      },
+    });
+    const said = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      text: `<@${BOT}> fix the broken link on /quickstart`,
+      thread_ts: lookalike.ts,
+    });
+    await h.event({
+      type: 'app_mention',
+      channel: 'C0DOCS',
+      user: 'U0ADA',
+      ts: said.ts,
+      text: said.text,
+      thread_ts: lookalike.ts,
+    });
+    const card = await h.slack.waitForCall('chat.postMessage', (call) =>
+      JSON.stringify(call.args.blocks ?? '').includes('fix the broken link'),
+    );
+    expect(card.args.thread_ts).toBe(lookalike.ts);
+  });
 });

@@ -66,6 +66,15 @@ describe('the Home tab', () => {
     expect(home).not.toContain('this channel');
   });
 
+  it('lists the person’s ten most recent jobs, newest first', async () => {
+    h = await startBot();
+    for (let i = 1; i <= 11; i += 1)
+      await startJobAs(h, 'U0ADA', `Document flag-${String(i).padStart(2, '0')}`);
+    const home = await openedHome(h, 'U0ADA');
+    const listed = [...home.matchAll(/flag-(\d\d)/g)].map((match) => match[1]);
+    expect([...new Set(listed)]).toEqual(['11', '10', '09', '08', '07', '06', '05', '04', '03', '02']);
+  });
+
   it('with the hour’s agent uses spent, says when the next one frees up; with some left, when the count goes back up', async () => {
     h = await startBot();
     const { ledger } = h.bot.context.jobs;
