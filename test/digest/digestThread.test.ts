@@ -18,6 +18,16 @@ async function postedDigest(h: BotHarness): Promise<string> {
   return String(digest.response.ts);
 }
 
+/** The app_mention event of Ada's message `said`, in the thread of `thread`. */
+const mentionEvent = (said: { ts: string; text?: string }, thread: string) => ({
+  type: 'app_mention',
+  channel: 'C0DOCS',
+  user: 'U0ADA',
+  ts: said.ts,
+  text: said.text,
+  thread_ts: thread,
+});
+
 describe('a digest’s thread stays the digest’s', () => {
   it('a mention there starts a job whose card is posted in the channel, and the talk after it is not sent to the job', async () => {
     h = await startBot();
@@ -27,14 +37,7 @@ describe('a digest’s thread stays the digest’s', () => {
       text: `<@${BOT}> fix the broken link on /quickstart`,
       thread_ts: digest,
     });
-    await h.event({
-      type: 'app_mention',
-      channel: 'C0DOCS',
-      user: 'U0ADA',
-      ts: said.ts,
-      text: said.text,
-      thread_ts: digest,
-    });
+    await h.event(mentionEvent(said, digest));
 
     const card = await h.slack.waitForCall('chat.postMessage', (call) =>
       JSON.stringify(call.args.blocks ?? '').includes('fix the broken link'),
@@ -106,14 +109,7 @@ describe('a digest’s thread stays the digest’s', () => {
       text: `<@${BOT}> fix the broken link on /quickstart`,
       thread_ts: lookalike.ts,
     });
-    await h.event({
-      type: 'app_mention',
-      channel: 'C0DOCS',
-      user: 'U0ADA',
-      ts: said.ts,
-      text: said.text,
-      thread_ts: lookalike.ts,
-    });
+    await h.event(mentionEvent(said, lookalike.ts));
     const card = await h.slack.waitForCall('chat.postMessage', (call) =>
       JSON.stringify(call.args.blocks ?? '').includes('fix the broken link'),
     );
