@@ -74,8 +74,6 @@ const editStartKey = (channel: string, ts: string) => `message-edit:${channel}:$
 const settledKey = (channel: string, ts: string) => `message-settled:${channel}:${ts}`;
 /** How long an edit waits for the start of the message it edits, at most (a start whose run died). */
 const EDIT_WAITS_AT_MOST_MS = 2 * 60_000;
-/** How long ago Slack says the edit was made (its `edited.ts`). */
-const editAgeMs = (editedTs: string, now: Date) => now.getTime() - Number(editedTs) * 1000;
 /** As many as `/docs-agent status` lists. */
 const JOB_LIST_SIZE = 10;
 
@@ -126,18 +124,22 @@ async function handleOnce(
     !(await ctx.starts.get(startId));
   if (jobThread && input.threadTs) {
     if (input.door === 'dm') return { kind: 'job_thread' };
+    // An empty mention, a greeting, "help" or a question about the bot asks for the thread's help.
+    // The rest is the job's (a thanks, `status`: `steerJob` knows what to do with them).
+    const forTheJob = instruction !== '' && !(talk === 'greeting' && !input.files?.length);
     if (input.editedTs !== undefined) {
       // An edit is only an edit (a typo fixed in a reply the job has, however long ago), unless the
       // mention got the help alone: then its first edit with words is the reply it meant to be.
       const helped = (await ctx.store.atomic.holder(startedNothingKey(channel, ts))) !== undefined;
-      const words = instruction !== '' && !(talk === 'greeting' && !input.files?.length);
-      if (!helped || !words || !(await ctx.store.atomic.claim(editStartKey(channel, ts), startId, DAY_MS))) {
+      if (
+        !helped ||
+        !forTheJob ||
+        !(await ctx.store.atomic.claim(editStartKey(channel, ts), startId, DAY_MS))
+      ) {
         return { kind: 'duplicate' };
       }
     }
-    // An empty mention, a greeting, "help" or a question about the bot asks for the thread's help.
-    // The rest is the job's (a thanks, `status`: `steerJob` knows what to do with them).
-    if (instruction !== '' && !(talk === 'greeting' && !input.files?.length)) {
+    if (forTheJob) {
       const steerInput = {
         channel,
         threadTs: input.threadTs,
@@ -175,14 +177,11 @@ async function handleOnce(
     if (!startedNothing || (await ctx.records.byThread(channel, input.threadTs ?? ts)) !== undefined) {
       // The message's own handling is not over (its thread read, Mintlify asked): if it ends in a
       // refusal, this edit is the person's next try.
-      const { atomic } = ctx.store;
-      const original = await firstSeenBy(atomic, `message:${channel}:${ts}`);
-      const pending =
-        original !== undefined &&
-        editAgeMs(input.editedTs, ctx.now()) < EDIT_WAITS_AT_MOST_MS &&
-        ((await ctx.starts.underWay(original)) ||
-          (await atomic.holder(settledKey(channel, ts))) === undefined);
-      if (!startedNothing && pending) throw new EditWaitsError(channel, ts);
+      const original = await firstSeenBy(ctx.store.atomic, `message:${channel}:${ts}`);
+      const notOver = async () => (await ctx.store.atomic.holder(settledKey(channel, ts))) === undefined;
+      if (!startedNothing && (await editWaitsFor(ctx, input.editedTs, original, notOver))) {
+        throw new EditWaitsError(channel, ts);
+      }
       return { kind: 'duplicate' };
     }
   } else if (!(await firstSighting(ctx.store.atomic, `message:${channel}:${ts}`, { by: startId }))) {
@@ -229,11 +228,8 @@ async function handleOnce(
     // The edit that claimed it may be reading the thread still, or asking Mintlify: if Mintlify
     // refuses it, it gives the claim back, and this edit is tried.
     const earlier = await ctx.store.atomic.holder(editStartKey(channel, ts));
-    const waiting =
-      earlier !== undefined &&
-      editAgeMs(input.editedTs, ctx.now()) < EDIT_WAITS_AT_MOST_MS &&
-      ((await ctx.starts.underWay(earlier)) || !(await ctx.starts.get(earlier)));
-    if (waiting) throw new EditWaitsError(channel, ts);
+    const notBegun = async () => earlier !== undefined && !(await ctx.starts.get(earlier));
+    if (await editWaitsFor(ctx, input.editedTs, earlier, notBegun)) throw new EditWaitsError(channel, ts);
     return { kind: 'duplicate' };
   }
 
@@ -303,6 +299,22 @@ async function earlierMessages(
     );
     return undefined;
   }
+}
+
+/**
+ * Whether an edit waits for the start `startId` (the message's own, or another edit's): while that
+ * start holds its lease, or `before` says it has not got that far yet; for two minutes from the edit
+ * at most (its run may have died).
+ */
+async function editWaitsFor(
+  ctx: JobsContext,
+  editedTs: string,
+  startId: string | undefined,
+  before: () => Promise<boolean>,
+): Promise<boolean> {
+  if (startId === undefined) return false;
+  if (ctx.now().getTime() - Number(editedTs) * 1000 >= EDIT_WAITS_AT_MOST_MS) return false;
+  return (await ctx.starts.underWay(startId)) || (await before());
 }
 
 /** As much of a digest as the prompt quotes: its totals, pages and struggles fit. */

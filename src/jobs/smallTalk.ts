@@ -44,22 +44,13 @@ export function smallTalkOf(text: string): 'greeting' | 'thanks' | undefined {
     .replace(/&gt;/g, '>')
     .replace(/&amp;/g, '&');
   const withoutEmoji = withoutMentions.replace(EMOJI, ' ');
-  const words = withoutEmoji
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}'-]+/u)
-    .map((word) => word.replace(/^['-]+|['-]+$/g, ''))
-    .filter((word) => word !== '');
+  const words = wordsOf(withoutEmoji);
   if (words.length === 0) {
     if (withoutMentions.trim() === '') return undefined; // nothing said (a bare mention has its own answer)
     return withoutEmoji.trim() === withoutMentions.trim() ? 'greeting' : 'thanks'; // a "?"; an emoji
   }
   if (words.length > MOST_WORDS) return undefined;
-  // A greeting or a "please" before it, the bot's name or a "please" after it.
-  let from = 0;
-  while (from < words.length && (GREETINGS.has(words[from]!) || POLITE.has(words[from]!))) from += 1;
-  let to = words.length;
-  while (to > from && (POLITE.has(words[to - 1]!) || /^(docs-agent|bot)$/.test(words[to - 1]!))) to -= 1;
-  if (ABOUT_THE_BOT.has(words.slice(from, to).join(' '))) return 'greeting';
+  if (ABOUT_THE_BOT.has(unwrapped(words).join(' '))) return 'greeting';
   if (!words.every((word) => GREETINGS.has(word) || THANKS.has(word) || FILLERS.has(word))) return undefined;
   if (words.some((word) => GREETINGS.has(word))) return 'greeting';
   return words.some((word) => THANKS.has(word)) ? 'thanks' : undefined;
@@ -81,14 +72,25 @@ export function isStopWord(text: string): boolean {
  * please`), as help is read. Anything more (`digest the API page`) is an instruction.
  */
 export function commandWordOf(text: string): 'status' | 'digest' | undefined {
-  const words = text
+  const said = unwrapped(wordsOf(text));
+  const word = said.length === 1 ? said[0] : undefined;
+  return word === 'status' || word === 'digest' ? word : undefined;
+}
+
+/** The words of a message, lower-cased, without their punctuation. */
+function wordsOf(text: string): string[] {
+  return text
     .toLowerCase()
     .split(/[^\p{L}\p{N}'-]+/u)
+    .map((word) => word.replace(/^['-]+|['-]+$/g, ''))
     .filter((word) => word !== '');
+}
+
+/** The words without a greeting or a "please" before them, nor the bot's name or a "please" after them. */
+function unwrapped(words: string[]): string[] {
   let from = 0;
   while (from < words.length && (GREETINGS.has(words[from]!) || POLITE.has(words[from]!))) from += 1;
   let to = words.length;
   while (to > from && (POLITE.has(words[to - 1]!) || /^(docs-agent|bot)$/.test(words[to - 1]!))) to -= 1;
-  const word = to - from === 1 ? words[from] : undefined;
-  return word === 'status' || word === 'digest' ? word : undefined;
+  return words.slice(from, to);
 }

@@ -80,6 +80,8 @@ export async function steerJob(
   // and spend an agent use. Known from the words alone, before the thread's job is looked up.
   const talk = smallTalkOf(input.text);
   if (talk === 'thanks' && !input.files?.length) return { kind: 'ignored', why: 'small_talk' };
+  // A `//` aside, or a call to people (`@cat`, `@here`) and nothing else, is theirs too.
+  const betweenPeople = input.text.trim().startsWith(BETWEEN_PEOPLE) || onlyMentions(input.text);
   let record = await ctx.records.byThread(input.channel, input.threadTs);
   if (!record) {
     // Its job is being created: the reply waits for it, and is sent to it then.
@@ -90,10 +92,8 @@ export async function steerJob(
     record = await ctx.records.byThread(input.channel, input.threadTs);
   }
   if (!record) {
-    // A `//` aside, a call to people or a greeting under a forgotten job's card was never for the agent.
-    const aside =
-      input.text.trim().startsWith(BETWEEN_PEOPLE) || onlyMentions(input.text) || talk === 'greeting';
-    if (!aside && (await forgottenJobThread(ctx, input))) {
+    // Nor is a greeting under a forgotten job's card: none of these was for the agent.
+    if (!betweenPeople && talk !== 'greeting' && (await forgottenJobThread(ctx, input))) {
       return { kind: 'too_old', text: tooOldToSteerText(ctx.config.jobRetentionMs) };
     }
     return { kind: 'ignored', why: 'not_a_job_thread' };
@@ -103,10 +103,8 @@ export async function steerJob(
   // for someone the allowlists leave out, who cannot steer it either).
   if (!refusal) await ctx.records.touch(record.jobId);
 
+  if (betweenPeople) return { kind: 'ignored', why: 'between_people' };
   const plain = (await slackToPlainText(input.text, userNames)).trim();
-  if (plain.startsWith(BETWEEN_PEOPLE) || onlyMentions(input.text)) {
-    return { kind: 'ignored', why: 'between_people' };
-  }
   const files = filesNote(input.files);
   // With files, a thanks is the files alone (which the agent cannot open).
   const said = talk ? '' : plain;

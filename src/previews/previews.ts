@@ -105,19 +105,26 @@ export async function resumePreviews(
   let resumed = 0;
   for (const jobId of await ctx.store.atomic.indexAll(PENDING)) {
     const record = await ctx.records.get(jobId);
-    const preview = record && currentPreview(record);
-    if (record && previewDue(record)) {
-      if (await askFor(queue, record)) resumed += 1;
-    } else if (!record || !preview || preview.shown || (!preview.statusId && preview.state !== 'asked')) {
-      await ctx.store.atomic.indexRemove(PENDING, jobId);
-    } else if (!preview.statusId) {
-      // Noted as asked, with no answer kept: asked again (Mintlify redeploys the branch: harmless).
-      if (await askFor(queue, record)) resumed += 1;
-    } else if (await followDeployment(ctx, record, preview.statusId, Date.parse(preview.askedAt))) {
+    const step = record && resumption(record);
+    if (!record || !step) await ctx.store.atomic.indexRemove(PENDING, jobId);
+    else if (step === 'ask' ? await askFor(queue, record) : await followDeployment(ctx, record, ...step)) {
       resumed += 1;
     }
   }
   return resumed;
+}
+
+/**
+ * What a pending preview still needs: asking for (never asked; or noted as asked with no answer
+ * kept, and Mintlify redeploys a branch harmlessly), following (a deployment not yet shown), or
+ * nothing (shown, cleared, or refused before a deployment was made).
+ */
+function resumption(record: JobRecord): 'ask' | [statusId: string, since: number] | undefined {
+  if (previewDue(record)) return 'ask';
+  const preview = currentPreview(record);
+  if (!preview || preview.shown) return undefined;
+  if (preview.statusId) return [preview.statusId, Date.parse(preview.askedAt)];
+  return preview.state === 'asked' ? 'ask' : undefined;
 }
 
 /** The `previews` queue's processor: asks Mintlify to deploy the branch, once. */

@@ -20,6 +20,14 @@ const pageRequests = (h: BotHarness) =>
 const offsets = (requests: RecordedRequest[]) => requests.map((request) => Number(request.query.offset));
 const shown = (call: { args: Record<string, unknown> }) => JSON.stringify(call.args.blocks);
 
+/** `/docs-agent digest`, given up when the second page of visitors meets an hour's 429 (DIGEST_GIVE_UP_MS). */
+async function digestGivenUpAtSecondPage(h: BotHarness): Promise<void> {
+  h.mintlify.injectFault((request) => request.query.offset === '250', { status: 429, retryAfter: '3600' }, 1);
+  await h.command('digest');
+  await h.slack.waitForCall('response_url', (call) => call.args.text !== undefined);
+  await h.bot.drained();
+}
+
 describe('/docs-agent digest', () => {
   it('answers at once, then posts the last 7 days’ digest in the channel where it was typed', async () => {
     h = await startBot();
@@ -182,14 +190,7 @@ describe('/docs-agent digest', () => {
   it('asked again after giving up, reads on from the page where it stopped: the hour’s requests go to pages not read yet', async () => {
     h = await startBot({ env: { DIGEST_GIVE_UP_MS: '1000' } });
     h.mintlify.setVisitors(rows(600, { peak: 7 })); // the most visited path, on the first page
-    h.mintlify.injectFault(
-      (request) => request.query.offset === '250',
-      { status: 429, retryAfter: '3600' },
-      1,
-    );
-    await h.command('digest');
-    await h.slack.waitForCall('response_url', (call) => call.args.text !== undefined);
-    await h.bot.drained();
+    await digestGivenUpAtSecondPage(h);
 
     await h.command('digest');
     const post = await h.slack.waitForCall('chat.postMessage');
@@ -203,14 +204,7 @@ describe('/docs-agent digest', () => {
   it('after giving up, reads from the first page again once DIGEST_TOP changed: a shorter ranking kept would miss pages', async () => {
     h = await startBot({ env: { DIGEST_GIVE_UP_MS: '1000', DIGEST_TOP: '5' } });
     h.mintlify.setVisitors(rows(600));
-    h.mintlify.injectFault(
-      (request) => request.query.offset === '250',
-      { status: 429, retryAfter: '3600' },
-      1,
-    );
-    await h.command('digest');
-    await h.slack.waitForCall('response_url', (call) => call.args.text !== undefined);
-    await h.bot.drained();
+    await digestGivenUpAtSecondPage(h);
     await h.stopBot();
 
     // The same Redis, restarted with DIGEST_TOP=10.
