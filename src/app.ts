@@ -42,6 +42,8 @@ export interface DocsAgentOptions extends WorkerTuning {
   workersReadyWithinMs?: number;
   /** How often a process with the web role alone looks for a worker (default a minute). */
   workerWatchMs?: number;
+  /** How long Socket Mode holds an event the queue could not take before it is given up (default 10 minutes). */
+  holdEventForMs?: number;
   now?: () => Date;
 }
 
@@ -132,6 +134,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
         identity,
         requests,
         ...(options.slackRetries ? { slackRetries: options.slackRetries } : {}),
+        ...(options.holdEventForMs ? { holdEventForMs: options.holdEventForMs } : {}),
       })
     : undefined;
 

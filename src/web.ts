@@ -61,6 +61,8 @@ export function createWeb(
     requests: WorkQueue<SlackRequest>;
     /** Tests shorten the Slack client's retry waits. */
     slackRetries?: webApi.RetryOptions;
+    /** Tests shorten Socket Mode's hold of an event the queue could not take. */
+    holdEventForMs?: number;
   },
 ): Web {
   const { logger, requests } = options;
@@ -73,12 +75,15 @@ export function createWeb(
   const afterAck = new InFlight();
   // Requests whose listener runs (a command's ack comes once it is queued): a stop lets them answer.
   const answering = new InFlight();
-  const handOff = createEnqueue({ requests, logger, socketMode: config.slack.socketMode });
-  const ctx: ListenerContext = {
-    access: config.access,
-    enqueue: handOff.enqueue,
-    track: (work) => void afterAck.run(() => work),
-  };
+  const track: ListenerContext['track'] = (work) => void afterAck.run(() => work);
+  const handOff = createEnqueue({
+    requests,
+    logger,
+    socketMode: config.slack.socketMode,
+    track,
+    ...(options.holdEventForMs ? { holdEventForMs: options.holdEventForMs } : {}),
+  });
+  const ctx: ListenerContext = { access: config.access, enqueue: handOff.enqueue, track };
   const app = new App({
     // The one workspace's token and the bot's ids (Bolt's authorize, rather than its `token`, which
     // needs the ids before the receiver listens or asks auth.test for them again).

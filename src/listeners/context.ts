@@ -18,11 +18,29 @@ export interface ListenerContext {
      * is then taken back. Not for events, which Slack delivers again under the same id (or, in Socket
      * Mode, never again): their late add is the one that counts.
      */
-    options?: { takeBackIfLate?: boolean },
+    options?: { takeBackIfLate?: boolean; ifLost?: LostEvent },
   ) => Promise<void>;
   /** The little a listener does after its ack (open the shortcut's form): stopping waits for it. */
   track: (work: Promise<void>) => void;
 }
+
+/**
+ * An event that may be given up on: Slack's last delivery of it over HTTP (its third retry), or one
+ * Socket Mode's hold never got queued. Every add of it is then withdrawn, and the person told.
+ */
+export interface LostEvent {
+  /** Slack will not send it again if this delivery fails (`context.retryNum` 3). */
+  lastDelivery: boolean;
+  /**
+   * Tells the person their message was lost (nothing started): asked once, after the ack. None for
+   * an event nobody expects an answer to (an edit, a reply that is also a mention, which tells).
+   */
+  tell?: () => Promise<unknown>;
+}
+
+/** Slack delivers an event at most four times: at first, then three retries (`x-slack-retry-num`). */
+export const lastDelivery = (context: { retryNum?: number | undefined }): boolean =>
+  (context.retryNum ?? 0) >= 3;
 
 /** The answer to a request the queue could not take: nothing was started, and nothing is lost by trying again. */
 export const TRY_AGAIN_SHORTLY =

@@ -4,7 +4,7 @@ import type { Submission, WorkQueue } from '../queue/queue.js';
 import type { SlackRequest } from '../requests/slackRequest.js';
 import { retryInBackground } from '../store/retryInBackground.js';
 import { TooLateError, withTimeout } from '../withTimeout.js';
-import { type ListenerContext, MayHaveQueuedError, notQueuedReason } from './context.js';
+import { type ListenerContext, type LostEvent, MayHaveQueuedError, notQueuedReason } from './context.js';
 
 /** How long a listener waits for the queue to take a request before it answers "try again shortly". */
 const ENQUEUE_TIMEOUT_MS = 1_000;
@@ -27,8 +27,13 @@ export function createEnqueue(options: {
   logger: Logger;
   /** Socket Mode's events are never sent again: one the queue could not take is held and added again. */
   socketMode: boolean;
+  /** Work after the ack (telling a person their message was lost): stopping waits for it. */
+  track: ListenerContext['track'];
+  /** How long an event is held in Socket Mode (default 10 minutes). */
+  holdEventForMs?: number;
 }): { enqueue: ListenerContext['enqueue']; stop(): void } {
   const { requests, logger } = options;
+  const holdEventForMs = options.holdEventForMs ?? HOLD_EVENT_FOR_MS;
   const enqueue: ListenerContext['enqueue'] = async (request, deliveryId, enqueueOptions = {}) => {
     // Queue job ids are Slack's delivery ids: the same delivery again (a replay, a retry) is queued once.
     const jobId = `${request.kind}-${deliveryId ?? randomUUID()}`;
@@ -42,9 +47,39 @@ export function createEnqueue(options: {
         // person is told so (asking again would start it twice). Refused or never sent: nothing to do.
         if (error instanceof TooLateError) takeBack(submission, jobId);
         else if (submission.mayHaveLanded) throw new MayHaveQueuedError(error);
-      } else if (options.socketMode) return holdEvent(request, jobId, submission, error);
-      else submission.queued.catch(() => {}); // an event's late add stands; its failure is the error below
+      } else if (options.socketMode)
+        return holdEvent(request, jobId, submission, error, enqueueOptions.ifLost);
+      else if (enqueueOptions.ifLost?.lastDelivery) {
+        // Answered as handled, so that Slack stops: what it would have done is given up on here.
+        submission.queued.catch(() => {});
+        return lose(
+          request,
+          jobId,
+          `Slack sends it no more (${notQueuedReason(error)})`,
+          enqueueOptions.ifLost,
+        );
+      } else submission.queued.catch(() => {}); // an event's late add stands; its failure is the error below
       throw error;
+    }
+  };
+  /**
+   * An event no delivery got queued, which Slack (or Socket Mode's hold) will not bring again: every
+   * add of it, by any delivery in any process, is withdrawn (one may still land, late), and the
+   * person is told to send it again rather than left waiting for an answer that never comes.
+   */
+  const lose = (request: SlackRequest, jobId: string, why: string, lost: LostEvent | undefined): void => {
+    logger.error(
+      `a Slack event (${request.kind}) was never queued, and is lost: ${why}${lost?.tell ? '; its author is told so' : ''}`,
+    );
+    if (!lost) return;
+    withdrawEvery(jobId);
+    if (lost.tell) {
+      options.track(
+        lost.tell().then(
+          () => {},
+          (error: unknown) => logger.warn(`could not tell a person their message was lost: ${String(error)}`),
+        ),
+      );
     }
   };
   /**
@@ -54,7 +89,13 @@ export function createEnqueue(options: {
    */
   let stopped = false;
   const held = new Set<string>();
-  const holdEvent = (request: SlackRequest, jobId: string, first: Submission, error: unknown): void => {
+  const holdEvent = (
+    request: SlackRequest,
+    jobId: string,
+    first: Submission,
+    error: unknown,
+    lost: LostEvent | undefined,
+  ): void => {
     if (stopped) {
       logger.error(
         `a Slack event (${request.kind}) the queue did not take is lost: the bot is stopping (${notQueuedReason(error)})`,
@@ -80,12 +121,12 @@ export function createEnqueue(options: {
       },
       {
         everyMs: HOLD_EVENT_EVERY_MS,
-        forMs: HOLD_EVENT_FOR_MS,
+        forMs: holdEventForMs,
         wanted: () => !stopped,
         retryOn: () => true,
         giveUp: (why) => {
           held.delete(jobId);
-          logger.error(`a Slack event (${request.kind}) was never queued, and is lost: ${why}`);
+          lose(request, jobId, why, lost);
         },
       },
     );
@@ -130,6 +171,28 @@ export function createEnqueue(options: {
     });
   };
 
+  /** Every add of a lost event withdrawn: at once, and again every second while Redis cannot take it. */
+  const withdrawEvery = (jobId: string): void => {
+    const attempt = async (): Promise<true> => {
+      await requests.withdraw(jobId);
+      takingBack.delete(jobId);
+      return true;
+    };
+    attempt().catch(() => {
+      takingBack.add(jobId);
+      retryInBackground(attempt, {
+        everyMs: TAKE_BACK_EVERY_MS,
+        forMs: HOLD_EVENT_FOR_MS,
+        wanted: () => !stopped,
+        retryOn: () => true,
+        giveUp: (why) => {
+          takingBack.delete(jobId);
+          logger.warn(`could not withdraw a lost Slack event (${jobId}): ${why}`);
+        },
+      });
+    });
+  };
+
   return {
     enqueue,
     stop() {
@@ -141,7 +204,7 @@ export function createEnqueue(options: {
       }
       for (const jobId of takingBack) {
         logger.error(
-          `a request answered "try again shortly" may still run (${jobId}): the bot stopped before Redis took its withdrawal`,
+          `a request its author was told was not taken may still run (${jobId}): the bot stopped before Redis took its withdrawal`,
         );
       }
     },

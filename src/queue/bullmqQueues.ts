@@ -38,6 +38,8 @@ const FAILED_KEPT_COUNT = 1_000;
 const EVENTS_KEPT = 1_000;
 /** A withdrawn submission's mark outlives any wait of its job in the queue. */
 const WITHDRAWN_KEPT_MS = 24 * 3_600_000;
+/** The mark of an id all of whose adds are withdrawn (a stamp is a number). */
+const EVERY_ADD = '*';
 /** How long close waits past its grace for processors that ignore their abort signal. */
 const CLOSE_OVERRUN_MS = 1_000;
 /**
@@ -287,12 +289,15 @@ export function openBullmqQueues(options: {
           },
         };
       },
-      async withdraw(jobId: string, stamp: number): Promise<void> {
+      async withdraw(jobId: string, stamp?: number): Promise<void> {
         // On the queue's connection, behind the add: Redis stores the mark right after the job.
-        await options.client.set(withdrawnKey(jobId), String(stamp), { PX: WITHDRAWN_KEPT_MS });
+        await options.client.set(withdrawnKey(jobId), stamp === undefined ? EVERY_ADD : String(stamp), {
+          PX: WITHDRAWN_KEPT_MS,
+        });
       },
       async withdrawn(job: QueueJob<T>): Promise<boolean> {
-        return (await options.client.get(withdrawnKey(job.id))) === String(job.addedAt);
+        const mark = await options.client.get(withdrawnKey(job.id));
+        return mark === EVERY_ADD || mark === String(job.addedAt);
       },
       async remove(jobId: string, stamp?: number): Promise<boolean> {
         const job = await queue.getJob(jobId);

@@ -39,8 +39,8 @@ class MemoryQueue<T> implements WorkQueue<T> {
   private readonly waiting: Entry<T>[] = [];
   private readonly running = new Map<Entry<T>, { controller: AbortController; done: Promise<void> }>();
   private readonly schedulers = new Map<string, Cron>();
-  /** Withdrawn submissions: job id -> stamp. */
-  private readonly withdrawals = new Map<string, number>();
+  /** Withdrawn submissions: job id -> stamp, or 'every' add of that id. */
+  private readonly withdrawals = new Map<string, number | 'every'>();
   private worker?: { processor: Processor<T>; options: WorkerOptions };
   private window = { start: Number.NEGATIVE_INFINITY, started: 0 };
   private pausedUntil = 0;
@@ -73,12 +73,13 @@ class MemoryQueue<T> implements WorkQueue<T> {
     }
   }
 
-  async withdraw(jobId: string, stamp: number): Promise<void> {
-    this.withdrawals.set(jobId, stamp);
+  async withdraw(jobId: string, stamp?: number): Promise<void> {
+    this.withdrawals.set(jobId, stamp ?? 'every');
   }
 
   async withdrawn(job: QueueJob<T>): Promise<boolean> {
-    return this.withdrawals.get(job.id) === job.addedAt;
+    const mark = this.withdrawals.get(job.id);
+    return mark === 'every' || mark === job.addedAt;
   }
 
   /** The new entry, or undefined when a job with its id is there already. */

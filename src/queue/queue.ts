@@ -112,9 +112,10 @@ export interface WorkQueue<T> {
    * Marks a submission's job as withdrawn, whenever its add lands (call it as soon as the add is
    * given up on: it is sent behind the add, so a job that starts finds the mark). Its processor
    * asks `withdrawn` and does nothing; `remove` takes it off the queue once it has landed.
+   * Without `stamp`, every add of `jobId` is withdrawn, whichever process made it, for a day.
    */
-  withdraw(jobId: string, stamp: number): Promise<void>;
-  /** True when `job` is a submission's job that was withdrawn. */
+  withdraw(jobId: string, stamp?: number): Promise<void>;
+  /** True when `job` is a submission's job that was withdrawn, or every add of its id was. */
   withdrawn(job: QueueJob<T>): Promise<boolean>;
   /** Starts this process's worker on the queue (the worker role). Call once per queue. */
   process(processor: Processor<T>, options: WorkerOptions): void;

@@ -32,16 +32,22 @@ export interface RequestsContext {
   digest: (signal: AbortSignal) => DigestContext;
   home: HomeRefresher;
   bot: BotIdentity;
-  /** Whether the web role withdrew this job (a late add of a request it answered "try again"). */
+  /** Whether the web role withdrew this job (a late add of a request it answered "try again", or lost). */
   withdrawn: (job: QueueJob<SlackRequest>) => Promise<boolean>;
 }
 
-/** The requests whose late add the web role takes back: it answered them "try again shortly". */
+/**
+ * The requests whose late add the web role takes back: it answered them "try again shortly", or
+ * told their author their message was lost.
+ */
 const WITHDRAWABLE: ReadonlySet<SlackRequest['kind']> = new Set([
   'command_start',
   'command_status',
   'command_digest',
   'form_submission',
+  // Events whose author was told their message was lost (see enqueue.ts).
+  'message_to_bot',
+  'thread_reply',
 ]);
 
 /**
@@ -56,10 +62,10 @@ export async function processRequest(
   signal: AbortSignal,
 ): Promise<ProcessorResult<SlackRequest>> {
   try {
-    // The person was told nothing started, so nothing does.
+    // The person was told nothing started (or their message was lost), so nothing does.
     if (WITHDRAWABLE.has(job.data.kind) && (await ctx.withdrawn(job))) {
       ctx.jobs.logger.info(
-        `a request answered "try again shortly" reached the queue late; not acting on it (${job.id})`,
+        `a request whose author was told it was not taken reached the queue late; not acting on it (${job.id})`,
       );
       return undefined;
     }

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MAY_HAVE_QUEUED, TRY_AGAIN_SHORTLY } from '../../src/listeners/context.js';
+import { MESSAGE_LOST, REPLY_LOST } from '../../src/listeners/events/lostMessage.js';
 import { createLogger } from '../../src/log.js';
 import { StoreTimeoutError } from '../../src/store/deadline.js';
 import { openRedisStore } from '../../src/store/redisStore.js';
@@ -166,6 +167,94 @@ describe('a Redis that goes mute while the bot runs, then answers again', () => 
     expect(prompts.some((prompt) => prompt.includes('Document the quota refresh'))).toBe(true);
     expect(prompts.some((prompt) => prompt.includes('Fix the quota table'))).toBe(false);
   });
+});
+
+describe('messages whose every delivery met a mute Redis', () => {
+  let redis: PrivateRedis;
+  let proxy: MuteProxy;
+  let h: BotHarness;
+
+  beforeAll(async () => {
+    redis = await startPrivateRedis();
+    proxy = await startMuteProxy(redis);
+    h = await startBot({ env: { ...FAST_POLL, REDIS_URL: proxy.url } });
+  });
+  afterAll(async () => {
+    proxy?.speak();
+    await h?.close();
+    await proxy?.close();
+    await redis?.close();
+  });
+
+  it(
+    'are answered as handled at Slack’s last retry, their authors told to send them again, and never acted on when their adds land late',
+    { timeout: 40_000 },
+    async () => {
+      const job = await startFollowedJob(h, 'Document the lost replies');
+      const mention = {
+        type: 'app_mention',
+        channel: 'C0DOCS',
+        user: 'U0ADA',
+        text: '<@U0BOT> Document the lost mention',
+        ts: '1800000101.000100',
+      };
+      const dm = {
+        type: 'message',
+        channel: 'D0BEA',
+        channel_type: 'im',
+        user: 'U0BEA',
+        text: 'Document the lost DM',
+        ts: '1800000102.000100',
+      };
+      const steer = {
+        type: 'message',
+        channel: job.channel,
+        channel_type: 'channel',
+        user: 'U0CAT',
+        text: 'Also the lost flags',
+        ts: '1800000103.000100',
+        thread_ts: job.cardTs,
+        parent_user_id: 'U0BOT',
+      };
+      proxy.mute();
+      for (const [event, eventId] of [
+        [mention, 'EvLOSTMENTION'],
+        [dm, 'EvLOSTDM'],
+        [steer, 'EvLOSTSTEER'],
+      ] as const) {
+        // The first delivery's add is sent, and held: it lands once Redis answers again.
+        expect((await h.event(event, { eventId })).status).toBe(500);
+        // Slack's third retry is its last: answered as handled, so it stops.
+        expect((await h.event(event, { eventId, retryNum: 3, retryReason: 'http_error' })).status).toBe(200);
+      }
+      const told = await h.slack.waitForCall(
+        'chat.postEphemeral',
+        (call) => call.args.channel === 'C0DOCS' && call.args.user === 'U0ADA',
+      );
+      expect(told.args).toMatchObject({ text: MESSAGE_LOST });
+      expect(told.args.thread_ts).toBeUndefined(); // a mention at the top: its thread shows no ephemeral
+      const toldInDm = await h.slack.waitForCall('chat.postMessage', (call) => call.args.channel === 'D0BEA');
+      expect(toldInDm.args).toMatchObject({ text: MESSAGE_LOST });
+      const toldInThread = await h.slack.waitForCall(
+        'chat.postEphemeral',
+        (call) => call.args.user === 'U0CAT' && call.args.thread_ts === job.cardTs,
+      );
+      expect(toldInThread.args).toMatchObject({ channel: job.channel, text: REPLY_LOST });
+
+      await expect(h.bot.store.kv.get('mute-probe')).rejects.toBeInstanceOf(StoreTimeoutError);
+      proxy.speak();
+      // Working again: a new command starts a job; the three lost messages, which reached the queue
+      // late, start and send nothing.
+      await startFollowedJob(h, 'Document the found replies');
+      await h.bot.drained();
+      expect(
+        h.logs.filter((line) => line.includes('was told it was not taken reached the queue late')),
+      ).toHaveLength(3);
+      const prompts = h.mintlify.requestsFor('createJob').map((request) => JSON.stringify(request.body));
+      expect(prompts.filter((prompt) => prompt.includes('lost'))).toHaveLength(1); // the first job's
+      expect(h.mintlify.requestsFor('sendMessage')).toHaveLength(0);
+    },
+  );
 });
 
 describe('a command of the bot’s own to a Redis that went mute', () => {

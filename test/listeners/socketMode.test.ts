@@ -3,6 +3,7 @@ import { createClient } from '@keyv/redis';
 import { startSlackFake } from '../fakes/slackFake.js';
 import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
 import { startPrivateRedis } from '../support/privateRedis.js';
+import { MESSAGE_LOST } from '../../src/listeners/events/lostMessage.js';
 
 const APP_TOKEN = 'xapp-1-test-app-level-token';
 /** What the person sees once their command is queued (src/listeners/commands/docsAgentCommand.ts). */
@@ -84,6 +85,57 @@ it('in Socket Mode, holds a mention the queue could not take while Redis was awa
     expect(h.mintlify.requestsFor('createJob').map((request) => request.body)).toEqual([
       { prompt: 'Document the offline mode' },
     ]);
+  } finally {
+    await h?.close();
+    h = undefined;
+    await slack.close();
+    await redis.close();
+  }
+});
+
+it('in Socket Mode, gives up on a DM held past its hold while Redis stays away, and tells its author to send it again', async () => {
+  const redis = await startPrivateRedis();
+  const slack = await startSlackFake({ botToken: SECRETS.botToken, appToken: APP_TOKEN });
+  try {
+    h = await startBot({
+      slack,
+      env: { SLACK_APP_TOKEN: APP_TOKEN, SLACK_SIGNING_SECRET: undefined, REDIS_URL: redis.url },
+      holdEventForMs: 3_000,
+    });
+    const socket = slack.socketMode;
+    if (!socket) throw new Error('the fake has no Socket Mode');
+    await socket.connected();
+    await redis.stop({ keepData: true });
+    await expect.poll(() => h?.logs.some((line) => line.includes('Redis is unreachable'))).toBe(true);
+
+    const asked = slack.seedMessage('D0ADA', { user: 'U0ADA', text: 'Document the long outage' });
+    await socket.send('events_api', {
+      type: 'event_callback',
+      team_id: 'T0TEAM',
+      api_app_id: 'A0APP',
+      event_id: 'Ev0LONGOUTAGE',
+      event_time: 1_800_000_000,
+      event: {
+        type: 'message',
+        channel: 'D0ADA',
+        channel_type: 'im',
+        user: 'U0ADA',
+        text: asked.text,
+        ts: asked.ts,
+      },
+    });
+    const told = await slack.waitForCall('chat.postMessage', (call) => call.args.channel === 'D0ADA', 10_000);
+    expect(told.args).toMatchObject({ text: MESSAGE_LOST });
+    expect(
+      h.logs.some((line) => line.includes('was never queued, and is lost') && line.includes('told so')),
+    ).toBe(true);
+    // Redis back, the DM stays given up on: no job for it.
+    await redis.start();
+    await expect
+      .poll(() => h?.logs.some((line) => line.includes('Redis is reachable again')), { timeout: 10_000 })
+      .toBe(true);
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('createJob')).toEqual([]);
   } finally {
     await h?.close();
     h = undefined;

@@ -250,6 +250,32 @@ describe.each([
     expect(marks).toEqual([true, false]);
   });
 
+  it('withdraws every add of an id, made before or after, when no submission is named', async () => {
+    const { queues } = await open();
+    const queue = queues.queue<string>(nextName());
+    const before = queue.submit('job', 'before', { jobId: 'every' });
+    await before.queued;
+    await queue.withdraw('every');
+    await queue.add('job', 'other', { jobId: 'other' });
+    const marks: Array<[string, boolean]> = [];
+    queue.process(
+      async (job) => {
+        marks.push([job.data, await queue.withdrawn(job)]);
+        return undefined;
+      },
+      { concurrency: 1 },
+    );
+    await expect.poll(() => marks.length).toBe(2);
+    // Its id free again, a later add of it (another process's late one) is withdrawn too.
+    await queue.add('job', 'after', { jobId: 'every' });
+    await expect.poll(() => marks.length).toBe(3);
+    expect(marks).toEqual([
+      ['before', true],
+      ['other', false],
+      ['after', true],
+    ]);
+  });
+
   it('does not run a delayed job before its delay', async () => {
     const { queues } = await open();
     const queue = queues.queue<string>(nextName());

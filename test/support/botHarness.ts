@@ -53,6 +53,8 @@ export interface HarnessOptions {
   mintlifyOptions?: DocsAgentOptions['mintlify'];
   /** How often what waits for Redis after a start or a follow-up is tried again (the bot's default: 2 s). */
   recordAgainEveryMs?: number;
+  /** How long Socket Mode holds an event the queue could not take (the bot's default: 10 minutes). */
+  holdEventForMs?: number;
   /** How often a digest job is tried (the bot's default: 4 times, a minute apart and more, then an hour later). */
   digestTries?: DocsAgentOptions['digestTries'];
   /** How the digest's read waits out Mintlify's analytics limit (the bot's default: real time). */
@@ -120,6 +122,7 @@ async function startedBot(
     mintlify: { retry: { baseDelayMs: 5, maxDelayMs: 20, maxElapsedMs: 500 }, ...options.mintlifyOptions },
     previews: { statusEveryMs: 50, limiter: { max: 1, durationMs: 100 }, ...options.previews },
     ...(options.recordAgainEveryMs ? { recordAgainEveryMs: options.recordAgainEveryMs } : {}),
+    ...(options.holdEventForMs ? { holdEventForMs: options.holdEventForMs } : {}),
     ...(options.digestTries ? { digestTries: options.digestTries } : {}),
     ...(options.digest ? { digest: options.digest } : {}),
     ...(options.reconcileEveryMs ? { reconcileEveryMs: options.reconcileEveryMs } : {}),

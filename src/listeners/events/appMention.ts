@@ -1,5 +1,6 @@
 import type { AllMiddlewareArgs, App, SlackEventMiddlewareArgs } from '@slack/bolt';
-import type { ListenerContext } from '../context.js';
+import { type ListenerContext, lastDelivery } from '../context.js';
+import { MESSAGE_LOST, tellLost } from './lostMessage.js';
 import { messageToBotFrom } from './messageToBotFrom.js';
 
 type MentionArgs = SlackEventMiddlewareArgs<'app_mention'> & AllMiddlewareArgs;
@@ -12,7 +13,7 @@ const SAID: ReadonlySet<string> = new Set(['thread_broadcast', 'file_share']);
  * thread is that one; in a job's thread, it is a follow-up to that job.
  */
 export function appMention(ctx: ListenerContext) {
-  return async ({ event, body, context }: MentionArgs): Promise<void> => {
+  return async ({ event, body, context, client }: MentionArgs): Promise<void> => {
     // A reply also sent to the channel, or one with a file, is still someone talking to the bot;
     // edits, topics, joins and the like are not.
     if (event.subtype !== undefined && !SAID.has(event.subtype)) return;
@@ -20,7 +21,17 @@ export function appMention(ctx: ListenerContext) {
     if (event.bot_id || event.user === context.botUserId) return;
     if (!event.user) return;
     const message = messageToBotFrom(event, event.user, context, 'mention');
-    await ctx.enqueue({ kind: 'message_to_bot', message }, body.event_id);
+    // An edit lost is not worth a word: its message had its answer.
+    const tell = message.editedTs
+      ? undefined
+      : tellLost(
+          client,
+          { channel: event.channel, user: event.user, threadTs: event.thread_ts, dm: false },
+          MESSAGE_LOST,
+        );
+    await ctx.enqueue({ kind: 'message_to_bot', message }, body.event_id, {
+      ifLost: { lastDelivery: lastDelivery(context), ...(tell ? { tell } : {}) },
+    });
   };
 }
 

@@ -1,5 +1,6 @@
 import type { AllMiddlewareArgs, App, SlackEventMiddlewareArgs } from '@slack/bolt';
-import type { ListenerContext } from '../context.js';
+import { type ListenerContext, lastDelivery } from '../context.js';
+import { MESSAGE_LOST, REPLY_LOST, tellLost } from './lostMessage.js';
 import { messageToBotFrom } from './messageToBotFrom.js';
 
 type MessageArgs = SlackEventMiddlewareArgs<'message'> & AllMiddlewareArgs;
@@ -9,7 +10,7 @@ type MessageArgs = SlackEventMiddlewareArgs<'message'> & AllMiddlewareArgs;
  * Replies in a job's thread there are the thread-reply listener's, as in channels.
  */
 export function directMessage(ctx: ListenerContext) {
-  return async ({ event, body, context }: MessageArgs): Promise<void> => {
+  return async ({ event, body, context, client }: MessageArgs): Promise<void> => {
     if (event.channel_type !== 'im') return;
     if (event.subtype === 'message_changed') return edited(ctx, event, body.event_id, context);
     // Deletions, joins... are not messages to the bot; a reply also sent to the conversation is.
@@ -18,7 +19,12 @@ export function directMessage(ctx: ListenerContext) {
     if ('bot_id' in event && event.bot_id) return; // our own cards and answers among them
     if (!('user' in event) || !event.user || typeof event.text !== 'string') return;
     const message = messageToBotFrom({ ...event, text: event.text }, event.user, context, 'dm');
-    await ctx.enqueue({ kind: 'message_to_bot', message }, body.event_id);
+    const place = { channel: event.channel, user: event.user, threadTs: event.thread_ts, dm: true };
+    // A reply in one of the DM's threads (a job's) is lost as a reply.
+    const lost = event.thread_ts !== undefined && event.thread_ts !== event.ts ? REPLY_LOST : MESSAGE_LOST;
+    await ctx.enqueue({ kind: 'message_to_bot', message }, body.event_id, {
+      ifLost: { lastDelivery: lastDelivery(context), tell: tellLost(client, place, lost) },
+    });
   };
 }
 
@@ -54,7 +60,10 @@ async function edited(
     context,
     'dm',
   );
-  await ctx.enqueue({ kind: 'message_to_bot', message }, eventId);
+  // An edit lost is not worth a word: its message had its answer.
+  await ctx.enqueue({ kind: 'message_to_bot', message }, eventId, {
+    ifLost: { lastDelivery: lastDelivery(context) },
+  });
 }
 
 export function registerDirectMessage(app: App, ctx: ListenerContext): void {

@@ -1,6 +1,7 @@
 import type { AllMiddlewareArgs, App, SlackEventMiddlewareArgs } from '@slack/bolt';
 import { withoutBotMention } from '../../slack/botMention.js';
-import type { ListenerContext } from '../context.js';
+import { type ListenerContext, lastDelivery } from '../context.js';
+import { REPLY_LOST, tellLost } from './lostMessage.js';
 
 type MessageArgs = SlackEventMiddlewareArgs<'message'> & AllMiddlewareArgs;
 
@@ -9,7 +10,7 @@ type MessageArgs = SlackEventMiddlewareArgs<'message'> & AllMiddlewareArgs;
  * Everything else in channels is none of our business.
  */
 export function threadReply(ctx: ListenerContext) {
-  return async ({ event, body, context }: MessageArgs): Promise<void> => {
+  return async ({ event, body, context, client }: MessageArgs): Promise<void> => {
     // A reply with a file, or also sent to the channel, is still a reply; edits, deletions, joins are not.
     if (event.subtype !== undefined && event.subtype !== 'file_share' && event.subtype !== 'thread_broadcast')
       return;
@@ -33,9 +34,16 @@ export function threadReply(ctx: ListenerContext) {
       'files' in event && event.files ? event.files.map(({ name, title }) => ({ name, title })) : [];
     // Not acknowledged until queued: if the queue cannot take it, Slack delivers it again (over
     // HTTP; in Socket Mode, where the ack goes first, the web role holds it until the queue takes it).
+    // Lost, its author hears of it where the thread is surely the bot's: under its message. A reply
+    // that also mentions the bot is told by the mention's listener, one in the bot's DM by the DM's.
+    const tell =
+      place.parentIsBot && !place.mentionsBot && event.channel_type !== 'im'
+        ? tellLost(client, { channel, user, threadTs, dm: false }, REPLY_LOST)
+        : undefined;
     await ctx.enqueue(
       { kind: 'thread_reply', place, text, ...(files.length > 0 ? { files } : {}) },
       body.event_id,
+      { ifLost: { lastDelivery: lastDelivery(context), ...(tell ? { tell } : {}) } },
     );
   };
 }
