@@ -136,6 +136,17 @@ async function markAnnounced(ctx: JobsContext, jobId: string, key: string): Prom
   });
 }
 
+/**
+ * Slack's answers to a reply the thread will not take, while the channel still takes messages: the
+ * parent was deleted (a tombstone), an admin locked the thread, the channel has no threads.
+ */
+const THREAD_TAKES_NO_REPLY = new Set([
+  'thread_not_found',
+  'cannot_reply_to_message',
+  'restricted_action_thread_locked',
+  'restricted_action_non_threadable_channel',
+]);
+
 /** In the thread; as a message of its own when the thread is gone. */
 async function postNews(
   ctx: JobsContext,
@@ -155,7 +166,7 @@ async function postNews(
     return 'done';
   } catch (error) {
     const code = slackErrorCode(error);
-    if (code !== 'thread_not_found' && classifySlackError(error) !== 'message_gone') {
+    if (!THREAD_TAKES_NO_REPLY.has(code ?? '') && classifySlackError(error) !== 'message_gone') {
       return refusal(ctx, record, 'post news of', error);
     }
   }

@@ -262,4 +262,21 @@ describe('the Slack fake, through a real WebClient', () => {
       'used_url',
     ]);
   });
+
+  it('refuses a reply in a thread an admin locked, or under a deleted parent (a tombstone)', async () => {
+    const { ts: locked } = await client.chat.postMessage({ channel: 'C1', text: 'Card' });
+    slack.lockThread('C1', locked ?? '');
+    await expect(
+      client.chat.postMessage({ channel: 'C1', text: 'News', thread_ts: locked ?? '' }),
+    ).rejects.toMatchObject({ data: { error: 'restricted_action_thread_locked' } });
+    // The channel itself still takes messages.
+    expect((await client.chat.postMessage({ channel: 'C1', text: 'News' })).ok).toBe(true);
+
+    const { ts: parent } = await client.chat.postMessage({ channel: 'C1', text: 'Card' });
+    slack.seedMessage('C1', { user: 'U1', text: 'a reply', thread_ts: parent ?? '' });
+    slack.deleteMessage('C1', parent ?? '');
+    await expect(
+      client.chat.postMessage({ channel: 'C1', text: 'News', thread_ts: parent ?? '' }),
+    ).rejects.toMatchObject({ data: { error: 'cannot_reply_to_message' } });
+  });
 });

@@ -78,6 +78,8 @@ export interface SlackFake {
    * reads and reactions there with not_in_channel. It is a member of every channel until it leaves.
    */
   setBotMember(channel: string, member: boolean): void;
+  /** An admin locks (or unlocks) the thread rooted at `ts`: Slack then refuses replies in it. */
+  lockThread(channel: string, ts: string, locked?: boolean): void;
   /**
    * The bot's token revoked (the app uninstalled and installed again, which issues a new one), or
    * given back: while revoked, every Web API call with it answers `token_revoked` (or the error
@@ -258,6 +260,7 @@ export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFa
     seedUser: (user) => workspace.seedUser(user),
     deleteMessage: (channel, ts) => workspace.remove(channel, ts),
     setBotMember: (channel, member) => workspace.setMember(channel, member),
+    lockThread: (channel, ts, locked = true) => workspace.setLocked(channel, ts, locked),
     revokeToken: (revoked = true) => void (tokenRevoked = revoked === true ? 'token_revoked' : revoked),
     dmWith: (user) => workspace.openDm(user).id,
     history: (channel) => structuredClone(workspace.history(channel)),

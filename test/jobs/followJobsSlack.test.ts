@@ -61,9 +61,13 @@ describe('following a job when Slack refuses a message', () => {
     expect(h.slack.callsTo('chat.update').filter((call) => call.args.ts === job.cardTs)).toHaveLength(1);
   });
 
-  it('posts the news as a message of its own when the thread is gone', async () => {
+  it('posts the news as a message of its own in a channel that takes no thread replies', async () => {
     const job = await startFollowedJob(h, 'Document the billing page', 'C0BILLING');
-    h.slack.failNext('chat.postMessage', { error: 'thread_not_found', channel: job.channel });
+    // chat.postMessage's documented answer in a channel whose settings allow no threads.
+    h.slack.failNext('chat.postMessage', {
+      error: 'restricted_action_non_threadable_channel',
+      channel: job.channel,
+    });
     h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
 
     const stray = await h.slack.waitForCall(
@@ -73,6 +77,39 @@ describe('following a job when Slack refuses a message', () => {
     expect(textOf(stray)).toContain(job.jobId);
     await settle(h, sentinel);
     expect(threadReplies(h, job)).toHaveLength(0);
+    expect((await record(h, job.jobId))?.announced).toEqual(['0:completed']);
+  });
+
+  // Slack answers a reply the thread will not take with these (chat.postMessage documents no
+  // `thread_not_found`): an admin locked the card's thread, or someone deleted the card after a reply
+  // and Slack left a tombstone. The channel itself still takes messages.
+  it.each([
+    ['restricted_action_thread_locked', 'C0LOCKED'],
+    ['cannot_reply_to_message', 'C0TOMBSTONE'],
+  ])('posts the news as a message of its own when the thread takes no reply (%s)', async (error, channel) => {
+    const job = await startFollowedJob(h, `Document the ${error} page`, channel);
+    if (error === 'restricted_action_thread_locked') {
+      h.slack.lockThread(channel, job.cardTs);
+    } else {
+      h.slack.seedMessage(channel, { user: 'U0BEA', text: 'watching this', thread_ts: job.cardTs });
+      h.slack.deleteMessage(channel, job.cardTs);
+    }
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+
+    await h.slack.waitForCall(
+      'chat.postMessage',
+      (call) => call.args.thread_ts === job.cardTs && call.response.error === error,
+    );
+    const stray = await h.slack.waitForCall(
+      'chat.postMessage',
+      (call) =>
+        call.args.channel === channel &&
+        call.args.thread_ts === undefined &&
+        call.response.ok === true &&
+        textOf(call).includes(PR),
+    );
+    expect(textOf(stray)).toContain(job.jobId);
+    await expect.poll(async () => (await record(h, job.jobId))?.status).toBe('completed');
     expect((await record(h, job.jobId))?.announced).toEqual(['0:completed']);
   });
 

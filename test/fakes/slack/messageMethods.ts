@@ -25,6 +25,8 @@ const postMessage: SlackMethod = {
     const target = /^[UW]/.test(channel) ? ws.openDm(channel).id : channel;
     if (!ws.isMember(target)) return fail('not_in_channel');
     const threadTs = stringArg(args, 'thread_ts');
+    const refused = threadTs && ws.replyRefusal(target, threadTs);
+    if (refused) return fail(refused);
     const message = ws.postAsBot(target, {
       ...messageContent(args),
       ...(threadTs ? { thread_ts: threadTs } : {}),

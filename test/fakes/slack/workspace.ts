@@ -64,6 +64,8 @@ export class Workspace {
   private readonly outside = new Set<string>();
   /** Ephemeral messages Slack accepted but shows to nobody (see postEphemeral). */
   readonly unseen: string[] = [];
+  /** Threads an admin locked (`channel:rootTs`): Slack takes no reply in them. */
+  private readonly locked = new Set<string>();
 
   constructor(readonly identity: WorkspaceIdentity) {
     this.seedUser({ id: identity.botUserId, name: 'docs-agent', real_name: 'Docs Agent', is_bot: true });
@@ -163,6 +165,26 @@ export class Workspace {
   seedMessage(channel: string, seed: SeededMessage): StoredMessage {
     const { ts = this.nextTs(), ...rest } = seed;
     return this.store(channel, { type: 'message', team: this.identity.teamId, ...rest, ts });
+  }
+
+  /** An admin locks (true) or unlocks (false) the thread rooted at `ts`. */
+  setLocked(channel: string, ts: string, locked: boolean): void {
+    if (locked) this.locked.add(`${channel}:${ts}`);
+    else this.locked.delete(`${channel}:${ts}`);
+  }
+
+  /**
+   * Why Slack would refuse a reply under `threadTs`, if it would: the thread is locked by an admin
+   * (`restricted_action_thread_locked`, chat.postMessage's documented "Cannot post replies to a thread
+   * that has been locked by admins"), or its parent was deleted and is a tombstone, which holds its
+   * place but takes no reply (`cannot_reply_to_message`, as Slack is reported to answer it).
+   */
+  replyRefusal(channel: string, threadTs: string): string | undefined {
+    const parent = this.find(channel, threadTs);
+    const root = parent?.thread_ts ?? threadTs;
+    if (this.locked.has(`${channel}:${root}`)) return 'restricted_action_thread_locked';
+    if (parent?.subtype === 'tombstone') return 'cannot_reply_to_message';
+    return undefined;
   }
 
   /** Whether `ts` names a message that has replies: Slack's "active thread". */
