@@ -14,7 +14,7 @@ import { cannotStopText, commandWordText, DM_JOB_THREAD_HELP, JOB_THREAD_HELP } 
 import { editJobCard } from './jobNotifications.js';
 import { JOB_CARD_MARK_TYPE } from './postJobCard.js';
 import { applyFollowUpAnswer, FINISHED, type JobRecord } from './jobRecord.js';
-import type { AgentJob } from '../mintlify/index.js';
+import { type AgentJob, didNothing } from '../mintlify/index.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
 import type { JobsContext } from './jobsContext.js';
 import { againOnceRedisAnswers } from './onceRedisAnswers.js';
@@ -169,9 +169,32 @@ export async function steerJob(
     return { kind: 'sent', record: updated ?? record, budget };
   } catch (error) {
     ctx.logger.warn(`could not send a follow-up to job ${record.jobId}: ${String(error)}`);
+    if (!didNothing(error)) {
+      // Mintlify may have taken it (its answer was lost), and the job may work again: followed as
+      // after a follow-up the agent has not taken up yet (as if Mintlify had answered the job as the
+      // record has it), so that the round it started reaches the thread the person is told to watch.
+      // Had it not landed, the end is believed again after the follow-up's grace, and said once more.
+      const sentAt = ctx.now();
+      const followed = await ctx.records
+        .update(record.jobId, (current) =>
+          applyFollowUpAnswer(current, asRecorded(current), sentAt, input.user),
+        )
+        .catch((updateError: unknown) => {
+          ctx.logger.warn(
+            `job ${record.jobId} may have taken a follow-up, but is not followed again: ${String(updateError)}`,
+          );
+          return undefined;
+        });
+      if (followed) ctx.onJobActive(record.jobId);
+    }
     const budget = await ctx.ledger.current(record.projectId).catch(() => undefined);
     return { kind: 'failed', record, text: followUpFailureText(error, budget, ctx.now()), error };
   }
+}
+
+/** The job as its record has it, as if Mintlify had answered so. */
+function asRecorded(record: JobRecord): AgentJob {
+  return { ...(record.status === 'unknown' ? {} : { status: record.status }), prLink: record.prLink };
 }
 
 /**

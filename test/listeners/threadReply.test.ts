@@ -259,6 +259,35 @@ describe('replies in a job’s thread', () => {
     expect(JSON.stringify(redrawn.args.blocks)).toContain('Working on it');
   });
 
+  it('whose answer is lost after Mintlify took it: the job it reopened is followed, as the author is told to watch the thread', async () => {
+    const h = await bot({ env: FAST_POLL, followUpGraceMs: 0 });
+    const thread = await startJob(h);
+    const first = 'https://github.com/acme/docs/pull/7';
+    const second = 'https://github.com/acme/docs/pull/8';
+    const saidInThread = (link: string) =>
+      h.slack
+        .callsTo('chat.postMessage')
+        .some((call) => call.args.thread_ts === thread && String(call.args.text).includes(link));
+    h.mintlify.setJob('job-1', { status: 'completed', prLink: first });
+    await expect.poll(() => saidInThread(first), { timeout: 10_000 }).toBe(true);
+    await expect.poll(async () => (await h.bot.context.jobs.records.get('job-1'))?.status).toBe('completed');
+
+    // Mintlify takes the follow-up (the job works again), then the connection drops before its answer.
+    h.mintlify.injectFault('sendMessage', { destroySocket: true });
+    await h.event(reply(thread, 'Add an example'));
+    const told = await h.slack.waitForCall('chat.postEphemeral');
+    expect(String(told.args.text)).toContain('watch this thread');
+    expect(h.mintlify.jobs.get('job-1')?.status).toBe('active');
+
+    // The round it started ends with a second pull request: the thread (or at least the card) says so.
+    h.mintlify.setJob('job-1', { status: 'completed', prLink: second });
+    const cardShows = (link: string) =>
+      h.slack
+        .callsTo('chat.update')
+        .some((call) => call.args.ts === thread && JSON.stringify(call.args).includes(link));
+    await expect.poll(() => saidInThread(second) || cardShows(second), { timeout: 10_000 }).toBe(true);
+  });
+
   it('keep the pull request and branch Mintlify named before, when a later round answers none', async () => {
     const h = await bot({ env: { ...FAST_POLL, PREVIEWS: 'on' }, followUpGraceMs: 0 });
     const thread = await startJob(h);
