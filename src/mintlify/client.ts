@@ -15,7 +15,7 @@ import {
   type RequestFacts,
   schemaErrorFromBody,
 } from './errorMapping.js';
-import { failedBeforeSending, isPassingFailure, RateLimitedError } from './errors.js';
+import { failedBeforeSending, isPassingFailure, RateLimitedError, ServiceError } from './errors.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, type Sleep, withRetry } from './retry.js';
 import {
   type AgentJob,
@@ -292,7 +292,8 @@ export class MintlifyClient {
         : this.#retryPolicy,
       // After close() nothing new can be sent: waiting for a retry would only hold up shutdown.
       shouldRetry: (error) => !this.#closed && retryable(error),
-      requestedDelayMs: (error) => (error instanceof RateLimitedError ? error.retryAfterMs : undefined),
+      requestedDelayMs: (error) =>
+        error instanceof RateLimitedError || error instanceof ServiceError ? error.retryAfterMs : undefined,
       ...(this.#sleep ? { sleep: this.#sleep } : {}),
     });
   }

@@ -45,7 +45,8 @@ export function errorFromStatus(
     return new ForbiddenError(operation, facts.method === 'GET' ? 'read' : 'write', message);
   if (status === 404) return new NotFoundError(operation, message);
   if (status === 429) return new RateLimitedError(operation, parseRetryAfter(retryAfter), message);
-  if (status >= 500 && status <= 599) return new ServiceError(operation, status, message);
+  if (status >= 500 && status <= 599)
+    return new ServiceError(operation, status, message, parseRetryAfter(retryAfter));
   return new UnexpectedStatusError(operation, status, message);
 }
 

@@ -124,14 +124,17 @@ export class RateLimitedError extends MintlifyError {
 export class ServiceError extends MintlifyError {
   readonly kind = 'service' as const;
   override readonly status: number;
+  /** From `Retry-After` (a 503 for maintenance may say how long); undefined when the service did not say. */
+  readonly retryAfterMs: number | undefined;
 
-  constructor(operation: string, status: number, serviceMessage?: string) {
+  constructor(operation: string, status: number, serviceMessage?: string, retryAfterMs?: number) {
     super(`${operation}: Mintlify failed with ${status}${said(serviceMessage)}`, {
       operation,
       status,
       serviceMessage,
     });
     this.status = status;
+    this.retryAfterMs = retryAfterMs;
   }
 }
 

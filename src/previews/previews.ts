@@ -353,6 +353,10 @@ function plainReason(error: { kind: string; message: string }): string {
       return 'it had a problem on its side';
     case 'invalid_request':
       return 'it refused the branch';
+    case 'unauthorized':
+      return 'it refused the bot’s API key, which is wrong or has expired';
+    case 'not_found':
+      return 'it does not know the docs project: check MINTLIFY_PROJECT_ID';
     default:
       return 'an unexpected answer';
   }

@@ -37,6 +37,17 @@ describe('reads are retried when a second try can help', () => {
     expect(fake.requestsFor('getJob')).toHaveLength(2);
   });
 
+  it('a 503 with Retry-After (a service down for maintenance) waits as long as it says, too', async () => {
+    const { fake, client, sleeps } = await fakeAndClient({ retry: { maxDelayMs: 10_000 } });
+    fake.setJob('job-1', {});
+    fake.injectFault('getJob', { status: 503, retryAfter: '3' });
+
+    await client.getJob(PROJECT_ID, 'job-1');
+
+    expect(sleeps).toEqual([3_000]);
+    expect(fake.requestsFor('getJob')).toHaveLength(2);
+  });
+
   it('a 429 asking for a longer wait than the client retries for goes to the caller, not asked again early', async () => {
     const { fake, client, sleeps } = await fakeAndClient({ retry: { maxDelayMs: 10_000 } });
     fake.setJob('job-1', {});

@@ -331,6 +331,16 @@ describe('preview deployments of a job’s pull request', () => {
     expect(h.mintlify.requestsFor('deployPreview')).toHaveLength(3);
   });
 
+  it('a preview Mintlify refuses for the bot’s key (401): the card names the cause, not "an unexpected answer"', async () => {
+    const h = await bot();
+    h.mintlify.injectFault('deployPreview', { status: 401 });
+    const job = await startFollowedJob(h, 'Document the refused preview', 'C0REFUSED');
+    await finish(h, job);
+    await expect.poll(() => lastCardText(h, job)).toContain('did not take the request');
+    expect(lastCardText(h, job)).not.toContain('an unexpected answer');
+    expect(lastCardText(h, job)).toContain('API key');
+  });
+
   it('reads a deployment again only a minute after a 429 that gave no Retry-After, while others are read on', async () => {
     const h = await bot();
     // Every try of the client's first read (4 here) is refused, without saying for how long.
