@@ -143,7 +143,7 @@ export function startWorker(parts: WorkerParts): Worker {
       store,
       tuning.recordAgainEveryMs ? { recordAgainEveryMs: tuning.recordAgainEveryMs } : {},
     ),
-    ledger: new RateLedger(store.atomic, () => now().getTime()),
+    ledger: new RateLedger(store, () => now().getTime()),
     slack,
     ...(parts.slackToken ? { slackToken: parts.slackToken } : {}),
     botId: parts.identity.botId,

@@ -31,6 +31,7 @@ import {
   ThreadStartingError,
   UnrecordedJobError,
 } from './jobStarts.js';
+import { noteIfLimitReached } from './agentLimit.js';
 import { placeCard, postJobCard } from './postJobCard.js';
 import { createUse, recordCreated } from './recordCreatedJob.js';
 
@@ -249,6 +250,7 @@ async function createAndPost(
     logger.warn(
       `could not start a job for ${input.requestedBy} in ${input.channel}: ${String(error)}${operatorHint(error)}`,
     );
+    await noteIfLimitReached(ctx, projectId, error);
     // Answered in the door; a run of the same queue job again answers the same.
     const madeNothing = didNothing(error);
     const text = await refused(startFailureText(error, before, ctx.now()), madeNothing);

@@ -18,6 +18,7 @@ import { type AgentJob, didNothing } from '../mintlify/index.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
 import type { JobsContext } from './jobsContext.js';
 import { againOnceRedisAnswers } from './onceRedisAnswers.js';
+import { noteIfLimitReached } from './agentLimit.js';
 import { ThreadStartingError } from './jobStarts.js';
 import { commandWordOf, isStopWord, smallTalkOf } from './smallTalk.js';
 import { filesNote } from './threadContext.js';
@@ -187,6 +188,7 @@ export async function steerJob(
         });
       if (followed) ctx.onJobActive(record.jobId);
     }
+    await noteIfLimitReached(ctx, record.projectId, error);
     const budget = await ctx.ledger.current(record.projectId).catch(() => undefined);
     return { kind: 'failed', record, text: followUpFailureText(error, budget, ctx.now()), error };
   }

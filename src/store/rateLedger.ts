@@ -1,8 +1,14 @@
+import type Keyv from 'keyv';
 import type { AtomicOps, WindowCount } from './atomic.js';
 
 /** Mintlify allows 100 agent uses (creates and follow-ups) per project per hour. */
 export const AGENT_USES_PER_HOUR = 100;
 const HOUR_MS = 3_600_000;
+/**
+ * How long a 429 that said nothing of when to come back counts the hour as spent. Mintlify's window
+ * rolls, so uses free up one by one: a little while, not the hour.
+ */
+const UNSAID_REFUSAL_MS = 5 * 60_000;
 
 export interface AgentBudget {
   used: number;
@@ -11,35 +17,68 @@ export interface AgentBudget {
   nextFreeAt: Date | undefined;
 }
 
+/** Mintlify's last refusal for the limit: until when it holds, and whether Mintlify said so. */
+interface Refusal {
+  until: number;
+  said: boolean;
+}
+
 /**
  * A rolling count of agent uses per project, shared by every instance through the store.
- * It only informs users ("3 uses left this hour"); Mintlify's 429 stays the authority.
+ * It only informs users ("3 uses left this hour"); Mintlify's 429 stays the authority: uses made
+ * elsewhere (another integration, the dashboard) count in its hour too, so once it refused one,
+ * none is said to be left until it said to come back (or a few minutes).
  */
 export class RateLedger {
   constructor(
-    private readonly atomic: AtomicOps,
+    private readonly store: { atomic: AtomicOps; kv: Keyv },
     private readonly now: () => number = Date.now,
   ) {}
+
+  /** Mintlify refused a use for its limit (a 429), saying when to come back or not. */
+  async refused(projectId: string, retryAfterMs: number | undefined): Promise<void> {
+    const forMs = retryAfterMs ?? UNSAID_REFUSAL_MS;
+    const refusal: Refusal = { until: this.now() + forMs, said: retryAfterMs !== undefined };
+    await this.store.kv.set(refusalKey(projectId), refusal, forMs);
+  }
 
   /**
    * Counts one use, named by `useId` (the job created, the follow-up sent): counted again under the
    * same name, as when a write that timed out had landed after all, it is still one use.
    */
   async recordUse(projectId: string, useId: string): Promise<AgentBudget> {
-    return budget(await this.atomic.windowHit(key(projectId), this.now(), HOUR_MS, useId));
+    const [uses, refusal] = await Promise.all([
+      this.store.atomic.windowHit(key(projectId), this.now(), HOUR_MS, useId),
+      this.lastRefusal(projectId),
+    ]);
+    return budget(uses, refusal);
   }
 
   async current(projectId: string): Promise<AgentBudget> {
-    return budget(await this.atomic.windowHits(key(projectId), this.now(), HOUR_MS));
+    const [uses, refusal] = await Promise.all([
+      this.store.atomic.windowHits(key(projectId), this.now(), HOUR_MS),
+      this.lastRefusal(projectId),
+    ]);
+    return budget(uses, refusal);
+  }
+
+  private async lastRefusal(projectId: string): Promise<Refusal | undefined> {
+    const refusal = await this.store.kv.get<Refusal>(refusalKey(projectId));
+    return refusal && refusal.until > this.now() ? refusal : undefined;
   }
 }
 
 const key = (projectId: string) => `agent-uses:${projectId}`;
+const refusalKey = (projectId: string) => `agent-limit-reached:${projectId}`;
 
-function budget({ count, oldestMs }: WindowCount): AgentBudget {
-  return {
-    used: count,
-    remaining: Math.max(0, AGENT_USES_PER_HOUR - count),
-    nextFreeAt: oldestMs === undefined ? undefined : new Date(oldestMs + HOUR_MS),
-  };
+function budget({ count, oldestMs }: WindowCount, refusal: Refusal | undefined): AgentBudget {
+  const oldestLeaves = oldestMs === undefined ? undefined : new Date(oldestMs + HOUR_MS);
+  if (refusal) {
+    return {
+      used: count,
+      remaining: 0,
+      nextFreeAt: refusal.said ? new Date(refusal.until) : oldestLeaves,
+    };
+  }
+  return { used: count, remaining: Math.max(0, AGENT_USES_PER_HOUR - count), nextFreeAt: oldestLeaves };
 }

@@ -100,6 +100,23 @@ describe('the Home tab', () => {
     expect(overSpent).not.toContain('-2 of 100');
   });
 
+  it('once Mintlify refused a job for the hour’s limit, does not say the hour’s uses are all left', async () => {
+    h = await startBot();
+    // Uses the bot did not make (another integration, the dashboard) count in Mintlify's hour too.
+    h.mintlify.injectFault('createJob', { status: 429 });
+    await h.command('Document the export flag', {
+      user_id: 'U0ADA',
+      channel_id: 'C0DOCS',
+      response_url: h.slack.responseUrl('limited'),
+    });
+    const answer = await h.slack.waitForCall('response_url', (call) => call.responseId === 'limited');
+    expect(String(answer.args.text)).toContain(
+      'limit of 100 agent uses per hour for this project is reached',
+    );
+    const home = await openedHome(h, 'U0ADA');
+    expect(home).not.toContain('100 of 100 agent uses');
+  });
+
   it('is still shown, with a plain line for the budget, when the agent budget cannot be read', async () => {
     h = await startBot();
     await startJobAs(h, 'U0ADA', 'Document the export flag');

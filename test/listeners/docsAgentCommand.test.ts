@@ -310,7 +310,7 @@ describe('/docs-agent <instruction>', () => {
 
   it('says how many agent uses are left when few remain', async () => {
     h = await startBot();
-    const ledger = new RateLedger(h.bot.store.atomic);
+    const ledger = new RateLedger(h.bot.store);
     for (let i = 0; i < 95; i += 1) await ledger.recordUse('proj_test', `earlier-${i}`);
     await h.command('Document X');
     const answer = await ephemeral(h);
@@ -323,7 +323,7 @@ describe('/docs-agent <instruction>', () => {
 
   it('says how many agent uses are left from the tenth-to-last on', async () => {
     h = await startBot();
-    const ledger = new RateLedger(h.bot.store.atomic);
+    const ledger = new RateLedger(h.bot.store);
     for (let i = 0; i < 89; i += 1) await ledger.recordUse('proj_test', `earlier-${i}`);
     await h.command('Document X');
     expect((await ephemeral(h)).text).toBe('Job started. 10 agent uses left this hour for this project.');
@@ -362,7 +362,7 @@ describe('/docs-agent when something goes wrong', () => {
 
   it('rate limited without Retry-After, names the time the oldest of the hour’s agent uses frees one', async () => {
     h = await startBot();
-    const ledger = new RateLedger(h.bot.store.atomic);
+    const ledger = new RateLedger(h.bot.store);
     const firstUse = Date.now();
     for (let i = 0; i < 100; i += 1) await ledger.recordUse('proj_test', `earlier-${i}`);
     h.mintlify.injectFault('createJob', { status: 429 });

@@ -113,7 +113,7 @@ describe('the “Send to docs agent” message shortcut', () => {
 
   it('tells the budget where the person sees it, also when the job’s card starts a thread of its own', async () => {
     h = await startBot();
-    const ledger = new RateLedger(h.bot.store.atomic);
+    const ledger = new RateLedger(h.bot.store);
     for (let i = 0; i < 95; i += 1) await ledger.recordUse('proj_test', `earlier-${i}`);
     const lone = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'The quickstart is out of date' });
     for (const [index, instruction] of ['Update the quickstart', 'Also the install page'].entries()) {

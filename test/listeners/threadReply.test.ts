@@ -232,7 +232,7 @@ describe('replies in a job’s thread', () => {
   it('tell the author when few agent uses are left this hour', async () => {
     const h = await bot();
     const thread = await startJob(h);
-    const ledger = new RateLedger(h.bot.store.atomic);
+    const ledger = new RateLedger(h.bot.store);
     for (let i = 0; i < 97; i += 1) await ledger.recordUse('proj_test', `earlier-${i}`);
     await h.event(reply(thread, 'Add an example'));
     const note = await h.slack.waitForCall('chat.postEphemeral');

@@ -92,7 +92,7 @@ describe.each(Object.entries(kinds))('the %s store', (_kind, open) => {
   it('counts agent uses in a rolling hour', async () => {
     const store = await fresh();
     let now = Date.parse('2026-01-01T10:00:00Z');
-    const ledger = new RateLedger(store.atomic, () => now);
+    const ledger = new RateLedger(store, () => now);
     await ledger.recordUse('proj', 'create:job-1');
     now += 30 * 60_000;
     const budget = await ledger.recordUse('proj', 'create:job-2');
@@ -105,6 +105,32 @@ describe.each(Object.entries(kinds))('the %s store', (_kind, open) => {
     now += 21 * 60_000;
     expect(await ledger.current('proj')).toMatchObject({ used: 1 });
     expect(await ledger.current('other')).toMatchObject({ used: 0, nextFreeAt: undefined });
+  });
+
+  it('says no agent use is left while Mintlify’s refusal for its limit holds, whatever its own count', async () => {
+    const store = await fresh();
+    let now = Date.parse('2026-01-01T10:00:00Z');
+    const ledger = new RateLedger(store, () => now);
+    await ledger.recordUse('proj', 'create:job-1');
+    // Mintlify said when to come back: none left until then, and that is when one frees up.
+    await ledger.refused('proj', 10 * 60_000);
+    expect(await ledger.current('proj')).toEqual({
+      used: 1,
+      remaining: 0,
+      nextFreeAt: new Date('2026-01-01T10:10:00Z'),
+    });
+    expect(await ledger.current('other')).toMatchObject({ remaining: AGENT_USES_PER_HOUR });
+    now += 10 * 60_000 + 1;
+    expect(await ledger.current('proj')).toMatchObject({ remaining: AGENT_USES_PER_HOUR - 1 });
+    // It did not say: none left for a few minutes, with no time promised but the bot's own oldest use's.
+    await ledger.refused('proj', undefined);
+    expect(await ledger.recordUse('proj', 'follow-up:2')).toEqual({
+      used: 2,
+      remaining: 0,
+      nextFreeAt: new Date('2026-01-01T11:00:00Z'),
+    });
+    now += 5 * 60_000 + 1;
+    expect(await ledger.current('proj')).toMatchObject({ remaining: AGENT_USES_PER_HOUR - 2 });
   });
 });
 
