@@ -141,7 +141,15 @@ export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFa
   ) {
     const { args, token } = parseApiRequest(request.headers, query, body);
     const { status, response, headers, fault } = decide(method, args, token);
-    log.record({ method, args, token, at: Date.now(), status, response });
+    log.record({
+      method,
+      args,
+      token,
+      at: Date.now(),
+      status,
+      response,
+      ...(fault ? { injected: true } : {}),
+    });
     if (fault?.until) await fault.until;
     if (fault?.delayMs || latencyMs) await sleep((fault?.delayMs ?? 0) + latencyMs);
     return { status, response, headers };
@@ -192,7 +200,15 @@ export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFa
   async function answerResponseUrl(id: string, body: string) {
     const args = parseJsonObject(body);
     const { status, response, fault } = decideResponseUrl(id, args);
-    log.record({ method: 'response_url', responseId: id, args, at: Date.now(), status, response });
+    log.record({
+      method: 'response_url',
+      responseId: id,
+      args,
+      at: Date.now(),
+      status,
+      response,
+      ...(fault ? { injected: true } : {}),
+    });
     if (fault?.until) await fault.until;
     if (fault?.delayMs) await sleep(fault.delayMs);
     return { status, response, headers: {} };

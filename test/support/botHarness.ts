@@ -51,6 +51,11 @@ export interface HarnessOptions {
   /** Use the in-memory store instead of Redis. */
   memory?: boolean;
   mintlifyOptions?: DocsAgentOptions['mintlify'];
+  /**
+   * Slack's answers to a malformed message that this test provokes on purpose (an oversized digest):
+   * any other the fake gives fails the test at close, even where the bot falls back.
+   */
+  malformedExpected?: string[];
   /** How often what waits for Redis after a start or a follow-up is tried again (the bot's default: 2 s). */
   recordAgainEveryMs?: number;
   /** How long Socket Mode holds an event the queue could not take (the bot's default: 10 minutes). */
@@ -135,6 +140,7 @@ async function startedBot(
   const url = `http://127.0.0.1:${port}`;
 
   const unseenBefore = slack.unseenEphemerals().length;
+  const startedAt = Date.now();
   let botStopped = false;
   const stopBot = async () => {
     if (botStopped) return;
@@ -164,15 +170,36 @@ async function startedBot(
       await stopBot();
       // An answer Slack would show to nobody fails the test that made it.
       const unseen = slack.unseenEphemerals().slice(unseenBefore);
+      // A message Slack would refuse as malformed is the bot's own bug, even where it falls back.
+      const malformed = slack.calls
+        .filter((call) => call.at >= startedAt && !call.injected)
+        .filter((call) => MALFORMED.has(String(call.response.error)))
+        .filter((call) => !options.malformedExpected?.includes(String(call.response.error)))
+        .map((call) => `${call.method}: ${String(call.response.error)}`);
       await closeOwnFakes();
       // A namespace of its own, on the shared Redis: nothing of it is left behind.
       if (!options.namespace && config.store.redisUrl === TEST_REDIS_URL) {
         await dropNamespace(`${config.store.namespace}:`);
       }
       if (unseen.length > 0) throw new Error(`Slack would show these to nobody:\n${unseen.join('\n')}`);
+      if (malformed.length > 0) throw new Error(`Slack refused these as malformed:\n${malformed.join('\n')}`);
     },
   };
 }
+
+/** Slack's answers to a message it will not take as written: the bot's own bug, never a passing trouble. */
+const MALFORMED = new Set([
+  'invalid_blocks',
+  'invalid_blocks_format',
+  'invalid_arguments',
+  'invalid_attachments',
+  'msg_blocks_too_long',
+  'msg_too_long',
+  'no_text',
+  'too_many_attachments',
+  'invalid_metadata_format',
+  'invalid_metadata_schema',
+]);
 
 /**
  * Slack sends a message event for a message it holds: a person's message (or mention) the test

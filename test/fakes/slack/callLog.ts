@@ -14,6 +14,8 @@ export interface SlackCall {
   response: Record<string, unknown>;
   /** For "response_url" calls: the id given to `responseUrl(id)`. */
   responseId?: string;
+  /** The answer was a fault the test injected (`failNext`), not the fake's own judgement. */
+  injected?: true;
 }
 
 export type CallPredicate = (call: SlackCall) => boolean;
