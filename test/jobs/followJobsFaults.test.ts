@@ -89,14 +89,25 @@ describe('following a job while Mintlify misbehaves', () => {
 
   it('slows down on a 429 with Retry-After and still sees the job complete', async () => {
     const job = await startFollowedJob(h, 'Document pagination');
+    const readAt: number[] = [];
+    const stop = h.mintlify.onAnswer((request) => {
+      if (requestsForJob(job.jobId)(request)) readAt.push(Date.now());
+    });
+    // Answered reads only (the fake's listeners hear no fault): one before the 429, one after.
+    await expect.poll(() => readAt.length).toBeGreaterThanOrEqual(1);
     const before = getJobRequests(h, job.jobId).length;
+    const refusedFrom = readAt.length;
     h.mintlify.injectFault(requestsForJob(job.jobId), { status: 429, retryAfter: '1' });
     await expect.poll(() => getJobRequests(h, job.jobId).length).toBeGreaterThanOrEqual(before + 1);
     h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
 
     // After the Retry-After second: the project's checks paused instead of failing the job.
     await waitForReply(h, job, PR);
+    stop();
     expect(h.logs.some((line) => line.includes('rate-limited job checks'))).toBe(true);
+    // The job was read next only once the second had passed (checks are 100-200 ms apart here).
+    const [lastBefore, firstAfter] = readAt.slice(refusedFrom - 1);
+    expect(firstAfter! - lastBefore!).toBeGreaterThanOrEqual(1_000);
     await settle(h, sentinel);
     expect(threadReplies(h, job)).toHaveLength(1);
   });
