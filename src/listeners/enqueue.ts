@@ -16,6 +16,8 @@ const HOLD_EVENT_EVERY_MS = 2_000;
 const HOLD_EVENT_FOR_MS = 10 * 60_000;
 /** How often a withdrawal Redis could not take is sent again (for as long as an event is held). */
 const TAKE_BACK_EVERY_MS = 1_000;
+/** How long a lost event's withdrawal is sent again while Redis cannot take it. */
+const WITHDRAW_LOST_FOR_MS = 24 * 3_600_000;
 
 /**
  * The hand-off of the web role: a listener's request onto the `requests` queue, within a second or
@@ -51,6 +53,7 @@ export function createEnqueue(options: {
         return holdEvent(request, jobId, submission, error, enqueueOptions.ifLost);
       else if (enqueueOptions.ifLost?.lastDelivery) {
         // Answered as handled, so that Slack stops: what it would have done is given up on here.
+        submission.abandon();
         submission.queued.catch(() => {});
         return lose(
           request,
@@ -110,12 +113,17 @@ export function createEnqueue(options: {
     retryInBackground(
       async () => {
         try {
-          await submission.queued;
+          // Bounded: an add may wait on Redis for as long as it is away (a queue set up again waits
+          // for it), and the hold must still be given up on in time.
+          await withTimeout(submission.queued, HOLD_EVENT_EVERY_MS, 'the queue did not take it yet');
           held.delete(jobId);
           return true;
         } catch (notYet) {
-          submission = requests.submit(request.kind, request, { jobId });
-          submission.queued.catch(() => {}); // looked at on the next try
+          // One still on its way is looked at again next time; one that failed is made again.
+          if (!(notYet instanceof TooLateError)) {
+            submission = requests.submit(request.kind, request, { jobId });
+            submission.queued.catch(() => {});
+          }
           throw notYet;
         }
       },
@@ -126,6 +134,7 @@ export function createEnqueue(options: {
         retryOn: () => true,
         giveUp: (why) => {
           held.delete(jobId);
+          submission.abandon();
           lose(request, jobId, why, lost);
         },
       },
@@ -138,6 +147,8 @@ export function createEnqueue(options: {
    */
   const takingBack = new Set<string>();
   const takeBack = (submission: Submission, jobId: string): void => {
+    // Not sent yet (waiting on Redis), it never is; sent, it is withdrawn.
+    submission.abandon();
     let withdrawn = false;
     const attempt = async (): Promise<true> => {
       if (!withdrawn) await requests.withdraw(jobId, submission.stamp);
@@ -182,7 +193,8 @@ export function createEnqueue(options: {
       takingBack.add(jobId);
       retryInBackground(attempt, {
         everyMs: TAKE_BACK_EVERY_MS,
-        forMs: HOLD_EVENT_FOR_MS,
+        // For as long as the mark would be kept: an add of it may wait on Redis until it is back.
+        forMs: WITHDRAW_LOST_FOR_MS,
         wanted: () => !stopped,
         retryOn: () => true,
         giveUp: (why) => {

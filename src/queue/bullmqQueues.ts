@@ -245,10 +245,11 @@ export function openBullmqQueues(options: {
       lastTimestamp = Math.max(Date.now(), lastTimestamp + 1);
       const stamp = lastTimestamp;
       // Whether the add itself went out: a queue whose setup failed refuses every add at once.
-      const state = { sent: false };
+      const state = { sent: false, abandoned: false };
       const adding: Promise<Job<T, unknown, string>> = addsClosed
         ? Promise.reject(new Error(`queue ${name} is closed`))
         : queue.waitUntilReady().then(() => {
+            if (state.abandoned) throw new Error(`an add to queue ${name} was given up before it was sent`);
             state.sent = true;
             return queue.add(jobName, data, {
               timestamp: stamp,
@@ -287,6 +288,7 @@ export function openBullmqQueues(options: {
           get mayHaveLanded() {
             return landed;
           },
+          abandon: () => void (state.abandoned = true),
         };
       },
       async withdraw(jobId: string, stamp?: number): Promise<void> {

@@ -66,10 +66,16 @@ class MemoryQueue<T> implements WorkQueue<T> {
         stamp: this.put(name, data, options)?.addedAt ?? nextStamp(this.now()),
         queued: Promise.resolve(),
         mayHaveLanded: false,
+        abandon: () => {}, // added at once: nothing waits to be sent
       };
     } catch (error) {
       // In one process, a refused add left nothing behind.
-      return { stamp: nextStamp(this.now()), queued: Promise.reject(error), mayHaveLanded: false };
+      return {
+        stamp: nextStamp(this.now()),
+        queued: Promise.reject(error),
+        mayHaveLanded: false,
+        abandon: () => {},
+      };
     }
   }
 

@@ -65,6 +65,11 @@ export interface Submission {
    * answer lost with the connection. False when it was never sent, or refused.
    */
   readonly mayHaveLanded: boolean;
+  /**
+   * Gives the add up: one still waiting to be sent (a queue set up again waits for Redis) never is,
+   * and `queued` rejects. One sent already may still land: `withdraw` it.
+   */
+  abandon(): void;
 }
 
 export interface WorkerOptions {

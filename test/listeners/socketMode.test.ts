@@ -1,8 +1,9 @@
 import { afterEach, expect, it } from 'vitest';
 import { createClient } from '@keyv/redis';
-import { startSlackFake } from '../fakes/slackFake.js';
+import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
+import type { SocketModeServer } from '../fakes/slack/socketMode.js';
 import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
-import { startPrivateRedis } from '../support/privateRedis.js';
+import { type PrivateRedis, startPrivateRedis } from '../support/privateRedis.js';
 import { MESSAGE_LOST } from '../../src/listeners/events/lostMessage.js';
 
 const APP_TOKEN = 'xapp-1-test-app-level-token';
@@ -54,94 +55,96 @@ it('in Socket Mode, opens no socket before Slack confirms the bot token, and a r
   }
 });
 
-it('in Socket Mode, holds a mention the queue could not take while Redis was away, and queues it once Redis answers', async () => {
-  // Socket Mode acknowledges an event before the listener runs: Slack never sends it again.
+/**
+ * A bot in Socket Mode whose Redis went away once the socket was open: `body` runs then, and the
+ * bot, its Slack and its Redis are closed after it.
+ */
+async function withRedisAway(
+  options: { holdEventForMs?: number },
+  body: (bot: BotHarness, slack: SlackFake, socket: SocketModeServer, redis: PrivateRedis) => Promise<void>,
+): Promise<void> {
   const redis = await startPrivateRedis();
   const slack = await startSlackFake({ botToken: SECRETS.botToken, appToken: APP_TOKEN });
   try {
-    h = await startBot({
+    const bot = await startBot({
       slack,
       env: { SLACK_APP_TOKEN: APP_TOKEN, SLACK_SIGNING_SECRET: undefined, REDIS_URL: redis.url },
+      ...options,
     });
+    h = bot;
     const socket = slack.socketMode;
     if (!socket) throw new Error('the fake has no Socket Mode');
     await socket.connected();
     await redis.stop({ keepData: true });
-    await expect.poll(() => h?.logs.some((line) => line.includes('Redis is unreachable'))).toBe(true);
+    await expect.poll(() => bot.logs.some((line) => line.includes('Redis is unreachable'))).toBe(true);
+    await body(bot, slack, socket, redis);
+  } finally {
+    await h?.close();
+    h = undefined;
+    await slack.close();
+    await redis.close();
+  }
+}
 
+/** An Events API envelope, as Slack sends it over the socket. */
+const envelope = (eventId: string, event: Record<string, unknown>) => ({
+  type: 'event_callback',
+  team_id: 'T0TEAM',
+  api_app_id: 'A0APP',
+  event_id: eventId,
+  event_time: 1_800_000_000,
+  event,
+});
+
+it('in Socket Mode, holds a mention the queue could not take while Redis was away, and queues it once Redis answers', async () => {
+  // Socket Mode acknowledges an event before the listener runs: Slack never sends it again.
+  await withRedisAway({}, async (bot, slack, socket, redis) => {
     const asked = slack.seedMessage('C0DOCS', { user: 'U0ADA', text: '<@U0BOT> Document the offline mode' });
-    await socket.send('events_api', {
-      type: 'event_callback',
-      team_id: 'T0TEAM',
-      api_app_id: 'A0APP',
-      event_id: 'Ev0OFFLINE',
-      event_time: 1_800_000_000,
-      event: { type: 'app_mention', channel: 'C0DOCS', user: 'U0ADA', text: asked.text, ts: asked.ts },
-    });
+    await socket.send(
+      'events_api',
+      envelope('Ev0OFFLINE', {
+        type: 'app_mention',
+        channel: 'C0DOCS',
+        user: 'U0ADA',
+        text: asked.text,
+        ts: asked.ts,
+      }),
+    );
     await redis.start();
 
     const card = await slack.waitForCall('chat.postMessage', undefined, 20_000);
     expect(card.args).toMatchObject({ channel: 'C0DOCS', thread_ts: asked.ts });
-    expect(h.mintlify.requestsFor('createJob').map((request) => request.body)).toEqual([
+    expect(bot.mintlify.requestsFor('createJob').map((request) => request.body)).toEqual([
       { prompt: 'Document the offline mode' },
     ]);
-  } finally {
-    await h?.close();
-    h = undefined;
-    await slack.close();
-    await redis.close();
-  }
+  });
 });
 
 it('in Socket Mode, gives up on a DM held past its hold while Redis stays away, and tells its author to send it again', async () => {
-  const redis = await startPrivateRedis();
-  const slack = await startSlackFake({ botToken: SECRETS.botToken, appToken: APP_TOKEN });
-  try {
-    h = await startBot({
-      slack,
-      env: { SLACK_APP_TOKEN: APP_TOKEN, SLACK_SIGNING_SECRET: undefined, REDIS_URL: redis.url },
-      holdEventForMs: 3_000,
-    });
-    const socket = slack.socketMode;
-    if (!socket) throw new Error('the fake has no Socket Mode');
-    await socket.connected();
-    await redis.stop({ keepData: true });
-    await expect.poll(() => h?.logs.some((line) => line.includes('Redis is unreachable'))).toBe(true);
-
+  await withRedisAway({ holdEventForMs: 3_000 }, async (bot, slack, socket, redis) => {
     const asked = slack.seedMessage('D0ADA', { user: 'U0ADA', text: 'Document the long outage' });
-    await socket.send('events_api', {
-      type: 'event_callback',
-      team_id: 'T0TEAM',
-      api_app_id: 'A0APP',
-      event_id: 'Ev0LONGOUTAGE',
-      event_time: 1_800_000_000,
-      event: {
-        type: 'message',
-        channel: 'D0ADA',
-        channel_type: 'im',
-        user: 'U0ADA',
-        text: asked.text,
-        ts: asked.ts,
-      },
-    });
+    const dm = {
+      type: 'message',
+      channel: 'D0ADA',
+      channel_type: 'im',
+      user: 'U0ADA',
+      text: asked.text,
+      ts: asked.ts,
+    };
+    await socket.send('events_api', envelope('Ev0LONGOUTAGE', dm));
     const told = await slack.waitForCall('chat.postMessage', (call) => call.args.channel === 'D0ADA', 10_000);
     expect(told.args).toMatchObject({ text: MESSAGE_LOST });
     expect(
-      h.logs.some((line) => line.includes('was never queued, and is lost') && line.includes('told so')),
+      bot.logs.some((line) => line.includes('was never queued, and is lost') && line.includes('told so')),
     ).toBe(true);
     // Redis back, the DM stays given up on: no job for it.
     await redis.start();
     await expect
-      .poll(() => h?.logs.some((line) => line.includes('Redis is reachable again')), { timeout: 10_000 })
+      .poll(() => bot.logs.some((line) => line.includes('Redis is reachable again')), { timeout: 10_000 })
       .toBe(true);
-    await h.bot.drained();
-    expect(h.mintlify.requestsFor('createJob')).toEqual([]);
-  } finally {
-    await h?.close();
-    h = undefined;
-    await slack.close();
-    await redis.close();
-  }
+    await bot.bot.drained();
+    expect(bot.mintlify.requestsFor('createJob')).toEqual([]);
+  });
 });
 
 it('in Socket Mode, a wrong SLACK_APP_TOKEN stops the start, naming the variable', async () => {

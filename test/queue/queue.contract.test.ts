@@ -656,6 +656,51 @@ describe('the queue port on bullmq set up while Redis goes away', () => {
   });
 });
 
+describe('the queue port on bullmq made again while Redis is away', () => {
+  it('never sends an add given up while it waited for Redis, and sends the others once Redis answers', async () => {
+    const redis = await startPrivateRedis();
+    const proxy = await startMuteProxy(redis);
+    const client = await connectAsTheBot(proxy.url);
+    const queues = openBullmqQueues({ client, prefix: 'abandon', logger });
+    try {
+      proxy.mute();
+      const queue = queues.queue<string>('requests');
+      const worked = recorder<string>(async () => undefined);
+      queue.process(worked.processor, { concurrency: 1 });
+      await redis.stop();
+      proxy.speak();
+      // Once the queue is made again (its setup failed), an add waits for Redis instead of failing.
+      const waiting = async (data: string) => {
+        const submission = queue.submit('job', data, { jobId: data });
+        submission.queued.catch(() => {});
+        const settled = await Promise.race([
+          submission.queued.then(
+            () => true,
+            () => true,
+          ),
+          new Promise<false>((resolve) => setTimeout(() => resolve(false), 300)),
+        ]);
+        if (settled) throw new Error('the add did not wait');
+        return submission;
+      };
+      const abandoned = await vi.waitFor(() => waiting('abandoned'), { timeout: 15_000, interval: 200 });
+      const kept = await waiting('kept');
+      abandoned.abandon();
+      await redis.start();
+
+      await expect(kept.queued).resolves.toBeUndefined();
+      await expect(abandoned.queued).rejects.toThrow('given up before it was sent');
+      expect(abandoned.mayHaveLanded).toBe(false);
+      await expect.poll(() => worked.runs.map((run) => run.job.data), { timeout: 15_000 }).toEqual(['kept']);
+    } finally {
+      await queues.close(0);
+      client.destroy();
+      await proxy.close();
+      await redis.close();
+    }
+  });
+});
+
 describe('the queue port on bullmq, one process', () => {
   const prefix = uniqueNamespace('bullmq');
   let client: RedisClientType | undefined;
