@@ -181,6 +181,18 @@ describe('/docs-agent <instruction>', () => {
     expect(h.mintlify.requestsFor('createJob')).toHaveLength(0);
   });
 
+  it('reads `status please` and `hi, digest?` as the subcommands, as a mention or a DM reads them, starting no job', async () => {
+    h = await startBot();
+    await h.command('status please', { response_url: h.slack.responseUrl('status') });
+    await h.bot.drained();
+    // Not a public card for a job called “status please”, spending one of the hour’s agent uses.
+    expect(h.mintlify.requestsFor('createJob').map((request) => request.body)).toEqual([]);
+    const listed = await h.slack.waitForCall('response_url', (call) => call.responseId === 'status');
+    expect(String(listed.args.text)).toContain('No docs agent jobs in this channel yet');
+    const digest = await h.command('hi, digest?');
+    expect(digest.json).toMatchObject({ text: expect.stringContaining('Gathering the docs digest') });
+  });
+
   it('lists this channel’s recent jobs with `status`, to the person alone', async () => {
     h = await startBot();
     await h.command('Document the CLI', { channel_id: 'C0DOCS' });

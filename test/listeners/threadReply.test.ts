@@ -95,6 +95,22 @@ describe('replies in a job’s thread', () => {
     expect(h.slack.callsTo('chat.postEphemeral')).toHaveLength(0);
   });
 
+  it('take “looks good to me” and “thanks, that’s perfect!” for the OK they are, as “LGTM” is, and do not send them to the job', async () => {
+    const h = await bot();
+    const thread = await startJob(h);
+    // What reviewers write under a ready pull request: sent, each would set the job working again.
+    await h.event(reply(thread, 'looks good to me'));
+    await h.event(reply(thread, 'Looks great, thanks!'));
+    await h.event(reply(thread, 'Thanks, that’s perfect!'));
+    await h.event(reply(thread, "that's great"));
+    // A reply that does go through, last: once it has arrived, the ones before it were handled.
+    await h.event(reply(thread, 'Mention the config file too'));
+    await h.slack.waitForCall('reactions.add');
+    await h.bot.drained();
+
+    expect(followUps(h).map((request) => request.body)).toEqual([{ prompt: 'Mention the config file too' }]);
+  });
+
   it('in a thread a person started, and no job’s, read nothing from Slack and answer nothing', async () => {
     const h = await bot();
     const root = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'Lunch at noon?' });

@@ -1,4 +1,4 @@
-import { isStopWord, smallTalkOf } from '../../jobs/smallTalk.js';
+import { commandWordOf, isStopWord, smallTalkOf } from '../../jobs/smallTalk.js';
 
 /**
  * What `/docs-agent <text>` asks for. A word is a subcommand only when it stands alone (a "?" or a
@@ -23,6 +23,9 @@ export function parseDocsAgentCommand(text: string | undefined): DocsAgentReques
   if (trimmed === '') return { kind: 'empty' };
   const subcommand = SUBCOMMAND.exec(trimmed)?.[1];
   if (subcommand) return { kind: subcommand.toLowerCase() as 'help' | 'status' | 'digest' };
+  // `status please`, `hi, digest?`: read as a mention or a DM reads them, not as a job called that.
+  const word = commandWordOf(trimmed);
+  if (word) return { kind: word };
   const stop = isStopWord(trimmed);
   if (stop || smallTalkOf(trimmed) !== undefined) return { kind: 'not_an_instruction', text: trimmed, stop };
   return { kind: 'instruction', text: trimmed };
