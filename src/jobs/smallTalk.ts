@@ -31,6 +31,21 @@ const ABOUT_THE_BOT = new Set([
   ...['usage', 'commands', 'test', 'testing', 'are you there', 'are you working', 'is this working'],
 ]);
 const POLITE = new Set(['please', 'pls', 'plz']);
+const STATUS_QUESTION = new Set([
+  'what',
+  "what's",
+  'whats',
+  's',
+  'is',
+  'the',
+  'show',
+  'me',
+  'my',
+  'check',
+  'any',
+  'job',
+  'jobs',
+]);
 
 /**
  * `greeting` (answered with help; punctuation alone, a "?", is one too, and so is asking what the
@@ -74,7 +89,10 @@ export function isStopWord(text: string): boolean {
  */
 export function commandWordOf(text: string): 'status' | 'digest' | undefined {
   const said = unwrapped(wordsOf(text));
-  const word = said.length === 1 ? said[0] : undefined;
+  // "what's the status?", "show me the status": asking for it, not an instruction called that.
+  const lead = said.slice(0, -1);
+  const asked = lead.length <= 4 && lead.every((w) => STATUS_QUESTION.has(w));
+  const word = said.length === 1 || asked ? said[said.length - 1] : undefined;
   return word === 'status' || word === 'digest' ? word : undefined;
 }
 

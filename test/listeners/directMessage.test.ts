@@ -162,6 +162,21 @@ describe('a direct message to the bot', () => {
     expect(h.slack.callsTo('chat.postMessage')).toHaveLength(4);
   });
 
+  it('asked “what’s the status?” while a job runs, lists the person’s jobs rather than starting a job called that', async () => {
+    h = await startBot();
+    await sendDm(h, 'Document the --json flag');
+    await h.slack.waitForCall('chat.postMessage', (call) => String(call.args.text).includes('--json'));
+    await sendDm(h, 'what’s the status?');
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('createJob').map((r) => r.body)).toEqual([
+      { prompt: 'Document the --json flag' },
+    ]);
+    const list = await h.slack.waitForCall('chat.postMessage', (call) =>
+      String(call.args.text).includes('recent docs agent job'),
+    );
+    expect(String(list.args.text)).toContain('of yours');
+  });
+
   it('answers “what can you do?”, “test” and a lone “stop” with help: none starts a job', async () => {
     h = await startBot();
     for (const [i, text] of ['what can you do?', 'test', 'stop'].entries()) {

@@ -111,6 +111,17 @@ describe('replies in a job’s thread', () => {
     expect(followUps(h).map((request) => request.body)).toEqual([{ prompt: 'Mention the config file too' }]);
   });
 
+  it('answer “what’s the status?” with where to look, rather than send it to the job as an instruction', async () => {
+    const h = await bot();
+    const thread = await startJob(h);
+    // Sent, it would reach the agent as an instruction (and set a finished job working again).
+    await h.event(reply(thread, 'what’s the status?'));
+    await h.bot.drained();
+    expect(followUps(h).map((request) => request.body)).toEqual([]);
+    const told = await h.slack.waitForCall('chat.postEphemeral');
+    expect(String(told.args.text)).toContain('/docs-agent status');
+  });
+
   it('in a thread a person started, and no job’s, read nothing from Slack and answer nothing', async () => {
     const h = await bot();
     const root = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'Lunch at noon?' });
