@@ -17,6 +17,7 @@ import {
 } from './queue/queueNames.js';
 import type { SlackRequest } from './requests/slackRequest.js';
 import { verifySlackToken } from './slack/slackIdentity.js';
+import { SENT_ONCE } from './slack/postedMessages.js';
 import { SlackTokenState, WatchedWebClient } from './slack/slackToken.js';
 import { openStore, type Store } from './store/store.js';
 import { createWeb, type Web } from './web.js';
@@ -70,13 +71,14 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
   const now = options.now ?? (() => new Date());
   // Both clients tell one state whether Slack takes the token (a reinstall issues a new one).
   const slackToken = new SlackTokenState(logger);
-  const slackClient = () =>
+  const slackClient = (sending: webApi.WebClientOptions = {}) =>
     new WatchedWebClient(
       config.slack.botToken,
       {
         ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl } : {}),
         retryConfig: options.slackRetries ?? SLACK_RETRIES,
         logger,
+        ...sending,
       },
       slackToken,
     );
@@ -85,6 +87,8 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
   // Home tabs or the digest.
   const slack = slackClient();
   const backgroundSlack = slackClient();
+  // And one that sends each post once, for the posts that are looked for before being posted again.
+  const slackOnce = slackClient(SENT_ONCE);
   // BullMQ is loaded only with Redis (a bot without it starts without BullMQ's code), and while the
   // store connects and Slack answers.
   const bullmq = config.store.redisUrl ? import('./queue/bullmqQueues.js') : undefined;
@@ -185,6 +189,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
               logger,
               slack,
               backgroundSlack,
+              slackOnce,
               slackToken,
               store,
               identity: ids,

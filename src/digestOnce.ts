@@ -5,6 +5,7 @@ import { periodKey, periodOfRun } from './digest/period.js';
 import { postScheduledDigest } from './digest/postDigest.js';
 import { readConfiguration } from './environment.js';
 import { createLogger } from './log.js';
+import { SENT_ONCE } from './slack/postedMessages.js';
 import { verifySlackToken } from './slack/slackIdentity.js';
 import { MintlifyClient } from './mintlify/index.js';
 import { openStore, type Store } from './store/store.js';
@@ -55,10 +56,10 @@ async function digestOnce(): Promise<number> {
   process.once('SIGINT', stop);
 
   try {
-    const slack = new webApi.WebClient(config.slack.botToken, {
-      logger,
-      ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl } : {}),
-    });
+    const options = { logger, ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl } : {}) };
+    const slack = new webApi.WebClient(config.slack.botToken, options);
+    // The post itself is sent once: a run that finds it failed looks for it before posting again.
+    const slackOnce = new webApi.WebClient(config.slack.botToken, { ...options, ...SENT_ONCE });
     // The bot's id tells its own earlier post of the digest from another app's look-alike.
     const { botId } = await verifySlackToken(slack, logger);
     const ctx = createDigestContext({
@@ -66,6 +67,7 @@ async function digestOnce(): Promise<number> {
       mintlify,
       store,
       slack,
+      slackOnce,
       botId,
       logger,
       shutdown: shutdown.signal,

@@ -74,7 +74,12 @@ export interface WorkerParts {
   slack: webApi.WebClient;
   /** For the rest (the follower's card edits and news, previews, Home tabs, the digest): its 429s pause only it. */
   backgroundSlack: webApi.WebClient;
-  /** Whether Slack takes the bot's token, as both clients' calls find. */
+  /**
+   * For posts found again by their mark (the scheduled digest, job cards and notices): each call is
+   * sent once, since one sent again blind after a lost answer may post it twice. It pauses for no 429.
+   */
+  slackOnce: webApi.WebClient;
+  /** Whether Slack takes the bot's token, as the clients' calls find. */
   slackToken?: SlackTokenState;
   store: Store;
   identity: SlackIdentity;
@@ -145,6 +150,7 @@ export function startWorker(parts: WorkerParts): Worker {
     ),
     ledger: new RateLedger(store, () => now().getTime()),
     slack,
+    slackOnce: parts.slackOnce,
     ...(parts.slackToken ? { slackToken: parts.slackToken } : {}),
     botId: parts.identity.botId,
     logger,
@@ -170,6 +176,7 @@ export function startWorker(parts: WorkerParts): Worker {
       mintlify,
       store,
       slack: parts.backgroundSlack,
+      slackOnce: parts.slackOnce,
       botId: parts.identity.botId,
       logger,
       now,

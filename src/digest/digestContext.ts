@@ -15,6 +15,8 @@ export interface DigestContext {
   store: Store;
   records: DigestRecords;
   slack: Pick<webApi.WebClient, 'chat' | 'conversations' | 'paginate'>;
+  /** Posts the scheduled digest: sends each call once (`SENT_ONCE`, slack/postedMessages.ts). */
+  slackOnce: Pick<webApi.WebClient, 'chat'>;
   /** The bot's own bot id (auth.test): what it posted carries it. */
   botId: string;
   logger: Logger;

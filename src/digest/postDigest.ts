@@ -1,4 +1,4 @@
-import { findPostedMessage, type MessageMark } from '../slack/postedMessages.js';
+import { findPostedMessage, type MessageMark, postMarked } from '../slack/postedMessages.js';
 import { classifySlackError, slackErrorCode } from '../slack/slackErrors.js';
 import { readChannelMessage } from '../slack/threadMessages.js';
 import { RENEWED_LEASE_MS, withRenewedLease } from '../store/lease.js';
@@ -74,6 +74,8 @@ export async function postScheduledDigest(
         // Nobody waits for it: Mintlify in trouble is waited out, rather than every page read again.
         waitOutTrouble: true,
         mark: digestMark(period, channel),
+        // A try that fails looks for it by its mark (postedEarlier): it is sent once.
+        sentOnce: true,
         lost,
       });
       if (outcome.kind === 'posted') {
@@ -194,7 +196,7 @@ async function gatherAndPost(
   ctx: DigestContext,
   period: DigestPeriod,
   channel: string,
-  options: ReadOptions & { mark?: MessageMark },
+  options: ReadOptions & { mark: MessageMark; sentOnce?: boolean },
 ): Promise<DigestOutcome> {
   const what = `the digest for ${periodKey(period)} in ${channel}`;
   let message: DigestMessage;
@@ -213,14 +215,11 @@ async function gatherAndPost(
   // may be posting the scheduled digest now. A person's digest is posted anyway: its lease only kept
   // two requests from spending the analytics budget twice, and that is spent by now.
   options.lost?.throwIfAborted();
-  const post = (content: { text: string; blocks?: DigestMessage['blocks'] }) =>
-    ctx.slack.chat.postMessage({
-      channel,
-      ...content,
-      unfurl_links: false,
-      unfurl_media: false,
-      ...(options.mark ? { metadata: options.mark } : {}),
-    });
+  const post = (content: { text: string; blocks?: DigestMessage['blocks'] }) => {
+    const message = { channel, ...content, unfurl_links: false, unfurl_media: false, metadata: options.mark };
+    // A person's digest is not looked for before it is posted: the client's retries stand.
+    return options.sentOnce ? postMarked(ctx.slackOnce, message) : ctx.slack.chat.postMessage(message);
+  };
   try {
     let answer;
     try {

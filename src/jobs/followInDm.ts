@@ -24,7 +24,7 @@ export async function followInDm(
   let posted: Awaited<ReturnType<typeof postJobCard>>;
   try {
     // Posting to a user id lands in the app's DM with that person (chat:write is enough).
-    posted = await postJobCard(ctx, record, { channel: record.requestedBy });
+    posted = await postJobCard(ctx, record, { channel: record.requestedBy, inDm: true });
     if (posted.kind !== 'posted') throw posted.error;
   } catch (error) {
     ctx.logger.warn(`job ${record.jobId}: could not post its card in the DM either: ${String(error)}`);

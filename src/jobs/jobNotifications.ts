@@ -1,4 +1,4 @@
-import { findPostedMessage, type MessageMark } from '../slack/postedMessages.js';
+import { findPostedMessage, type MessageMark, postMarked } from '../slack/postedMessages.js';
 import { classifySlackError, slackErrorCode } from '../slack/slackErrors.js';
 import { RENEWED_LEASE_MS, withRenewedLease } from '../store/lease.js';
 import { jobCard } from './jobCard.js';
@@ -161,8 +161,9 @@ async function postNews(
     unfurl_links: false,
     unfurl_media: false,
   } as const;
+  // Sent once: a notice whose post failed is looked for by its mark before it is posted again.
   try {
-    await ctx.slack.chat.postMessage({ ...message, thread_ts: threadTs, text });
+    await postMarked(ctx.slackOnce, { ...message, thread_ts: threadTs, text });
     return 'done';
   } catch (error) {
     const code = slackErrorCode(error);
@@ -171,10 +172,7 @@ async function postNews(
     }
   }
   try {
-    await ctx.slack.chat.postMessage({
-      ...message,
-      text: strayJobNewsText(record, text),
-    });
+    await postMarked(ctx.slackOnce, { ...message, text: strayJobNewsText(record, text) });
     return 'done';
   } catch (error) {
     return refusal(ctx, record, 'post news of', error);
@@ -189,7 +187,7 @@ function refusal(ctx: JobsContext, record: JobRecord, what: string, error: unkno
     case 'not_in_channel':
       return 'channel_gone';
     default:
-      // Rate limits were already retried by the WebClient; anything left is worth another try later.
+      // Rate limits were already waited out; anything left is worth another try later.
       ctx.logger.warn(`could not ${what} job ${record.jobId} in ${record.channel}: ${String(error)}`);
       return 'retry';
   }

@@ -20,6 +20,8 @@ export interface JobsContext {
   starts: JobStarts;
   ledger: RateLedger;
   slack: webApi.WebClient;
+  /** Posts what is looked for by its mark before it is posted again (cards, notices): sends each call once. */
+  slackOnce: Pick<webApi.WebClient, 'chat'>;
   /** Whether Slack refuses the bot's token now (a start then makes no job at Mintlify). */
   slackToken?: Pick<SlackTokenState, 'refusal' | 'refusedElsewhere'>;
   /** The bot's own bot id (auth.test): what it posted carries it. */

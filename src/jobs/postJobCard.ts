@@ -1,4 +1,4 @@
-import type { MessageMark } from '../slack/postedMessages.js';
+import { type MessageMark, postMarked } from '../slack/postedMessages.js';
 import { isPassingSlackFailure, slackErrorCode } from '../slack/slackErrors.js';
 import { jobCard } from './jobCard.js';
 import type { JobRecord } from './jobRecord.js';
@@ -25,16 +25,20 @@ export const cardMark = (jobId: string): MessageMark => ({
   event_payload: { job_id: jobId },
 });
 
-/** Posts the card in `channel` (under `threadTs` when given). */
+/**
+ * Posts the card in `channel` (under `threadTs` when given). In a channel it is sent once: a card
+ * whose post failed is looked for by its mark (`recoverJobCard`) before it is posted again. In the
+ * person's DM (`inDm`) it is never looked for (see `moveToDm`): there the client's retries stand.
+ */
 export async function postJobCard(
   ctx: JobsContext,
   record: JobRecord,
-  where: { channel: string; threadTs?: string | null | undefined },
+  where: { channel: string; threadTs?: string | null | undefined; inDm?: boolean },
 ): Promise<CardPost> {
   // Drawn for where it goes: a card moved to the person's DM (posted to their user id) is a DM's.
   const card = jobCard({ ...record, channel: where.channel });
-  const post = (blocks: typeof card.blocks | undefined) =>
-    ctx.slack.chat.postMessage({
+  const post = (blocks: typeof card.blocks | undefined) => {
+    const message = {
       channel: where.channel,
       ...(where.threadTs ? { thread_ts: where.threadTs } : {}),
       text: card.text,
@@ -42,7 +46,9 @@ export async function postJobCard(
       metadata: cardMark(record.jobId),
       unfurl_links: false,
       unfurl_media: false,
-    });
+    };
+    return where.inDm ? ctx.slack.chat.postMessage(message) : postMarked(ctx.slackOnce, message);
+  };
   try {
     let posted: Awaited<ReturnType<typeof post>>;
     try {

@@ -1,3 +1,4 @@
+import { setTimeout as sleepFor } from 'node:timers/promises';
 import type { webApi } from '@slack/bolt';
 import { slackErrorCode } from './slackErrors.js';
 
@@ -11,6 +12,42 @@ import { slackErrorCode } from './slackErrors.js';
 export interface MessageMark {
   event_type: string;
   event_payload: Record<string, string>;
+}
+
+/**
+ * The options of the client that posts marked messages: each call is sent once. The client's usual
+ * retries send a post again after an HTTP 5xx or a cut connection, yet Slack may have stored it all
+ * the same, and the channel would show it twice. The caller's next try looks for the mark instead.
+ * A 429 is handed back rather than waited out inside the client: `postMarked` waits and posts again.
+ */
+export const SENT_ONCE = {
+  retryConfig: { retries: 0 },
+  rejectRateLimitedCalls: true,
+} satisfies webApi.WebClientOptions;
+
+// As many as the bot's other Slack calls get (SLACK_RETRIES in app.ts).
+const RATE_LIMITED_TRIES = 5;
+
+/**
+ * Posts a marked message on a client built with `SENT_ONCE`. A 429 means Slack took nothing: it is
+ * waited out for its Retry-After and the post is sent again, a few times. Any other failure is
+ * thrown, the post perhaps made: the caller looks for its mark (`findPostedMessage`) before posting
+ * it again.
+ */
+export async function postMarked(
+  slack: Pick<webApi.WebClient, 'chat'>,
+  message: Parameters<webApi.WebClient['chat']['postMessage']>[0] & { metadata: MessageMark },
+): Promise<webApi.ChatPostMessageResponse> {
+  for (let tries = 1; ; tries += 1) {
+    try {
+      return await slack.chat.postMessage(message);
+    } catch (error) {
+      const retryAfter = (error as { code?: unknown; retryAfter?: unknown }).retryAfter;
+      const rateLimited = (error as { code?: unknown }).code === 'slack_webapi_rate_limited_error';
+      if (!rateLimited || typeof retryAfter !== 'number' || tries === RATE_LIMITED_TRIES) throw error;
+      await sleepFor(retryAfter * 1000);
+    }
+  }
 }
 
 export interface PostedMessage {

@@ -30,6 +30,7 @@ function digestContext(harness: BotHarness): DigestContext {
     mintlify,
     store: harness.bot.store,
     slack: jobs.slack,
+    slackOnce: jobs.slackOnce,
     botId: jobs.botId,
     logger: jobs.logger,
     shutdown: new AbortController().signal,

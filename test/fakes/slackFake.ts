@@ -53,6 +53,11 @@ export interface SlackFault {
   until?: Promise<unknown>;
   /** Met only by a call about this channel (others pass it by): for a test that shares the bot. */
   channel?: string;
+  /**
+   * With `status`: the call is carried out (a post lands in the channel) and then answered with that
+   * status, as when Slack's edge fails after the write: the caller never hears that it landed.
+   */
+  landed?: boolean;
 }
 
 export interface SlackFake {
@@ -187,6 +192,7 @@ export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFa
       headers['retry-after'] = String(fault.retryAfter ?? 1);
       return faulty(429, 'ratelimited');
     }
+    if (fault?.landed && handler) handler.answer(args, workspace);
     if (fault?.status && fault.status !== 200) return faulty(fault.status, fault.error ?? 'fatal_error');
     if (fault?.error) return faulty(200, fault.error);
     if (!handler) return faulty(200, 'unknown_method', { req_method: method });

@@ -179,6 +179,14 @@ describe('editing the card', () => {
     expect(more).toHaveLength(0);
     expect(threadReplies(h, job)).toHaveLength(1);
   });
+
+  it('stored by Slack, then answered 503: not posted again blind; found by its mark and followed', async () => {
+    h.slack.failNext('chat.postMessage', { status: 503, landed: true, channel: 'C0LANDED' });
+    await command('C0LANDED', 'Document the landed card');
+    await expect.poll(async () => (await jobIn('C0LANDED'))?.cardTs).toBe(cardsIn('C0LANDED')[0]?.ts);
+    await settle(h, sentinel, 2);
+    expect(cardsIn('C0LANDED')).toHaveLength(1);
+  });
 });
 
 describe('the final reply', () => {
@@ -189,6 +197,19 @@ describe('the final reply', () => {
     await waitForReply(h, job, PR);
     await settle(h, sentinel, 2);
     expect(threadReplies(h, job)).toHaveLength(1);
+  });
+
+  it('stored by Slack, then answered 503: not posted again blind; found by its mark', async () => {
+    const job = await startFollowedJob(h, 'Document the landed reply', 'C0REPLYLANDED');
+    h.slack.failNext('chat.postMessage', { status: 503, landed: true, channel: job.channel });
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+    // Its next check finds the reply in the thread and notes it told.
+    await expect.poll(async () => (await record(h, job.jobId))?.announced.length).toBe(1);
+    await settle(h, sentinel, 2);
+    const replies = h.slack
+      .history(job.channel)
+      .filter((message) => message.thread_ts === job.cardTs && message.ts !== job.cardTs);
+    expect(replies).toHaveLength(1);
   });
 
   it.each(['channel_not_found', 'is_archived', 'not_in_channel'])(
