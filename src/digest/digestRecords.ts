@@ -40,6 +40,7 @@ const totalsKey = (period: PeriodDates) => `digest-totals:${periodKey(period)}`;
 const progressKey = (period: PeriodDates) => `digest-progress:${periodKey(period)}`;
 const failedKey = (period: PeriodDates, channel: string) => `digest-failed:${channel}:${periodKey(period)}`;
 const askedKey = (period: PeriodDates, channel: string) => `digest-asked:${channel}:${periodKey(period)}`;
+const lastPostedKey = (channel: string) => `digest-last-posted:${channel}`;
 
 /** How long a digest posted on request stands for the next request in its channel. */
 export const ASKED_KEEP_MS = 3_600_000;
@@ -107,6 +108,16 @@ export class DigestRecords {
 
   async markPosted(record: PostedDigest): Promise<void> {
     await this.store.kv.set(postedKey(record, record.channel), record, POSTED_KEEP_MS);
+    // Written again for an older record (its life lengthened), it does not go back in time.
+    const last = await this.lastPosted(record.channel);
+    if (last === undefined || last < record.postedAt) {
+      await this.store.kv.set(lastPostedKey(record.channel), record.postedAt, POSTED_KEEP_MS);
+    }
+  }
+
+  /** When the channel last got a scheduled digest (ISO time), of whichever period. */
+  lastPosted(channel: string): Promise<string | undefined> {
+    return this.store.kv.get<string>(lastPostedKey(channel));
   }
 
   /** A try of the period's digest failed: for `forMs`, no catch-up of it is queued (see digestSchedule.ts). */

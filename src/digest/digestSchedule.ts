@@ -10,7 +10,8 @@ import { type DigestOutcome, postScheduledDigest, scheduledDigestLease } from '.
  * on the `digest` queue, so each occurrence is one queue job however many workers run. A worker
  * that crashes half-way leaves the job to another (the queue's stalled-job recovery); the posted
  * record and the message's mark make sure it is posted once. At a worker's start it catches up:
- * when the latest scheduled run has no posted digest (nothing ran then), that period is posted now.
+ * when the latest scheduled run has no posted digest and no digest went to the channel since
+ * (nothing ran then), that period is posted now.
  */
 
 const SCHEDULER_ID = 'weekly-digest';
@@ -84,9 +85,14 @@ export async function scheduleDigest(
   // Written again with the life of a posted record: versions before gave it 92 days, shorter than a
   // yearly schedule's look-back, after which the catch-up would post it again.
   if (posted) await ctx.records.markPosted(posted);
+  // A digest went to the channel at or after that run: the run was not missed, the schedule moved
+  // (Monday's to Friday, say, deployed on a Wednesday). Its week is older than the one just posted.
+  const last = await ctx.records.lastPosted(channel);
+  const postedSince = missed !== undefined && last !== undefined && Date.parse(last) >= missed.getTime();
   const due =
     period &&
     !posted &&
+    !postedSince &&
     !(await ctx.records.failedRecently(period, channel)) &&
     // Being gathered by a worker right now (its scheduled run): a catch-up would only wait on it.
     !(await leaseHeld(ctx.store.atomic, scheduledDigestLease(period, channel)));

@@ -80,7 +80,9 @@ async function postedThenRecordLost() {
   await first.stopBot();
   const period = missedPeriod();
   const lost = await startBot({ env: {}, slack, mintlify, namespace }); // no DIGEST_CHANNEL: posts nothing
+  // Neither record of the post written: the run died right after posting.
   await lost.bot.store.kv.delete(`digest-posted:${CHANNEL}:${periodKey(period)}`);
+  await lost.bot.store.kv.delete(`digest-last-posted:${CHANNEL}`);
   await lost.stopBot();
   return { ...world, post, period };
 }
