@@ -7,7 +7,7 @@ import { digestMark } from './digestMark.js';
 import { digestFailureText, STOPPED_TEXT } from './digestAnswers.js';
 import type { DigestContext } from './digestContext.js';
 import { type DigestMessage, digestMessage } from './digestMessage.js';
-import type { PostedDigest } from './digestRecords.js';
+import { ASKED_KEEP_MS, type PostedDigest } from './digestRecords.js';
 import { type DigestPeriod, periodKey, periodOfRun } from './period.js';
 
 /**
@@ -28,7 +28,7 @@ export type DigestOutcome =
 export type DigestRequestOutcome =
   | DigestOutcome
   | { kind: 'busy_elsewhere'; period: DigestPeriod }
-  /** Asked for in the channel within the hour, and posted then: not posted twice. */
+  /** Posted in the channel within the hour (asked for, or the scheduled one): not posted twice. */
   | { kind: 'posted_recently'; period: DigestPeriod; record: PostedDigest };
 
 // A response URL works for 30 minutes: a person's digest gives up in time to be told so.
@@ -124,7 +124,7 @@ export async function postDigestNow(
     async (): Promise<DigestRequestOutcome> => {
       // The same digest twice in a channel within the hour is a duplicate: the person is shown the first.
       // Read under the channel's lease, so that a request in another process cannot be posting it now.
-      const recent = await ctx.records.postedOnRequest(period, request.channel);
+      const recent = await postedRecently(ctx, period, request.channel);
       if (recent && (await stillThere(ctx, recent)))
         return { kind: 'posted_recently', period, record: recent };
       const anywhere = await withRenewedLease(
@@ -172,7 +172,23 @@ async function closedToBot(ctx: DigestContext, channel: string): Promise<unknown
   }
 }
 
-/** A digest posted on request is still in its channel (not deleted); when Slack cannot say, it is taken to be. */
+/**
+ * The period's digest posted in the channel within the hour: one asked for, or the scheduled one
+ * (asked for just after the schedule posted it, the same week would be in the channel twice).
+ */
+async function postedRecently(
+  ctx: DigestContext,
+  period: DigestPeriod,
+  channel: string,
+): Promise<PostedDigest | undefined> {
+  const asked = await ctx.records.postedOnRequest(period, channel);
+  if (asked) return asked;
+  const scheduled = await ctx.records.posted(period, channel);
+  const recent = scheduled && ctx.now().getTime() - Date.parse(scheduled.postedAt) < ASKED_KEEP_MS;
+  return recent ? scheduled : undefined;
+}
+
+/** A digest posted is still in its channel (not deleted); when Slack cannot say, it is taken to be. */
 async function stillThere(ctx: DigestContext, posted: PostedDigest): Promise<boolean> {
   try {
     const message = await readChannelMessage(ctx.slack, posted.channel, posted.ts);
