@@ -1,3 +1,4 @@
+import { setTimeout as sleepFor } from 'node:timers/promises';
 import { webApi } from '@slack/bolt';
 import { secretsOf } from './config.js';
 import { createDigestContext } from './digest/digestContext.js';
@@ -16,8 +17,11 @@ import { USER_AGENT } from './version.js';
  * in DIGEST_TIMEZONE, to DIGEST_CHANNEL, then exits. It honours the same once-per-period record
  * as the schedule, so an external scheduler may run it as often as it likes.
  * Exit code: 0 when the digest is posted (now or before) or another instance is posting it;
- * 1 when it could not be posted.
+ * 1 when it could not be posted. While a digest asked for is being prepared, it waits its turn.
  */
+/** How often a run waiting for its turn (another digest being prepared) looks again. */
+const TURN_CHECK_MS = 10_000;
+
 async function digestOnce(): Promise<number> {
   // It posts and reads, and takes no request from Slack: no signing secret or app token needed.
   const config = readConfiguration('npm run digest cannot run', { receivesRequests: false });
@@ -73,7 +77,16 @@ async function digestOnce(): Promise<number> {
       shutdown: shutdown.signal,
     });
     const period = periodOfRun(ctx.now(), config.digest.timezone);
-    const outcome = await postScheduledDigest(ctx, period, channel);
+    let outcome = await postScheduledDigest(ctx, period, channel);
+    // A digest asked for (`/docs-agent digest`) is being prepared: this one waits its turn, rather
+    // than read the same analytics alongside it. An asked digest gives up within half an hour.
+    if (outcome.kind === 'waiting_turn') {
+      logger.info(`waiting while another digest is prepared; the digest for ${periodKey(period)} follows`);
+    }
+    while (outcome.kind === 'waiting_turn' && !shutdown.signal.aborted) {
+      await sleepFor(TURN_CHECK_MS, undefined, { signal: shutdown.signal }).catch(() => undefined);
+      if (!shutdown.signal.aborted) outcome = await postScheduledDigest(ctx, period, channel);
+    }
     switch (outcome.kind) {
       case 'posted':
         return 0;
@@ -87,6 +100,9 @@ async function digestOnce(): Promise<number> {
         return 0;
       case 'failed':
         return 1; // logged where it failed
+      case 'waiting_turn':
+        logger.warn(`the digest for ${periodKey(period)} was not posted: stopped while waiting its turn`);
+        return 1;
     }
   } catch (error) {
     logger.error(`npm run digest failed: ${error instanceof Error ? error.message : String(error)}`);

@@ -71,7 +71,7 @@ export function digestRequestAnswer(outcome: DigestRequestOutcome): string | und
 
 export const STOPPED_TEXT = 'I was restarted before the digest was ready. Please try again in a minute.';
 const BUSY_ELSEWHERE_TEXT =
-  'A digest for another channel is being prepared right now, and they share Mintlify’s analytics limit: try again in a few minutes.';
+  'Another digest is being prepared right now, and digests share Mintlify’s analytics limit: try again in a few minutes.';
 const ALREADY_RUNNING_TEXT =
   'A digest for this channel is already being prepared; it will appear here shortly.';
 

@@ -3,7 +3,7 @@ import type { Processor, WorkQueue } from '../queue/queue.js';
 import { leaseHeld, RENEWED_LEASE_MS } from '../store/lease.js';
 import type { DigestContext } from './digestContext.js';
 import { type DigestPeriod, periodKey, periodOfRun } from './period.js';
-import { type DigestOutcome, postScheduledDigest, scheduledDigestLease } from './postDigest.js';
+import { postScheduledDigest, type ScheduledDigestOutcome, scheduledDigestLease } from './postDigest.js';
 
 /**
  * The weekly digest on DIGEST_CRON in DIGEST_TIMEZONE, posted to DIGEST_CHANNEL: a job scheduler
@@ -149,8 +149,9 @@ export function digestProcessor(
       job.data.period ?? periodOfRun(new Date(job.scheduledFor ?? ctx.now().getTime()), timezone);
     const outcome = await postScheduledDigest(ctx, period, channel);
     report(ctx, outcome, why);
-    // Its lease is held, maybe by a worker that died posting it: look again a while later.
-    if (outcome.kind === 'in_progress') {
+    // Its lease is held, maybe by a worker that died posting it, or a digest asked for is being
+    // prepared: look again a while later.
+    if (outcome.kind === 'in_progress' || outcome.kind === 'waiting_turn') {
       const busyChecks = (job.data.busyChecks ?? 0) + 1;
       const delayMs = busyChecks === 1 ? BEING_POSTED_FIRST_AGAIN_MS : BEING_POSTED_AGAIN_MS;
       return { again: { delayMs, data: { ...job.data, period, busyChecks } } };
@@ -167,7 +168,7 @@ export function digestProcessor(
   };
 }
 
-function report(ctx: DigestContext, outcome: DigestOutcome, why: 'scheduled' | 'catch-up'): void {
+function report(ctx: DigestContext, outcome: ScheduledDigestOutcome, why: 'scheduled' | 'catch-up'): void {
   const what = `${why} digest for ${periodKey(outcome.period)}`;
   switch (outcome.kind) {
     case 'posted':
@@ -181,6 +182,9 @@ function report(ctx: DigestContext, outcome: DigestOutcome, why: 'scheduled' | '
     case 'in_progress':
       // Looked at again while the other gathers: not worth a line each time.
       ctx.logger.debug(`${what}: another worker is posting it`);
+      return;
+    case 'waiting_turn':
+      ctx.logger.debug(`${what}: waits while a digest asked for is prepared`);
       return;
     case 'failed':
       return; // logged where it failed, once

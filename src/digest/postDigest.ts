@@ -24,15 +24,28 @@ export type DigestOutcome =
   /** `text` is for the person who asked, in plain words. */
   | { kind: 'failed'; period: DigestPeriod; error: unknown; text: string };
 
-/** `/docs-agent digest`'s, which may also find another channel's digest being prepared (one at a time). */
+/** The scheduled digest's, which may find a digest asked for being prepared: it waits its turn. */
+export type ScheduledDigestOutcome = DigestOutcome | { kind: 'waiting_turn'; period: DigestPeriod };
+
+/** `/docs-agent digest`'s, which may also find another digest being prepared (one at a time). */
 export type DigestRequestOutcome =
   | DigestOutcome
+  /** Another digest is being prepared: another channel's, or the scheduled one. */
   | { kind: 'busy_elsewhere'; period: DigestPeriod }
   /** Posted in the channel within the hour (asked for, or the scheduled one): not posted twice. */
   | { kind: 'posted_recently'; period: DigestPeriod; record: PostedDigest };
 
 // A response URL works for 30 minutes: a person's digest gives up in time to be told so.
 const ON_REQUEST_GIVE_UP_MAX_MS = 25 * 60_000;
+
+/**
+ * Held while a digest is gathered and posted, the scheduled one or one asked for: one at a time in
+ * the whole deployment. Every digest spends the organization's 100 analytics requests an hour, and
+ * two of the same week at once would both read it (the second reads nothing once the first saved
+ * the week's numbers). Named when only `/docs-agent digest` took it; kept, so that processes of the
+ * version before still take turns with these.
+ */
+const GATHERING_LEASE = 'digest-request';
 
 /** The lease under which the digest of `period` is posted to `channel` on the schedule. */
 export const scheduledDigestLease = (period: DigestPeriod, channel: string) =>
@@ -43,14 +56,14 @@ export async function postScheduledDigest(
   ctx: DigestContext,
   period: DigestPeriod,
   channel: string,
-): Promise<DigestOutcome> {
+): Promise<ScheduledDigestOutcome> {
   const { giveUpMs } = ctx.config.digest;
   // Renewed while the digest is gathered and posted: a worker that dies leaves it within seconds.
   const leased = await withRenewedLease(
     ctx.store.atomic,
     scheduledDigestLease(period, channel),
     RENEWED_LEASE_MS,
-    async (lost): Promise<DigestOutcome> => {
+    async (lost): Promise<ScheduledDigestOutcome> => {
       // Read under the lease: an instance that got here after another finished sees its record.
       let record: PostedDigest | undefined;
       try {
@@ -69,15 +82,26 @@ export async function postScheduledDigest(
         };
       }
       if (record) return { kind: 'already_posted', period, record };
-      const outcome = await gatherAndPost(ctx, period, channel, {
-        giveUpMs,
-        // Nobody waits for it: Mintlify in trouble is waited out, rather than every page read again.
-        waitOutTrouble: true,
-        mark: digestMark(period, channel),
-        // A try that fails looks for it by its mark (postedEarlier): it is sent once.
-        sentOnce: true,
-        lost,
-      });
+      // A digest asked for is being prepared: this one is looked at again shortly, rather than read
+      // alongside it. Its own lease's loss still stops it before the post (`lost`).
+      const gathered = await withRenewedLease(
+        ctx.store.atomic,
+        GATHERING_LEASE,
+        RENEWED_LEASE_MS,
+        () =>
+          gatherAndPost(ctx, period, channel, {
+            giveUpMs,
+            // Nobody waits for it: Mintlify in trouble is waited out, rather than every page read again.
+            waitOutTrouble: true,
+            mark: digestMark(period, channel),
+            // A try that fails looks for it by its mark (postedEarlier): it is sent once.
+            sentOnce: true,
+            lost,
+          }),
+        { logger: ctx.logger },
+      );
+      if (!gathered.ran) return { kind: 'waiting_turn', period };
+      const outcome = gathered.value;
       if (outcome.kind === 'posted') {
         await ctx.records.markPosted({
           channel,
@@ -115,8 +139,8 @@ export async function postDigestNow(
   if (closed) return { kind: 'failed', period, error: closed, text: digestFailureText(closed, ctx.now()) };
   const giveUpMs = Math.min(ctx.config.digest.giveUpMs, ON_REQUEST_GIVE_UP_MAX_MS);
   // One at a time per channel: a second request would spend the same shared analytics budget again.
-  // And one at a time in the whole deployment: a digest may wait long for Mintlify's analytics limit,
-  // holding one of the worker's request slots, and every channel's digest spends the same budget.
+  // And one at a time in the whole deployment, the scheduled digest's included (GATHERING_LEASE): a
+  // digest may wait long for Mintlify's analytics limit, holding one of the worker's request slots.
   const leased = await withRenewedLease(
     ctx.store.atomic,
     `digest-request:${request.channel}`,
@@ -129,7 +153,7 @@ export async function postDigestNow(
         return { kind: 'posted_recently', period, record: recent };
       const anywhere = await withRenewedLease(
         ctx.store.atomic,
-        'digest-request',
+        GATHERING_LEASE,
         RENEWED_LEASE_MS,
         () =>
           gatherAndPost(ctx, period, request.channel, {

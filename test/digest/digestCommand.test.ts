@@ -431,7 +431,7 @@ describe('/docs-agent digest', () => {
     await h.command('digest', { channel_id: 'C0SECOND', response_url: h.slack.responseUrl('second') });
     const busy = await h.slack.waitForCall('response_url', (call) => call.responseId === 'second');
     expect(busy.args.text).toBe(
-      'A digest for another channel is being prepared right now, and they share Mintlify’s analytics limit: try again in a few minutes.',
+      'Another digest is being prepared right now, and digests share Mintlify’s analytics limit: try again in a few minutes.',
     );
     read.release();
     await h.slack.waitForCall('chat.postMessage', (call) => call.args.channel === 'C0FIRST');

@@ -6,6 +6,7 @@ import { MintlifyClient } from '../../src/mintlify/index.js';
 import { USER_AGENT } from '../../src/version.js';
 import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
 import { heldStep, watchLeases } from '../support/leases.js';
+import { visitorsRows } from '../support/visitors.js';
 
 const CHANNEL = 'C0DIGEST';
 const period = periodOfRun(new Date('2026-01-05T09:00:00Z'), 'UTC');
@@ -80,5 +81,51 @@ describe('a scheduled digest whose record was lost after it was posted', () => {
     expect(h.slack.callsTo('chat.postMessage')).toHaveLength(1);
     expect(h.slack.callsTo('conversations.history').length).toBeGreaterThan(1);
     expect(await ctx.records.posted(period, CHANNEL)).toMatchObject({ ts: posted?.response.ts });
+  });
+});
+
+describe('the scheduled digest and one asked for at the same time', () => {
+  it('do not both read the same period’s visitors: they share the organization’s 100 analytics requests an hour', async () => {
+    h = await startBot();
+    h.mintlify.setVisitors(visitorsRows(600)); // 3 pages of 250
+    const ctx = digestContext(h);
+    // The week's scheduled digest is being gathered (its first page slow to come) ...
+    const now = periodOfRun(new Date(), 'UTC');
+    const read = heldStep();
+    h.mintlify.injectFault('visitors', { until: read.until });
+    const scheduled = postScheduledDigest(ctx, now, CHANNEL);
+    await expect.poll(() => h.mintlify.requestsFor('visitors').length).toBe(1);
+    // ... when someone types `/docs-agent digest` in another channel, for the same 7 days.
+    await h.command('digest', { channel_id: 'C0OTHER', response_url: h.slack.responseUrl('asked') });
+    // Answered (posted, or told to try again shortly) while the scheduled one still gathers.
+    await h.bot.drained();
+    read.release();
+    expect(await scheduled).toMatchObject({ kind: 'posted' });
+    // Each page of the period's export read once, whoever posts what.
+    const firstPages = h.mintlify
+      .requestsFor('visitors')
+      .filter((request) => request.query.limit === '250' && request.query.offset === '0');
+    expect(firstPages).toHaveLength(1);
+  });
+
+  it('the scheduled one waits its turn while the one asked for is read, then posts from what it read', async () => {
+    h = await startBot();
+    h.mintlify.setVisitors(visitorsRows(600));
+    const ctx = digestContext(h);
+    const now = periodOfRun(new Date(), 'UTC');
+    const read = heldStep();
+    h.mintlify.injectFault('visitors', { until: read.until });
+    // Someone's `/docs-agent digest` is being gathered (its first page slow to come) ...
+    await h.command('digest', { channel_id: 'C0OTHER', response_url: h.slack.responseUrl('asked') });
+    await expect.poll(() => h.mintlify.requestsFor('visitors').length).toBe(1);
+    // ... when the scheduled digest of the same 7 days comes up: it is looked at again later.
+    expect(await postScheduledDigest(ctx, now, CHANNEL)).toMatchObject({ kind: 'waiting_turn' });
+    read.release();
+    await h.bot.drained();
+    expect(await postScheduledDigest(ctx, now, CHANNEL)).toMatchObject({ kind: 'posted' });
+    const firstPages = h.mintlify
+      .requestsFor('visitors')
+      .filter((request) => request.query.limit === '250' && request.query.offset === '0');
+    expect(firstPages).toHaveLength(1);
   });
 });
