@@ -12,7 +12,7 @@ import type { JobsContext } from './jobsContext.js';
 import { EditWaitsError, ThreadStartingError } from './jobStarts.js';
 import { commandWordOf, isStopWord, smallTalkOf } from './smallTalk.js';
 import { type StartJobOutcome, startJob } from './startJob.js';
-import { type SteerJobOutcome, steerJob } from './steerJob.js';
+import { onlyMentions, type SteerJobOutcome, steerJob } from './steerJob.js';
 import {
   type BotIdentity,
   contextSection,
@@ -202,7 +202,8 @@ async function handleOnce(
   // A lone "stop" or "cancel" outside a job's thread has no job to stop: it would start one.
   const noJobToStop = !jobThread && isStopWord(instruction);
   if (noJobToStop) return { kind: 'help', stop: true };
-  if (instruction === '' || talk === 'greeting') {
+  // Only names people (`@cat`): nothing there says what to change, as a reply of only that is between people.
+  if (instruction === '' || talk === 'greeting' || (!jobThread && onlyMentions(input.text))) {
     // Its edit, if one comes with the instruction, starts the job or is sent to it (see above).
     if (input.editedTs === undefined)
       await ctx.store.atomic.setIfAbsent(startedNothingKey(channel, ts), 'help', DAY_MS);

@@ -131,7 +131,7 @@ export async function sendToAgentModal(
     elements: [
       {
         type: 'mrkdwn',
-        text: 'I post the job’s card in this message’s thread, unless a job has that thread already (then in the channel, linking the message) or I’m not in this channel (then in our DM). Replies under the card steer the job.',
+        text: 'I post the job’s card in this message’s thread, unless that thread is a job’s already or the docs digest’s (then in the channel, linking the message) or I’m not in this channel (then in our DM). Replies under the card steer the job.',
       },
     ],
   });

@@ -255,7 +255,7 @@ async function forgottenJobThread(ctx: JobsContext, input: SteerJobInput): Promi
 const PEOPLE_MENTION = /<(?:@|!subteam\^|!here|!channel|!everyone)[^>]*>/g;
 
 /** `@cat`, `@here` or a group, and nothing else: a call to people, not words for the agent. */
-function onlyMentions(text: string): boolean {
+export function onlyMentions(text: string): boolean {
   const rest = text.replace(PEOPLE_MENTION, '');
   return rest !== text && rest.replace(/[\s.,;:!?…]+/g, '') === '';
 }

@@ -82,6 +82,9 @@ describe('a digest’s thread stays the digest’s', () => {
     const text = h.slack.message('C0DOCS', digest)?.text ?? '';
     await chooseShortcut(h, { ts: digest, user: BOT, text });
     const opened = await h.slack.waitForCall('views.open');
+    // The form says where the card will be: in the channel, as it is posted, not in the digest's thread.
+    const form = JSON.stringify(opened.args.view);
+    expect(form).toMatch(/digest[^"]*\(then in the channel/);
     await submit(h, opened, 'Make the top page easier to find');
 
     const card = await h.slack.waitForCall('chat.postMessage', (call) =>

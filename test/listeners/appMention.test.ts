@@ -152,6 +152,18 @@ describe('@docs-agent <instruction>', () => {
     expect(h.slack.callsTo('chat.postMessage')).toEqual([]);
   });
 
+  it('that only names another person (“@docs-agent @cat”) starts no job: it is answered with the help', async () => {
+    h = await startBot();
+    seedPeople(h);
+    // Introducing the bot to a colleague: nothing here tells the agent what to change.
+    const said = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: `<@${BOT}> <@U0CAT>` });
+    await h.event(mention({ ts: said.ts, text: said.text }));
+    const answer = await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === said.ts);
+    expect(String(answer.args.text)).toContain('Tell me what to change in the docs');
+    await h.bot.drained();
+    expect(prompts(h)).toEqual([]); // not a job called “@cat”, spending one of the hour’s agent uses
+  });
+
   it('answers a lone “stop” with help at the top of a channel, starting no job', async () => {
     h = await startBot();
     const said = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: `<@${BOT}> stop` });
