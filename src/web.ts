@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   App,
@@ -84,6 +84,8 @@ export function createWeb(
     ...(options.holdEventForMs ? { holdEventForMs: options.holdEventForMs } : {}),
   });
   const ctx: ListenerContext = { access: config.access, enqueue: handOff.enqueue, track };
+  const receiver = createReceiver(config, logger);
+  const httpDoor = receiver instanceof HTTPReceiver ? closingDoor(receiver) : undefined;
   const app = new App({
     // The one workspace's token and the bot's ids (Bolt's authorize, rather than its `token`, which
     // needs the ids before the receiver listens or asks auth.test for them again).
@@ -95,7 +97,7 @@ export function createWeb(
       checkOrigin(known, typeof appId === 'string' ? { appId } : {});
       return { botToken: config.slack.botToken, botId: known.botId, botUserId: known.botUserId };
     },
-    receiver: createReceiver(config, logger),
+    receiver,
     logger,
     // Without it Bolt resets the logger to INFO, and LOG_LEVEL would be ignored.
     logLevel: config.logLevel as LogLevel,
@@ -145,6 +147,7 @@ export function createWeb(
       return { port };
     },
     async stop() {
+      httpDoor?.close();
       handOff.stop();
       // Once: the bot's stop and a start that was told to stop may both get here.
       if (started) {
@@ -155,6 +158,38 @@ export function createWeb(
         await app.stop().catch((error) => logger.warn(`stopping the receiver: ${String(error)}`));
       }
       await afterAck.drain(OPEN_FORM_MS);
+    },
+  };
+}
+
+/**
+ * Over HTTP, the stop's "no new requests" for connections kept open between requests too (a load
+ * balancer's or a proxy's): the server's close stops new connections and drops idle ones, but one
+ * with a request under way stays open after its answer, brings more requests, and holds the close
+ * until the forced exit. Once stopping, a request is answered 503 without being queued (Slack sends
+ * an event again, to a process still running; a command shows as failed, as it must: nobody is left
+ * to take it), and the answers still to come close their connections.
+ */
+function closingDoor(receiver: HTTPReceiver): { close(): void } {
+  let closing = false;
+  const underWay = new Set<ServerResponse>();
+  const handle = receiver.requestListener;
+  receiver.requestListener = (request, response) => {
+    if (closing) {
+      response.writeHead(503, { connection: 'close' });
+      response.end();
+      return;
+    }
+    underWay.add(response);
+    response.once('close', () => underWay.delete(response));
+    handle(request, response);
+  };
+  return {
+    close() {
+      closing = true;
+      for (const response of underWay) {
+        if (!response.headersSent) response.setHeader('connection', 'close');
+      }
     },
   };
 }
