@@ -147,6 +147,8 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
   // The worker says it runs; the web role alone looks for one (see workerPresence.ts).
   let presence: { stop(): Promise<void> } | undefined;
   let stopping = false;
+  // Set once a stop has closed the receiver: every request this process took is on the queue by then.
+  let webStopped = false;
   // Running work's grace counts from the stop: the receiver's and the worker's own stops come out of
   // it, so the hand-back still lands before main.ts's hard exit at 9.5 s.
   let graceEndsAt = Number.POSITIVE_INFINITY;
@@ -181,8 +183,11 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
         const ids = await identity;
         // The worker's code loads once the receiver listens; requests wait on the queue meanwhile. Once
         // begun, it starts even if the bot is told to stop meanwhile: what was queued (in memory, without
-        // Redis) is taken up, then finishes or goes back to the queue like any running work.
-        if (config.services.worker && !stopping) {
+        // Redis) is taken up, then finishes or goes back to the queue like any running work. Without
+        // Redis it starts even when the stop came first, until the receiver has closed: a request taken
+        // meanwhile was acknowledged ("its card will appear here"), and no other process holds it.
+        const needed = !stopping || (store.kind === 'memory' && !webStopped);
+        if (config.services.worker && needed) {
           workerStarted = import('./worker.js').then(({ startWorker }) => {
             worker = startWorker({
               config,
@@ -235,6 +240,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
       stopping = true;
       graceEndsAt = Date.now() + STOP_GRACE_MS;
       await web?.stop();
+      webStopped = true;
       await workerStarted?.catch(() => {});
       await closeAll();
     },
