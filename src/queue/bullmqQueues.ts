@@ -105,6 +105,9 @@ export function openBullmqQueues(options: {
     return workerConnection;
   };
 
+  // The jobs this process's workers hold, from their start until Redis has their end (BullMQ's
+  // completion, or the processor's own move): a close need not wait on a Redis that is away for none.
+  const heldJobs = new Set<string>();
   const opened = new Map<string, WorkQueue<unknown>>();
   const queues: Queue[] = [];
   const workers: Worker[] = [];
@@ -212,6 +215,8 @@ export function openBullmqQueues(options: {
       job: Job<T, unknown, string>,
       token: string | undefined,
       signal: AbortSignal,
+      /** Its end is on Redis: no completion by BullMQ follows. */
+      landed: () => void,
     ): Promise<void> => {
       // What the job carries now, before its processor could change it in place.
       const data = JSON.stringify(job.data);
@@ -222,6 +227,7 @@ export function openBullmqQueues(options: {
         if (!signal.aborted) throw error;
         // Aborted by close: handed back like a crashed try, so it neither counts nor can be lost.
         await onceMore(() => job.moveToWait(token));
+        landed();
         throw new WaitingError();
       }
       if (result === undefined) return;
@@ -232,10 +238,12 @@ export function openBullmqQueues(options: {
         if (JSON.stringify(result.again.data) !== data)
           await onceMore(() => job.updateData(result.again.data));
         await onceMore(() => job.moveToDelayed(Date.now() + result.again.delayMs, token));
+        landed();
         throw new DelayedError();
       }
       // On the Worker's connection: deprecated for Queue.rateLimit, which would fail while Redis is away.
       await onceMore(() => worker.rateLimit(Math.max(1, result.rateLimited.waitMs)));
+      landed();
       throw Worker.RateLimitError();
     };
 
@@ -318,8 +326,12 @@ export function openBullmqQueues(options: {
           const worker: Worker<T, unknown, string> = new Worker<T, unknown, string>(
             name,
             // Three parameters: BullMQ passes the abort signal only to processors that take it.
-            (job, token, signal) =>
-              run(processor, worker, job, token, signal ?? new AbortController().signal),
+            (job, token, signal) => {
+              const held = `${name}:${job.id}`;
+              heldJobs.add(held);
+              const landed = () => heldJobs.delete(held);
+              return run(processor, worker, job, token, signal ?? new AbortController().signal, landed);
+            },
             {
               connection: connectWorkers(),
               prefix,
@@ -339,6 +351,8 @@ export function openBullmqQueues(options: {
             },
           );
           worker.on('error', (error) => reportError(`worker ${name}`, error));
+          worker.on('completed', (job) => heldJobs.delete(`${name}:${job.id}`));
+          worker.on('failed', (job) => job && heldJobs.delete(`${name}:${job.id}`));
           watchReady(name, worker as Worker);
           worker.on('failed', (job, error) => {
             // Failed for good: its tries are spent, or it stalled too often (BullMQ then fails it
@@ -389,10 +403,25 @@ export function openBullmqQueues(options: {
 
   async function closeAll(graceMs: number): Promise<void> {
     clearTimeout(readyCheck);
-    const workersClosed = Promise.allSettled(workers.map((worker) => worker.close()));
+    // With Redis away and no job running, the workers' close would wait for their loops' commands,
+    // held for Redis, until the forced exit, with nothing to hand back: their connection is cut
+    // (which ends those commands) and their close is not waited for. Looked at as the close begins,
+    // and whenever that connection fails meanwhile. A running job keeps its grace.
+    const idleAndAway = () => heldJobs.size === 0 && workerClient?.isOpen === true && !workerClient.isReady;
+    const workersClosed = Promise.allSettled(workers.map((worker) => worker.close(idleAndAway())));
+    let cut = () => {};
+    const cutOff = new Promise<false>((resolve) => (cut = () => resolve(false)));
+    const cutIfIdleAndAway = () => {
+      if (!idleAndAway()) return;
+      workerClient?.destroy();
+      cut();
+    };
+    cutIfIdleAndAway();
+    workerClient?.on('error', cutIfIdleAndAway);
     const timers: NodeJS.Timeout[] = [];
     const overran = await Promise.race([
       workersClosed.then(() => false),
+      cutOff,
       new Promise<boolean>((resolve) => {
         timers.push(
           setTimeout(() => {
@@ -402,6 +431,7 @@ export function openBullmqQueues(options: {
         );
       }),
     ]);
+    workerClient?.off('error', cutIfIdleAndAway);
     for (const timer of timers) clearTimeout(timer);
     if (overran) {
       logger.warn(
@@ -413,7 +443,7 @@ export function openBullmqQueues(options: {
     await Promise.allSettled(queues.map((queue) => queue.close()));
     // After an overrun a processor still holds its job: cutting it off leaves the job to stall.
     if (workerClient?.isReady && !overran) await workerClient.close();
-    else workerClient?.destroy();
+    else if (workerClient?.isOpen) workerClient.destroy();
   }
 
   return {

@@ -608,6 +608,69 @@ describe('the queue port on bullmq while Redis is away', () => {
   });
 });
 
+describe('the queue port on bullmq closed while Redis is away', () => {
+  const cleanups: Array<() => Promise<unknown>> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  const openAway = async () => {
+    const redis = await startPrivateRedis();
+    const client = await connectAsTheBot(redis.url);
+    const queues = openBullmqQueues({ client, prefix: 'closing-away', logger });
+    cleanups.push(
+      () => redis.close(),
+      async () => client.destroy(),
+      () => queues.close(0),
+    );
+    return { redis, queues };
+  };
+
+  it('closes at once when no job runs: nothing is held, so nothing waits for Redis or the grace', async () => {
+    const { redis, queues } = await openAway();
+    const queue = queues.queue<string>('requests');
+    const worked = recorder<string>();
+    queue.process(worked.processor, { concurrency: 1 });
+    await queue.add('job', 'before the outage');
+    await expect.poll(() => worked.runs.length).toBe(1);
+    const linesBefore = logLines.length;
+
+    await redis.stop();
+    await expect
+      .poll(() => logLines.slice(linesBefore).some((line) => line.includes('error in worker requests')))
+      .toBe(true);
+    // A minute's grace: a close that waited on its worker's commands, held for Redis, would take it all.
+    await queues.close(60_000);
+    expect(logLines.slice(linesBefore).join('\n')).not.toContain('Queues closed before their workers did');
+  });
+
+  it('gives a running job its grace: its processor runs to its end, and the close says the job is still held', async () => {
+    const { redis, queues } = await openAway();
+    const queue = queues.queue<string>('requests');
+    const release = gate();
+    let abortedAtItsEnd: boolean | undefined;
+    const worked = recorder<string>(async (_job, signal) => {
+      await release.opened;
+      abortedAtItsEnd = signal.aborted;
+    });
+    queue.process(worked.processor, { concurrency: 1 });
+    await queue.add('job', 'running as Redis goes');
+    await expect.poll(() => worked.running()).toBe(1);
+    const linesBefore = logLines.length;
+
+    await redis.stop();
+    // The worker's connection has found Redis gone (not only the queue's).
+    await expect
+      .poll(() => logLines.slice(linesBefore).some((line) => line.includes('error in worker requests')))
+      .toBe(true);
+    const closed = queues.close(1_000);
+    release.open();
+    await closed;
+    expect(abortedAtItsEnd).toBe(false);
+    // Its end could not reach Redis: the job goes back to the queue once its lock lapses.
+    expect(logLines.slice(linesBefore).join('\n')).toContain('Queues closed before their workers did');
+  });
+});
+
 describe('the queue port on bullmq set up while Redis goes away', () => {
   it('sets its queue and worker up again once Redis answers: adds land and run (BullMQ sets each up once)', async () => {
     const redis = await startPrivateRedis();

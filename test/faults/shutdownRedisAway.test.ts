@@ -1,0 +1,47 @@
+import type { ChildProcess } from 'node:child_process';
+import { afterEach, expect, it } from 'vitest';
+import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
+import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
+import { PROJECT_ID, SECRETS } from '../support/botHarness.js';
+import { botEnv, runBot } from '../support/botProcess.js';
+import { type PrivateRedis, startPrivateRedis } from '../support/privateRedis.js';
+import { uniqueNamespace } from '../support/redis.js';
+
+const children: ChildProcess[] = [];
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+it(
+  'SIGTERM while Redis is away and no work runs: the bot stops cleanly (exit 0), not at its hard deadline',
+  { timeout: 40_000 },
+  async () => {
+    const slack: SlackFake = await startSlackFake({ botToken: SECRETS.botToken });
+    const mintlify: MintlifyFake = await startMintlifyFake({
+      apiKey: SECRETS.mintlifyKey,
+      projectId: PROJECT_ID,
+    });
+    const redis: PrivateRedis = await startPrivateRedis();
+    cleanups.push(
+      () => slack.close(),
+      () => mintlify.close(),
+      () => redis.close(),
+    );
+    const bot = runBot(
+      botEnv(slack, mintlify, { REDIS_URL: redis.url, STORE_NAMESPACE: uniqueNamespace('stop-away') }),
+    );
+    children.push(bot.child);
+    await bot.listening();
+    await bot.printed(/docs-agent worker is running/);
+
+    await redis.stop();
+    await bot.printed(/Redis is unreachable/);
+    bot.child.kill('SIGTERM');
+
+    // Nothing runs, so nothing has to be handed back: no reason to wait for main.ts's hard exit (code 1 at 9.5 s).
+    expect(await bot.exited).toBe(0);
+    expect(bot.output()).not.toContain('Queues closed before their workers did');
+  },
+);
