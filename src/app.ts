@@ -45,6 +45,8 @@ export interface DocsAgentOptions extends WorkerTuning {
   workerWatchMs?: number;
   /** How long Socket Mode holds an event the queue could not take before it is given up (default 10 minutes). */
   holdEventForMs?: number;
+  /** Told when the bot cannot go on (Slack refused SLACK_APP_TOKEN as Socket Mode reconnected): the caller stops it. */
+  onFailure?: (error: Error) => void;
   now?: () => Date;
 }
 
@@ -139,6 +141,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
         requests,
         ...(options.slackRetries ? { slackRetries: options.slackRetries } : {}),
         ...(options.holdEventForMs ? { holdEventForMs: options.holdEventForMs } : {}),
+        ...(options.onFailure ? { onFailure: options.onFailure } : {}),
       })
     : undefined;
 

@@ -22,23 +22,27 @@ async function main(): Promise<void> {
     logger.error(`cannot start: ${startProblem(error, config.port)}`);
     process.exit(1);
   };
-  const bot = await createDocsAgent(config, { logger }).catch(cannotStart);
+  // The bot says what failed (the log's line before); it stops as on SIGTERM, and exits 1 for the
+  // operator to act (a new SLACK_APP_TOKEN) and the process manager to start it again.
+  let failed = () => {};
+  const bot = await createDocsAgent(config, { logger, onFailure: () => failed() }).catch(cannotStart);
 
   // Taken from here on, so a platform stopping the process while it starts is obeyed too.
   let stopping = false;
-  const stop = (signal: string) => {
+  const stop = (reason: string, exitCode: number) => {
     if (stopping) return;
     stopping = true;
-    logger.info(`${signal} received: no new requests; running work finishes or goes back to the queue`);
+    logger.info(`${reason}: no new requests; running work finishes or goes back to the queue`);
     // Exit within 10 s whatever happens: platforms kill the process soon after.
     setTimeout(() => process.exit(1), 9_500).unref();
     bot.stop().then(
-      () => process.exit(0),
+      () => process.exit(exitCode),
       () => process.exit(1),
     );
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  failed = () => stop('stopping', 1);
+  process.on('SIGTERM', () => stop('SIGTERM received', 0));
+  process.on('SIGINT', () => stop('SIGINT received', 0));
 
   await bot.start().catch((error: unknown) => {
     if (!stopping) cannotStart(error);

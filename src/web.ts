@@ -63,6 +63,8 @@ export function createWeb(
     slackRetries?: webApi.RetryOptions;
     /** Tests shorten Socket Mode's hold of an event the queue could not take. */
     holdEventForMs?: number;
+    /** Told when the web role cannot go on (Socket Mode could not reconnect): the bot must stop. */
+    onFailure?: (error: Error) => void;
   },
 ): Web {
   const { logger, requests } = options;
@@ -86,6 +88,20 @@ export function createWeb(
   const ctx: ListenerContext = { access: config.access, enqueue: handOff.enqueue, track };
   const receiver = createReceiver(config, logger);
   const httpDoor = receiver instanceof HTTPReceiver ? closingDoor(receiver) : undefined;
+  if (receiver instanceof SocketModeReceiver) {
+    whenReconnectFails(receiver, (error) => {
+      if (!started) return; // the stop closed the socket meanwhile
+      const refused = appTokenRefused(error);
+      const failure =
+        refused instanceof Error && refused !== error
+          ? refused
+          : new Error(
+              `Slack's Socket Mode client gave up reconnecting (${String(error)}): the bot stops, for its process manager to start it again`,
+            );
+      logger.error(failure.message);
+      options.onFailure?.(failure);
+    });
+  }
   const app = new App({
     // The one workspace's token and the bot's ids (Bolt's authorize, rather than its `token`, which
     // needs the ids before the receiver listens or asks auth.test for them again).
@@ -191,6 +207,31 @@ function closingDoor(receiver: HTTPReceiver): { close(): void } {
         if (!response.headersSent) response.setHeader('connection', 'close');
       }
     },
+  };
+}
+
+/**
+ * Slack's Socket Mode client opens a new socket on its own when one closes (Slack renews them every
+ * few hours), and gives up when Slack refuses the app token then (revoked, or regenerated), or its
+ * request fails outright: it drops that failure as an unhandled rejection, which would take the
+ * process down with no word of what to do. Its start is wrapped: the first start's failure still
+ * fails the bot's start; a reconnect's is handed to `failed`.
+ */
+function whenReconnectFails(receiver: SocketModeReceiver, failed: (error: unknown) => void): void {
+  const { client } = receiver;
+  const start = client.start.bind(client);
+  let opened = false;
+  client.start = async () => {
+    if (!opened) {
+      const response = await start();
+      opened = true;
+      return response;
+    }
+    return start().catch((error: unknown) => {
+      failed(error);
+      // Left pending: the client's reconnect only waits on it, and nothing is to follow but the stop.
+      return new Promise<never>(() => {});
+    });
   };
 }
 

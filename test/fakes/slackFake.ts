@@ -163,6 +163,16 @@ export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFa
   function decide(method: string, args: Record<string, unknown>, token: string | undefined): Decision {
     if (!token) return { status: 200, response: fail('not_authed'), headers: {} };
     if (method === 'apps.connections.open') {
+      // Slack's own trouble (a 5xx while it is down) meets any method, this one too.
+      const down = takeFault(method, args);
+      if ((down?.status && down.status !== 200) || down?.error) {
+        return {
+          status: down.status ?? 200,
+          response: fail(down.error ?? 'fatal_error'),
+          headers: {},
+          fault: down,
+        };
+      }
       // Only an app-level token opens a Socket Mode connection.
       const ok = socketMode !== undefined && token === appToken;
       return {

@@ -4,6 +4,7 @@
  * acknowledged by the bot with its `envelope_id` (and, for commands, the ack's payload).
  */
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
@@ -65,6 +66,16 @@ export class SocketModeServer {
         }),
       );
     });
+  }
+
+  /**
+   * Drops every connection, as a network blip or Slack's own restart does (the client opens a new
+   * one with `apps.connections.open`); resolves once they are closed.
+   */
+  async dropConnections(): Promise<void> {
+    const closing = [...this.sockets].map((socket) => once(socket, 'close'));
+    for (const socket of this.sockets) socket.terminate();
+    await Promise.all(closing);
   }
 
   close(): void {
