@@ -632,6 +632,8 @@ describe('the queue port on bullmq closed while Redis is away', () => {
     queue.process(worked.processor, { concurrency: 1 });
     await queue.add('job', 'before the outage');
     await expect.poll(() => worked.runs.length).toBe(1);
+    // Its completion on Redis too (a job whose end has not landed is still held).
+    await expect.poll(() => queue.counts()).toEqual({ waiting: 0, active: 0, delayed: 0 });
     const linesBefore = logLines.length;
 
     await redis.stop();
