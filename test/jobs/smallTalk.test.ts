@@ -31,6 +31,10 @@ describe('smallTalkOf', () => {
     'thanks <@U0JANE>!',
     '<@U0JANE> thanks &lt;3',
     'good',
+    // What reviewers write under a ready pull request.
+    'looks good to me',
+    'Thanks, that’s perfect!',
+    "it's great",
   ])('%j is a thanks', (text) => {
     expect(smallTalkOf(text)).toBe('thanks');
   });
@@ -51,6 +55,9 @@ describe('smallTalkOf', () => {
     'test morning',
     'usage of the API',
     'thanks thanks thanks thanks thanks thanks thanks thanks thanks',
+    // A review with something to change is an instruction.
+    'looks good to me, but add an example',
+    'that is good except the title',
   ])('%j is no small talk', (text) => {
     expect(smallTalkOf(text)).toBeUndefined();
   });
@@ -62,6 +69,21 @@ describe('commandWordOf', () => {
     expect(commandWordOf(' Digest!! ')).toBe('digest');
     expect(commandWordOf('Document the status page')).toBeUndefined();
   });
+
+  it.each([
+    ['what’s the status?', 'status'],
+    ['show me the digest', 'digest'],
+    ['hi, status please', 'status'],
+    ['check my jobs status', 'status'],
+  ])('reads %j as asking for %s', (text, word) => expect(commandWordOf(text)).toBe(word));
+
+  it.each([
+    'show me the status codes',
+    'is the status field documented?',
+    'update the status page',
+    'document what the digest endpoint returns',
+    'digest the changelog into a summary',
+  ])('reads %j as an instruction', (text) => expect(commandWordOf(text)).toBeUndefined());
 });
 
 describe('isStopWord', () => {
