@@ -88,8 +88,13 @@ export async function postScheduledDigest(
         ctx.store.atomic,
         GATHERING_LEASE,
         RENEWED_LEASE_MS,
-        () =>
-          gatherAndPost(ctx, period, channel, {
+        async (): Promise<DigestOutcome | { kind: 'asked_for'; record: PostedDigest }> => {
+          // Someone asked for the same week in this channel within the hour (just before the schedule,
+          // or while this one waited its turn): that one is the week's, rather than the same twice.
+          // Read under the lease the one asked for is posted and noted under.
+          const asked = await askedRecently(ctx, period, channel);
+          if (asked && (await stillThere(ctx, asked))) return { kind: 'asked_for', record: asked };
+          return gatherAndPost(ctx, period, channel, {
             giveUpMs,
             // Nobody waits for it: Mintlify in trouble is waited out, rather than every page read again.
             waitOutTrouble: true,
@@ -97,11 +102,16 @@ export async function postScheduledDigest(
             // A try that fails looks for it by its mark (postedEarlier): it is sent once.
             sentOnce: true,
             lost,
-          }),
+          });
+        },
         { logger: ctx.logger },
       );
       if (!gathered.ran) return { kind: 'waiting_turn', period };
       const outcome = gathered.value;
+      if (outcome.kind === 'asked_for') {
+        await ctx.records.markPosted(outcome.record);
+        return { kind: 'already_posted', period, record: outcome.record };
+      }
       if (outcome.kind === 'posted') {
         await ctx.records.markPosted({
           channel,
@@ -155,30 +165,32 @@ export async function postDigestNow(
         ctx.store.atomic,
         GATHERING_LEASE,
         RENEWED_LEASE_MS,
-        () =>
-          gatherAndPost(ctx, period, request.channel, {
+        async () => {
+          const outcome = await gatherAndPost(ctx, period, request.channel, {
             giveUpMs,
             onRateLimited: onceLong(request.onLongWait),
             mark: digestMark(period, request.channel, true),
-          }),
+          });
+          // Noted under the lease: a scheduled digest of the week that waited its turn finds it.
+          if (outcome.kind === 'posted') {
+            const posted = {
+              channel: outcome.channel,
+              dateFrom: period.dateFrom,
+              dateTo: period.dateTo,
+              ts: outcome.ts,
+            };
+            await ctx.records
+              .markPostedOnRequest({ ...posted, postedAt: ctx.now().toISOString() })
+              .catch((error: unknown) =>
+                ctx.logger.warn(`could not note the digest posted in ${outcome.channel}: ${String(error)}`),
+              );
+          }
+          return outcome;
+        },
         { logger: ctx.logger },
       );
       if (!anywhere.ran) return { kind: 'busy_elsewhere', period };
-      const outcome = anywhere.value;
-      if (outcome.kind === 'posted') {
-        const posted = {
-          channel: outcome.channel,
-          dateFrom: period.dateFrom,
-          dateTo: period.dateTo,
-          ts: outcome.ts,
-        };
-        await ctx.records
-          .markPostedOnRequest({ ...posted, postedAt: ctx.now().toISOString() })
-          .catch((error: unknown) =>
-            ctx.logger.warn(`could not note the digest posted in ${outcome.channel}: ${String(error)}`),
-          );
-      }
-      return outcome;
+      return anywhere.value;
     },
     { logger: ctx.logger },
   );
@@ -205,12 +217,24 @@ async function postedRecently(
   period: DigestPeriod,
   channel: string,
 ): Promise<PostedDigest | undefined> {
-  const asked = await ctx.records.postedOnRequest(period, channel);
+  const asked = await askedRecently(ctx, period, channel);
   if (asked) return asked;
   const scheduled = await ctx.records.posted(period, channel);
-  const recent = scheduled && ctx.now().getTime() - Date.parse(scheduled.postedAt) < ASKED_KEEP_MS;
-  return recent ? scheduled : undefined;
+  return scheduled && withinTheHour(ctx, scheduled) ? scheduled : undefined;
 }
+
+/** The period's digest asked for in the channel within the hour. */
+async function askedRecently(
+  ctx: DigestContext,
+  period: DigestPeriod,
+  channel: string,
+): Promise<PostedDigest | undefined> {
+  const asked = await ctx.records.postedOnRequest(period, channel);
+  return asked && withinTheHour(ctx, asked) ? asked : undefined;
+}
+
+const withinTheHour = (ctx: DigestContext, posted: PostedDigest) =>
+  ctx.now().getTime() - Date.parse(posted.postedAt) < ASKED_KEEP_MS;
 
 /** A digest posted is still in its channel (not deleted); when Slack cannot say, it is taken to be. */
 async function stillThere(ctx: DigestContext, posted: PostedDigest): Promise<boolean> {

@@ -193,10 +193,10 @@ describe('the weekly digest schedule', () => {
     expect(slack.callsTo('chat.postMessage').filter((call) => call.args.channel === CHANNEL)).toHaveLength(1);
   });
 
-  it('a digest someone asked for in the channel does not stand in for the scheduled one: that is still posted', async () => {
+  it('a digest someone asked for in the channel over an hour before does not stand in for the scheduled one: that is still posted', async () => {
     const { slack, mintlify, namespace } = await fakes();
     // Monday 11:00 in Paris, after the 09:00 run: `/docs-agent digest` covers the same week as that run.
-    const now = () => new Date('2026-11-23T10:00:00Z');
+    let now = () => new Date('2026-11-23T10:00:00Z');
     const period = periodOfRun(
       previousScheduledRun(WEEKLY.DIGEST_CRON, WEEKLY.DIGEST_TIMEZONE, now())!,
       'Europe/Paris',
@@ -208,7 +208,8 @@ describe('the weekly digest schedule', () => {
     await asker.bot.drained();
     await asker.stopBot();
 
-    // The bot with the schedule starts: the week's scheduled digest was never posted.
+    // The bot with the schedule starts two hours later: the week's scheduled digest was never posted.
+    now = () => new Date('2026-11-23T12:00:00Z');
     const h = await bot({ env: WEEKLY, slack, mintlify, namespace, now });
     await logged(h, new RegExp(`posted the catch-up digest for ${periodKey(period)}`));
     expect(slack.callsTo('chat.postMessage').filter((call) => call.args.channel === CHANNEL)).toHaveLength(2);

@@ -129,3 +129,25 @@ describe('the scheduled digest and one asked for at the same time', () => {
     expect(firstPages).toHaveLength(1);
   });
 });
+
+describe('the scheduled digest just after one asked for in its own channel', () => {
+  it('does not post the same week a second time in the channel, minutes after the one asked for', async () => {
+    h = await startBot();
+    h.mintlify.setVisitors(visitorsRows(3));
+    const ctx = digestContext(h);
+    const now = periodOfRun(new Date(), 'UTC');
+    // Someone types `/docs-agent digest` in the digest channel just before the schedule's time ...
+    await h.command('digest', { channel_id: CHANNEL, response_url: h.slack.responseUrl('asked') });
+    await h.bot.drained();
+    await h.slack.waitForCall(
+      'chat.postMessage',
+      (call) => call.args.channel === CHANNEL && call.response.ok === true,
+    );
+    // ... and the scheduled digest of the same 7 days comes up (or had waited its turn behind it).
+    await postScheduledDigest(ctx, now, CHANNEL);
+    const posts = h.slack
+      .callsTo('chat.postMessage')
+      .filter((call) => call.args.channel === CHANNEL && call.response.ok === true);
+    expect(posts.map((call) => call.args.text)).toHaveLength(1);
+  });
+});
