@@ -10,9 +10,9 @@ import { DM_FILES_ONLY_TEXT, FILES_ONLY_TEXT } from './jobAnswers.js';
 import type { JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
 import { EditWaitsError, ThreadStartingError } from './jobStarts.js';
-import { commandWordOf, isStopWord, smallTalkOf } from './smallTalk.js';
+import { commandWordOf, isStopWord, onlyMentions, smallTalkOf } from './smallTalk.js';
 import { type StartJobOutcome, startJob } from './startJob.js';
-import { onlyMentions, type SteerJobOutcome, steerJob } from './steerJob.js';
+import { type SteerJobOutcome, steerJob } from './steerJob.js';
 import {
   type BotIdentity,
   contextSection,

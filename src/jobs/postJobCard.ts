@@ -1,4 +1,4 @@
-import { type MessageMark, postMarked } from '../slack/postedMessages.js';
+import { JOB_CARD_MARK_TYPE, type MessageMark, postMarked } from '../slack/postedMessages.js';
 import { isPassingSlackFailure, slackErrorCode } from '../slack/slackErrors.js';
 import { jobCard } from './jobCard.js';
 import type { JobRecord } from './jobRecord.js';
@@ -16,9 +16,6 @@ export type CardPost =
   | { kind: 'later'; error: unknown }
   /** Slack refused for good: the bot is not in the channel, the channel is gone, a scope is missing. */
   | { kind: 'refused'; error: unknown };
-
-/** The metadata event type every job card carries. */
-export const JOB_CARD_MARK_TYPE = 'docs_agent_job';
 
 export const cardMark = (jobId: string): MessageMark => ({
   event_type: JOB_CARD_MARK_TYPE,

@@ -113,3 +113,20 @@ function unwrapped(words: string[]): string[] {
   while (to > from && (POLITE.has(words[to - 1]!) || /^(docs-agent|bot)$/.test(words[to - 1]!))) to -= 1;
   return words.slice(from, to);
 }
+
+/** A reply between people, not meant for the agent. */
+const BETWEEN_PEOPLE = '//';
+
+/** Mentions of people: a person, a user group, `@here`, `@channel`, `@everyone`. */
+const PEOPLE_MENTION = /<(?:@|!subteam\^|!here|!channel|!everyone)[^>]*>/g;
+
+/** `@cat`, `@here` or a group, and nothing else: a call to people, not words for the agent. */
+export function onlyMentions(text: string): boolean {
+  const rest = text.replace(PEOPLE_MENTION, '');
+  return rest !== text && rest.replace(/[\s.,;:!?…]+/g, '') === '';
+}
+
+/** A reply in a job's thread meant for people: `//` before it, or only mentions of people. */
+export function betweenPeople(text: string): boolean {
+  return text.trim().startsWith(BETWEEN_PEOPLE) || onlyMentions(text);
+}

@@ -12,7 +12,7 @@ import {
 import { isDirectMessage } from '../slack/conversations.js';
 import { cannotStopText, commandWordText, DM_JOB_THREAD_HELP, JOB_THREAD_HELP } from './doorAnswers.js';
 import { editJobCard } from './jobNotifications.js';
-import { JOB_CARD_MARK_TYPE } from './postJobCard.js';
+import { JOB_CARD_MARK_TYPE } from '../slack/postedMessages.js';
 import { applyFollowUpAnswer, FINISHED, type JobRecord } from './jobRecord.js';
 import { type AgentJob, didNothing } from '../mintlify/index.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
@@ -20,7 +20,7 @@ import type { JobsContext } from './jobsContext.js';
 import { againOnceRedisAnswers } from './onceRedisAnswers.js';
 import { noteIfLimitReached } from './agentLimit.js';
 import { ThreadStartingError } from './jobStarts.js';
-import { commandWordOf, isStopWord, smallTalkOf } from './smallTalk.js';
+import { betweenPeople, commandWordOf, isStopWord, smallTalkOf } from './smallTalk.js';
 import { filesNote } from './threadContext.js';
 import { type ThreadMessage, tsBefore } from '../slack/threadMessages.js';
 
@@ -65,9 +65,6 @@ const KEEP_ANSWER_MS = 30 * 60_000;
 // As long as the message's own dedupe: past it, a queue job is not run again.
 const FOLLOW_UP_NOTE_MS = 24 * 3_600_000;
 
-/** A reply between people, not meant for the agent. */
-const BETWEEN_PEOPLE = '//';
-
 /**
  * Sends a reply in a job's thread to that job as a follow-up. Slack may deliver the same reply
  * more than once (retries, or as both a message and a mention): it is sent once, across instances.
@@ -82,7 +79,7 @@ export async function steerJob(
   const talk = smallTalkOf(input.text);
   if (talk === 'thanks' && !input.files?.length) return { kind: 'ignored', why: 'small_talk' };
   // A `//` aside, or a call to people (`@cat`, `@here`) and nothing else, is theirs too.
-  const betweenPeople = input.text.trim().startsWith(BETWEEN_PEOPLE) || onlyMentions(input.text);
+  const amongPeople = betweenPeople(input.text);
   let record = await ctx.records.byThread(input.channel, input.threadTs);
   if (!record) {
     // Its job is being created: the reply waits for it, and is sent to it then.
@@ -94,7 +91,7 @@ export async function steerJob(
   }
   if (!record) {
     // Nor is a greeting under a forgotten job's card: none of these was for the agent.
-    if (!betweenPeople && talk !== 'greeting' && (await forgottenJobThread(ctx, input))) {
+    if (!amongPeople && talk !== 'greeting' && (await forgottenJobThread(ctx, input))) {
       return { kind: 'too_old', text: tooOldToSteerText(ctx.config.jobRetentionMs) };
     }
     return { kind: 'ignored', why: 'not_a_job_thread' };
@@ -104,7 +101,7 @@ export async function steerJob(
   // for someone the allowlists leave out, who cannot steer it either).
   if (!refusal) await ctx.records.touch(record.jobId);
 
-  if (betweenPeople) return { kind: 'ignored', why: 'between_people' };
+  if (amongPeople) return { kind: 'ignored', why: 'between_people' };
   const plain = (await slackToPlainText(input.text, userNames)).trim();
   const files = filesNote(input.files);
   // With files, a thanks is the files alone (which the agent cannot open).
@@ -249,13 +246,4 @@ async function forgottenJobThread(ctx: JobsContext, input: SteerJobInput): Promi
   return firstSighting(ctx.store.atomic, `message:${input.channel}:${input.messageTs}`, {
     by: input.handledBy,
   });
-}
-
-/** Mentions of people: a person, a user group, `@here`, `@channel`, `@everyone`. */
-const PEOPLE_MENTION = /<(?:@|!subteam\^|!here|!channel|!everyone)[^>]*>/g;
-
-/** `@cat`, `@here` or a group, and nothing else: a call to people, not words for the agent. */
-export function onlyMentions(text: string): boolean {
-  const rest = text.replace(PEOPLE_MENTION, '');
-  return rest !== text && rest.replace(/[\s.,;:!?…]+/g, '') === '';
 }

@@ -240,6 +240,42 @@ describe('a Redis that goes mute while the bot runs, then answers again', () => 
       expect(h.mintlify.requestsFor('sendMessage')).toHaveLength(sentBefore);
     },
   );
+
+  it(
+    'do not tell people talking among themselves in the digest’s thread that the agent did not get their reply',
+    { timeout: 40_000 },
+    async () => {
+      // The weekly digest, a message of the bot's at the top of its channel: people discuss it in its thread.
+      const digest = h.slack.seedMessage('C0DOCS', {
+        user: 'U0BOT',
+        bot_id: h.bot.context.jobs.botId,
+        text: 'Docs digest: 16–22 Nov 2026',
+      });
+      const chat = (text: string, ts: string) => ({
+        type: 'message',
+        channel: 'C0DOCS',
+        channel_type: 'channel',
+        user: 'U0CAT',
+        text,
+        ts,
+        thread_ts: digest.ts,
+        parent_user_id: 'U0BOT',
+      });
+      proxy.mute();
+      for (const [event, eventId] of [
+        [chat('// quickstart dropped again, <@U0ADA> any idea?', '1800000201.000100'), 'EvDIGESTCHAT1'],
+        [chat('Nice, the API pages are up 20%', '1800000202.000100'), 'EvDIGESTCHAT2'],
+      ] as const) {
+        expect((await h.event(event, { eventId })).status).toBe(500);
+        expect((await h.event(event, { eventId, retryNum: 3, retryReason: 'http_error' })).status).toBe(200);
+      }
+      proxy.speak();
+      await h.bot.drained(20_000);
+      // Nothing here was for the bot: "the agent did not get it, send it again" is wrong on both.
+      const told = h.slack.callsTo('chat.postEphemeral').filter((call) => call.args.thread_ts === digest.ts);
+      expect(told).toHaveLength(0);
+    },
+  );
 });
 
 describe('a command of the bot’s own to a Redis that went mute', () => {

@@ -1,5 +1,8 @@
 import type { AllMiddlewareArgs, App, SlackEventMiddlewareArgs } from '@slack/bolt';
 import { withoutBotMention } from '../../slack/botMention.js';
+import { betweenPeople, smallTalkOf } from '../../jobs/smallTalk.js';
+import { JOB_CARD_MARK_TYPE } from '../../slack/postedMessages.js';
+import { readChannelMessage } from '../../slack/threadMessages.js';
 import { type ListenerContext, lastDelivery } from '../context.js';
 import { REPLY_LOST, tellLost } from './lostMessage.js';
 
@@ -34,12 +37,22 @@ export function threadReply(ctx: ListenerContext) {
       'files' in event && event.files ? event.files.map(({ name, title }) => ({ name, title })) : [];
     // Not acknowledged until queued: if the queue cannot take it, Slack delivers it again (over
     // HTTP; in Socket Mode, where the ack goes first, the web role holds it until the queue takes it).
-    // Lost, its author hears of it where the thread is surely the bot's: under its message. A reply
-    // that also mentions the bot is told by the mention's listener, one in the bot's DM by the DM's.
-    const tell =
-      place.parentIsBot && !place.mentionsBot && event.channel_type !== 'im'
-        ? tellLost(client, { channel, user, threadTs, dm: false }, REPLY_LOST)
-        : undefined;
+    // Lost, its author hears of it where the reply was surely for a job: words for the agent (not an
+    // aside, a thanks, a call to people) under a job's card, as Slack says its mark is (Redis is away).
+    // A reply that also mentions the bot is told by the mention's listener, one in the bot's DM by the DM's.
+    const forAJob =
+      place.parentIsBot &&
+      !place.mentionsBot &&
+      event.channel_type !== 'im' &&
+      !betweenPeople(text) &&
+      smallTalkOf(text) === undefined;
+    const told = tellLost(client, { channel, user, threadTs, dm: false }, REPLY_LOST);
+    const tell = forAJob
+      ? async () => {
+          const parent = await readChannelMessage(client, channel, threadTs);
+          if (parent?.metadata?.event_type === JOB_CARD_MARK_TYPE) await told();
+        }
+      : undefined;
     await ctx.enqueue(
       { kind: 'thread_reply', place, text, ...(files.length > 0 ? { files } : {}) },
       body.event_id,
