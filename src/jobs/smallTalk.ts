@@ -15,7 +15,7 @@ const FILLERS = new Set([
   ...['you', 'u', 'so', 'much', 'very', 'a', 'lot', 'again', 'all', 'everyone', 'team', 'guys', 'folks'],
   ...['there', 'mate', 'work', 'job', 'sounds', 'got', 'it', 'and', 'really', 'many', 'bot'],
   ...['docs-agent', 'for', 'that', 'looks', 'look', 'to', 'me'],
-  ...["that's", 'thats', "it's", 'its', 's', 'is'],
+  ...["that's", 'thats', "it's", 'its', 's'],
 ]);
 // Mentions of people (thanking one by name), Slack's emoji codes, pictographs and emoticons.
 const MENTION = /<[@!][^>]*>/g;

@@ -63,6 +63,16 @@ describe('smallTalkOf', () => {
   });
 });
 
+describe('smallTalkOf: questions to the agent under its card', () => {
+  // Under a card, a thanks is left unanswered: a question read as one is never answered at all.
+  it.each(['is it ok?', 'is that good?', 'is it all good?', 'so is it good?', 'is it good for you?'])(
+    '%j is no small talk',
+    (text) => {
+      expect(smallTalkOf(text)).toBeUndefined();
+    },
+  );
+});
+
 describe('commandWordOf', () => {
   it('finds the slash command’s words said alone, and nothing in an instruction', () => {
     expect(commandWordOf('status')).toBe('status');
