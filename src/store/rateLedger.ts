@@ -47,11 +47,12 @@ export class RateLedger {
    * same name, as when a write that timed out had landed after all, it is still one use.
    */
   async recordUse(projectId: string, useId: string): Promise<AgentBudget> {
-    const [uses, refusal] = await Promise.all([
+    // Mintlify took a use: its limit no longer holds, whatever it said before.
+    const [uses] = await Promise.all([
       this.store.atomic.windowHit(key(projectId), this.now(), HOUR_MS, useId),
-      this.lastRefusal(projectId),
+      this.store.kv.delete(refusalKey(projectId)),
     ]);
-    return budget(uses, refusal);
+    return budget(uses, undefined);
   }
 
   async current(projectId: string): Promise<AgentBudget> {

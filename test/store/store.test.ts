@@ -124,12 +124,19 @@ describe.each(Object.entries(kinds))('the %s store', (_kind, open) => {
     expect(await ledger.current('proj')).toMatchObject({ remaining: AGENT_USES_PER_HOUR - 1 });
     // It did not say: none left for a few minutes, with no time promised but the bot's own oldest use's.
     await ledger.refused('proj', undefined);
-    expect(await ledger.recordUse('proj', 'follow-up:2')).toEqual({
-      used: 2,
+    expect(await ledger.current('proj')).toEqual({
+      used: 1,
       remaining: 0,
       nextFreeAt: new Date('2026-01-01T11:00:00Z'),
     });
     now += 5 * 60_000 + 1;
+    expect(await ledger.current('proj')).toMatchObject({ remaining: AGENT_USES_PER_HOUR - 1 });
+    // A use Mintlify took after a refusal: its limit no longer holds.
+    await ledger.refused('proj', 30 * 60_000);
+    expect(await ledger.recordUse('proj', 'follow-up:2')).toMatchObject({
+      used: 2,
+      remaining: AGENT_USES_PER_HOUR - 2,
+    });
     expect(await ledger.current('proj')).toMatchObject({ remaining: AGENT_USES_PER_HOUR - 2 });
   });
 });
