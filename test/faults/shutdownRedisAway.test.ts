@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { createClient } from '@keyv/redis';
 import { afterEach, expect, it } from 'vitest';
 import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
 import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
@@ -29,12 +30,23 @@ it(
       () => mintlify.close(),
       () => redis.close(),
     );
-    const bot = runBot(
-      botEnv(slack, mintlify, { REDIS_URL: redis.url, STORE_NAMESPACE: uniqueNamespace('stop-away') }),
-    );
+    const namespace = uniqueNamespace('stop-away');
+    const bot = runBot(botEnv(slack, mintlify, { REDIS_URL: redis.url, STORE_NAMESPACE: namespace }));
     children.push(bot.child);
     await bot.listening();
     await bot.printed(/docs-agent worker is running/);
+    // The start's own work (the queues' first check) done: on a busy machine it may still run.
+    const raw = createClient({ url: redis.url });
+    await raw.connect();
+    const running = async () => {
+      let active = 0;
+      for await (const keys of raw.scanIterator({ MATCH: `${namespace}:*:active`, COUNT: 100 })) {
+        for (const key of keys) active += await raw.lLen(key);
+      }
+      return active;
+    };
+    await expect.poll(running, { timeout: 10_000 }).toBe(0);
+    await raw.quit();
 
     await redis.stop();
     await bot.printed(/Redis is unreachable/);
