@@ -1,23 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
-import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
-import { PROJECT_ID, SECRETS, startBot } from '../support/botHarness.js';
-import { type BotProcess, botEnv, runBot } from '../support/botProcess.js';
+import { describe, expect, it } from 'vitest';
+import { startBot } from '../support/botHarness.js';
+import { botEnv, processTests, runBot } from '../support/botProcess.js';
 import { type PrivateRedis, startPrivateRedis } from '../support/privateRedis.js';
 
-const bots: BotProcess[] = [];
-const fakes: Array<SlackFake | MintlifyFake> = [];
-afterEach(async () => {
-  for (const bot of bots.splice(0)) bot.child.kill('SIGKILL');
-  await Promise.all(fakes.splice(0).map((fake) => fake.close()));
-});
-
-async function startFakes() {
-  const slack = await startSlackFake({ botToken: SECRETS.botToken });
-  const mintlify = await startMintlifyFake({ apiKey: SECRETS.mintlifyKey, projectId: PROJECT_ID });
-  fakes.push(slack, mintlify);
-  return { slack, mintlify };
-}
+const { startFakes, keep } = processTests();
 
 describe('Redis at start', () => {
   it('when REDIS_URL is set but Redis does not answer, the bot says so clearly and exits non-zero, never falling back to memory', async () => {
@@ -28,7 +14,7 @@ describe('Redis at start', () => {
     const bot = runBot(
       botEnv(slack, mintlify, { REDIS_URL: `redis://:${password}@127.0.0.1:${redis.port}` }),
     );
-    bots.push(bot);
+    keep(bot);
 
     // It exits rather than retry for ever (the test's own time limit would end a wait that does not).
     expect(await bot.exited).toBe(1);
@@ -86,7 +72,7 @@ describe('Redis at start', () => {
         const bot = runBot(
           botEnv(slack, mintlify, { REDIS_URL: `redis://${auth}127.0.0.1:${redis.port}${path}` }),
         );
-        bots.push(bot);
+        keep(bot);
         expect(await bot.exited).toBe(1);
         const output = bot.output();
         expect(output).toContain(
@@ -110,7 +96,7 @@ describe('Redis at start', () => {
       expect(await replica.command(`REPLICAOF 127.0.0.1 ${primary.port}`)).toContain('+OK');
       await expect.poll(() => replica.command('GET docs-agent:store-layout')).toContain('2');
       const bot = runBot(botEnv(slack, mintlify, { REDIS_URL: replica.url }));
-      bots.push(bot);
+      keep(bot);
       // A bot that starts listens: the test fails then, rather than wait out its time limit.
       expect(await Promise.race([bot.exited, bot.listening().then(() => 'listening')])).toBe(1);
       const output = bot.output();
@@ -130,7 +116,7 @@ describe('Redis at start', () => {
     const node = await startClusterNode();
     try {
       const bot = runBot(botEnv(slack, mintlify, { REDIS_URL: node.url }));
-      bots.push(bot);
+      keep(bot);
       // A bot that starts listens: the test fails then, rather than wait out its time limit.
       expect(await Promise.race([bot.exited, bot.listening().then(() => 'listening')])).toBe(1);
       const output = bot.output();
@@ -151,7 +137,7 @@ describe('Redis at start', () => {
       const bot = runBot(
         botEnv(slack, mintlify, { REDIS_URL: `redis://:pass%word-42@127.0.0.1:${redis.port}` }),
       );
-      bots.push(bot);
+      keep(bot);
       expect(await bot.exited).toBe(1);
       const output = bot.output();
       expect(output).toContain('docs-agent cannot start: 1 configuration problem');
@@ -196,7 +182,7 @@ describe('Redis at start', () => {
   it('without REDIS_URL, the bot runs in memory only because it was asked to, and says so', async () => {
     const { slack, mintlify } = await startFakes();
     const bot = runBot(botEnv(slack, mintlify));
-    bots.push(bot);
+    keep(bot);
     await bot.listening();
     expect(bot.output()).toContain(
       'REDIS_URL is not set: state is kept in memory and every job thread is forgotten on restart',

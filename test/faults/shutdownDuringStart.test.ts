@@ -1,9 +1,5 @@
-import type { ChildProcess } from 'node:child_process';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
-import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
-import { PROJECT_ID, SECRETS } from '../support/botHarness.js';
-import { botEnv, runBot } from '../support/botProcess.js';
+import { describe, expect, it, vi } from 'vitest';
+import { botEnv, processTests, runBot } from '../support/botProcess.js';
 import { heldStep } from '../support/leases.js';
 import { closeKeptAlive, halfSent, keptAlive } from '../support/keptAlive.js';
 
@@ -12,28 +8,14 @@ import { closeKeptAlive, halfSent, keptAlive } from '../support/keptAlive.js';
  * over a raw socket, so it can be caught half-sent when the signal comes.
  */
 
-const children: ChildProcess[] = [];
-const fakes: Array<SlackFake | MintlifyFake> = [];
-afterEach(async () => {
-  closeKeptAlive();
-  for (const child of children.splice(0)) child.kill('SIGKILL');
-  await Promise.all(fakes.splice(0).map((fake) => fake.close()));
-});
-
-async function startFakes() {
-  const slack = await startSlackFake({ botToken: SECRETS.botToken });
-  const mintlify = await startMintlifyFake({ apiKey: SECRETS.mintlifyKey, projectId: PROJECT_ID });
-  fakes.push(slack, mintlify);
-  return { slack, mintlify };
-}
+const { startFakes, keep } = processTests({ afterEach: closeKeptAlive });
 
 describe('SIGTERM while Slack still checks the token, without Redis', () => {
   it('works off the request it acknowledged meanwhile (its in-memory queue has no other worker)', async () => {
     const { slack, mintlify } = await startFakes();
     const check = heldStep();
     slack.failNext('auth.test', { until: check.until });
-    const bot = runBot(botEnv(slack, mintlify));
-    children.push(bot.child);
+    const bot = keep(runBot(botEnv(slack, mintlify)));
     const url = await bot.listening();
     await vi.waitFor(() => expect(slack.callsTo('auth.test')).toHaveLength(1), { timeout: 10_000 });
     const connection = keptAlive(url);

@@ -1,10 +1,6 @@
-import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
-import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
-import { PROJECT_ID, SECRETS } from '../support/botHarness.js';
-import { botEnv, runBot } from '../support/botProcess.js';
+import { describe, expect, it, vi } from 'vitest';
+import { botEnv, processTests, runBot } from '../support/botProcess.js';
 import { closeKeptAlive, halfSent, keptAlive, slashCommand } from '../support/keptAlive.js';
 
 /**
@@ -13,26 +9,12 @@ import { closeKeptAlive, halfSent, keptAlive, slashCommand } from '../support/ke
  * so a request can be caught half-sent when the signal comes.
  */
 
-const children: ChildProcess[] = [];
-const fakes: Array<SlackFake | MintlifyFake> = [];
-afterEach(async () => {
-  closeKeptAlive();
-  for (const child of children.splice(0)) child.kill('SIGKILL');
-  await Promise.all(fakes.splice(0).map((fake) => fake.close()));
-});
-
-async function startFakes() {
-  const slack = await startSlackFake({ botToken: SECRETS.botToken });
-  const mintlify = await startMintlifyFake({ apiKey: SECRETS.mintlifyKey, projectId: PROJECT_ID });
-  fakes.push(slack, mintlify);
-  return { slack, mintlify };
-}
+const { startFakes, keep } = processTests({ afterEach: closeKeptAlive });
 
 describe('SIGTERM with requests on a kept-alive connection', () => {
   it('takes no new request once told to stop: one sent after SIGTERM starts no job', async () => {
     const { slack, mintlify } = await startFakes();
-    const bot = runBot(botEnv(slack, mintlify));
-    children.push(bot.child);
+    const bot = keep(runBot(botEnv(slack, mintlify)));
     const url = await bot.listening();
     await bot.printed(/docs-agent worker is running/);
     const connection = keptAlive(url);
@@ -62,8 +44,7 @@ describe('SIGTERM with requests on a kept-alive connection', () => {
 
   it('refuses a request whose head was still arriving at SIGTERM: 503, its connection closed, nothing started', async () => {
     const { slack, mintlify } = await startFakes();
-    const bot = runBot(botEnv(slack, mintlify));
-    children.push(bot.child);
+    const bot = keep(runBot(botEnv(slack, mintlify)));
     const url = await bot.listening();
     await bot.printed(/docs-agent worker is running/);
     const connection = keptAlive(url);
@@ -87,8 +68,7 @@ describe('SIGTERM with requests on a kept-alive connection', () => {
 
   it('a stop is not held back by a kept-alive connection: it exits 0, not at the hard deadline', async () => {
     const { slack, mintlify } = await startFakes();
-    const bot = runBot(botEnv(slack, mintlify));
-    children.push(bot.child);
+    const bot = keep(runBot(botEnv(slack, mintlify)));
     const url = await bot.listening();
     await bot.printed(/docs-agent worker is running/);
     const connection = keptAlive(url);

@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import type { MintlifyFake } from '../fakes/mintlifyFake.js';
-import type { SlackFake } from '../fakes/slackFake.js';
+import { afterEach } from 'vitest';
+import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
+import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
 import { PROJECT_ID, SECRETS } from './botHarness.js';
 
 /** The bot as an operator runs it: its own process (`node --import tsx src/main.ts`), configured by the environment. */
@@ -93,4 +94,33 @@ export function botEnv(
   return Object.fromEntries(
     Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
   );
+}
+
+/**
+ * For a file whose tests run the bot as a process: each test makes its fakes with `startFakes` and
+ * hands its bots to `keep`; after each test the bots are killed and the fakes closed.
+ */
+export function processTests(options: { afterEach?: () => void } = {}): {
+  startFakes(): Promise<{ slack: SlackFake; mintlify: MintlifyFake }>;
+  keep(bot: BotProcess): BotProcess;
+} {
+  const bots: BotProcess[] = [];
+  const fakes: Array<SlackFake | MintlifyFake> = [];
+  afterEach(async () => {
+    options.afterEach?.();
+    for (const bot of bots.splice(0)) bot.child.kill('SIGKILL');
+    await Promise.all(fakes.splice(0).map((fake) => fake.close()));
+  });
+  return {
+    async startFakes() {
+      const slack = await startSlackFake({ botToken: SECRETS.botToken });
+      const mintlify = await startMintlifyFake({ apiKey: SECRETS.mintlifyKey, projectId: PROJECT_ID });
+      fakes.push(slack, mintlify);
+      return { slack, mintlify };
+    },
+    keep(bot) {
+      bots.push(bot);
+      return bot;
+    },
+  };
 }
