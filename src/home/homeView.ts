@@ -2,7 +2,7 @@ import type { types } from '@slack/bolt';
 import { statusLabel } from '../jobs/jobCard.js';
 import { jobLinks } from '../jobs/jobList.js';
 import { HOME_USAGE } from '../jobs/jobAnswers.js';
-import type { JobRecord } from '../jobs/jobRecord.js';
+import { asListed, type JobRecord } from '../jobs/jobRecord.js';
 import { escapeSlackText, slackDate, truncate } from '../slack/escape.js';
 import { AGENT_USES_PER_HOUR, type AgentBudget } from '../store/rateLedger.js';
 
@@ -56,7 +56,8 @@ export function homeView(facts: HomeFacts): types.HomeView {
 }
 
 /** One job: status and instruction, then its age and links to its thread and pull request. */
-export function homeJobLine(record: JobRecord): string {
+export function homeJobLine(recorded: JobRecord): string {
+  const record = asListed(recorded);
   const prompt = escapeSlackText(truncate(record.prompt.replace(/\s+/g, ' '), 150));
   const details = [`started ${slackDate(new Date(record.createdAt), '{ago}')}`, ...jobLinks(record)];
   return `${statusLabel(record)}  “${prompt}”\n${details.join('  ·  ')}`;

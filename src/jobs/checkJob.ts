@@ -116,6 +116,8 @@ export async function checkJob(
   const next = applyAgentJob(record, job, ctx.now());
   const finished = FINISHED.has(next.status);
   memory.slow = !finished && now - memory.activeSince >= ctx.config.poll.slowAfterMs;
+  // The lists (the status list, the Home tab) first, so that they say what the card is about to.
+  if (viewChanged(record, next) && record.threadTs !== null) await listAsRead(ctx, record, next);
   const toldSlack = await tellSlack(ctx, record, next, memory, now);
   if (!toldSlack) return { kind: 'retry' } as const;
 
@@ -132,6 +134,24 @@ export async function checkJob(
     if (saved) ctx.onJobChanged?.(saved);
   }
   return finished ? ({ kind: 'done', why: 'finished' } as const) : ({ kind: 'following' } as const);
+}
+
+/**
+ * Notes what Mintlify answered on the record for the lists alone (`lastRead`), unless someone wrote
+ * the record since it was read (then the job is read again anyway).
+ */
+async function listAsRead(ctx: JobsContext, record: JobRecord, next: JobRecord): Promise<void> {
+  const lastRead = {
+    status: next.status,
+    prLink: next.prLink,
+    ...(next.reportedStatus ? { reportedStatus: next.reportedStatus } : {}),
+  };
+  const listed = await ctx.records.update(record.jobId, (current) =>
+    current.updatedAt === record.updatedAt && current.round === record.round
+      ? { ...current, lastRead }
+      : current,
+  );
+  if (listed?.lastRead) ctx.onJobChanged?.(listed);
 }
 
 /** Redraws the card and posts the news; false when Slack should be asked again at the next check. */

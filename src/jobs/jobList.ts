@@ -3,7 +3,7 @@ import { escapeSlackText, slackDate, truncate } from '../slack/escape.js';
 import { messageLink, textLink } from '../slack/links.js';
 import { statusLabel } from './jobCard.js';
 import { pullRequestLink } from './jobNews.js';
-import { currentPreview, type JobRecord } from './jobRecord.js';
+import { asListed, currentPreview, type JobRecord } from './jobRecord.js';
 
 type KnownBlock = types.KnownBlock;
 
@@ -26,7 +26,8 @@ export function jobLinks(record: JobRecord): string[] {
  * One line per job: status, instruction, when, who asked (in a list of several people's), and links
  * to its thread and pull request.
  */
-function jobLine(record: JobRecord, showRequester: boolean): string {
+function jobLine(recorded: JobRecord, showRequester: boolean): string {
+  const record = asListed(recorded);
   const links = jobLinks(record);
   const prompt = escapeSlackText(truncate(record.prompt.replace(/\s+/g, ' '), 120));
   const by = showRequester ? ` by <@${record.requestedBy}>` : '';

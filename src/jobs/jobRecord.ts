@@ -99,6 +99,20 @@ export interface JobRecord {
    * and pull request). Cleared by the first read that says otherwise.
    */
   followUp?: { sentAt: string; status: JobState; prLink: string | null };
+  /**
+   * What Mintlify last answered while the card and the thread are still being told of it: saved
+   * before Slack is, so that the status list and the Home tab say what the card is about to. The
+   * record's own status and pull request follow once Slack took everything (so that a post Slack
+   * did not take is found again by the next check, or after a crash).
+   */
+  lastRead?: { status: JobState; prLink: string | null; reportedStatus?: string };
+}
+
+/** The job as the lists show it (the status list, the Home tab): as Mintlify last answered. */
+export function asListed(record: JobRecord): JobRecord {
+  const { lastRead, reportedStatus: _shownBefore, ...rest } = record;
+  if (!lastRead) return record;
+  return { ...rest, ...lastRead };
 }
 
 export const DISPLAY_PROMPT_MAX = 600;
@@ -119,7 +133,7 @@ export function applyAgentJob(record: JobRecord, job: AgentJob, now: Date): JobR
   const status = job.status ?? record.status;
   const reopened = FINISHED.has(record.status) && status === 'active';
   // A job Mintlify answered is not gone (a 404 may have been a passing fault of its own).
-  const { followUp: _answered, goneAt: _gone, reportedStatus: _reported, ...rest } = record;
+  const { followUp: _answered, goneAt: _gone, reportedStatus: _reported, lastRead: _read, ...rest } = record;
   return {
     ...rest,
     // A finished job keeps its end on the card, whatever Mintlify answers after it.
@@ -152,7 +166,8 @@ export function applyFollowUpAnswer(
   /** Who sent it: told when the round ends, with the requester. */
   author?: string,
 ): JobRecord {
-  const answered = followUpAnswered(record, job, now);
+  // What the lists showed of the job's end is no more: the follow-up is its news now.
+  const { lastRead: _read, ...answered } = followUpAnswered(record, job, now);
   if (author === undefined) return answered;
   const earlier = answered.round === record.round ? (record.steeredBy ?? []) : [];
   return { ...answered, steeredBy: [...new Set([...earlier, author])] };

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BotHarness, startBot } from '../support/botHarness.js';
+import { heldStep } from '../support/leases.js';
 import {
   cardEdits,
   FAST_POLL,
@@ -142,6 +143,25 @@ describe('following a job when Slack refuses a message', () => {
     await settle(h, sentinel);
     expect(threadReplies(h, job)).toHaveLength(1);
     expect(cardEdits(h, job).length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('once the card says the pull request is ready, `/docs-agent status` says so too, while Slack is slow to take the thread’s news', async () => {
+    const job = await startFollowedJob(h, 'Document the webhooks page', 'C0HOOKS');
+    const notice = heldStep();
+    h.slack.failNext('chat.postMessage', { until: notice.until, channel: job.channel });
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+    await h.slack.waitForCall(
+      'chat.update',
+      (call) =>
+        call.args.ts === job.cardTs && JSON.stringify(call.args.blocks).includes('Pull request ready'),
+    );
+    await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === job.cardTs);
+    // The card in the channel reads “✅ Pull request ready”: the person asks for the channel’s jobs.
+    await h.command('status', { channel_id: job.channel, response_url: h.slack.responseUrl('hooks-status') });
+    const listed = await h.slack.waitForCall('response_url', (call) => call.responseId === 'hooks-status');
+    notice.release();
+    expect(JSON.stringify(listed.args.blocks)).toContain('Pull request ready');
+    await waitForReply(h, job, PR);
   });
 
   it('follows a job whose card was never posted, keeping only its record up to date', async () => {

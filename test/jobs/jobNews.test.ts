@@ -227,6 +227,22 @@ describe('job cards', () => {
     expect(shown(jobCard(done))).toContain('took 7 min');
   });
 
+  it('list a job as Mintlify last answered while Slack is still told of it, and drop that once a later answer or a reply comes', () => {
+    const pr = 'https://github.com/acme/docs/pull/9';
+    const read = record({ status: 'active', lastRead: { status: 'completed', prLink: pr } });
+    expect(channelJobList([read]).blocks[1]).toMatchObject({
+      text: { text: expect.stringContaining('Pull request ready') },
+    });
+    expect(channelJobList([read]).blocks[1]).toMatchObject({ text: { text: expect.stringContaining(pr) } });
+    // The record's own answer once Slack took everything, or a reply that sets the job working again.
+    expect(applyAgentJob(read, { status: 'completed', prLink: pr }, when.now).lastRead).toBeUndefined();
+    const replied = applyFollowUpAnswer(read, { status: 'active' }, when.now, 'U2');
+    expect(replied.lastRead).toBeUndefined();
+    expect(channelJobList([replied]).blocks[1]).toMatchObject({
+      text: { text: expect.stringContaining('Working on it') },
+    });
+  });
+
   it('say how long a long job took in whole hours and the minutes left over', () => {
     const tookMinutes = (minutes: number) => {
       const finishedAt = new Date(Date.parse('2025-01-01T00:00:00Z') + minutes * 60_000).toISOString();
