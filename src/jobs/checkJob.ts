@@ -126,7 +126,7 @@ export async function checkJob(
     // than our answer (reopened, or still active as Mintlify took it up), and the job is read again.
     let overtaken = false;
     const saved = await ctx.records.update(jobId, (current) => {
-      overtaken = current.updatedAt !== record.updatedAt || current.round !== record.round;
+      overtaken = writtenSince(record, current);
       return overtaken ? current : applyAgentJob(current, job, ctx.now());
     });
     if (overtaken) return { kind: 'following' } as const;
@@ -146,13 +146,17 @@ async function listAsRead(ctx: JobsContext, record: JobRecord, next: JobRecord):
     prLink: next.prLink,
     ...(next.reportedStatus ? { reportedStatus: next.reportedStatus } : {}),
   };
+  // Noted already by a check before this one, which Slack did not let finish.
+  if (JSON.stringify(record.lastRead) === JSON.stringify(lastRead)) return;
   const listed = await ctx.records.update(record.jobId, (current) =>
-    current.updatedAt === record.updatedAt && current.round === record.round
-      ? { ...current, lastRead }
-      : current,
+    writtenSince(record, current) ? current : { ...current, lastRead },
   );
   if (listed?.lastRead) ctx.onJobChanged?.(listed);
 }
+
+/** Someone saved the job's own state since `read` was read (a follow-up, another check). */
+const writtenSince = (read: JobRecord, current: JobRecord) =>
+  current.updatedAt !== read.updatedAt || current.round !== read.round;
 
 /** Redraws the card and posts the news; false when Slack should be asked again at the next check. */
 async function tellSlack(

@@ -149,57 +149,59 @@ export function createEnqueue(options: {
   const takeBack = (submission: Submission, jobId: string): void => {
     // Not sent yet (waiting on Redis), it never is; sent, it is withdrawn.
     submission.abandon();
-    let withdrawn = false;
-    const attempt = async (): Promise<true> => {
-      if (!withdrawn) await requests.withdraw(jobId, submission.stamp);
-      withdrawn = true;
-      takingBack.delete(jobId);
-      await submission.queued;
-      if (!(await requests.remove(jobId, submission.stamp))) {
-        logger.warn(
-          `a request answered "try again shortly" reached the queue late and could not be removed (${jobId}): ` +
-            'its worker does nothing with it, unless it started before the withdrawal reached Redis',
-        );
-      }
-      return true;
-    };
-    // At once, right behind the add; again every second while Redis cannot take the withdrawal.
-    attempt().catch((error: unknown) => {
-      // Once withdrawn, an add that failed for good has nothing left to take back.
-      if (withdrawn) return;
-      takingBack.add(jobId);
-      logger.warn(`could not take back a request queued late (${jobId}) yet: ${String(error)}`);
-      retryInBackground(attempt, {
-        everyMs: TAKE_BACK_EVERY_MS,
-        forMs: HOLD_EVENT_FOR_MS,
-        wanted: () => !stopped,
-        retryOn: () => !withdrawn,
-        giveUp: (why) => {
-          takingBack.delete(jobId);
-          if (!withdrawn) logger.warn(`could not take back a request queued late (${jobId}): ${why}`);
-        },
-      });
-    });
+    sendWithdrawal(
+      jobId,
+      submission.stamp,
+      'take back a request queued late',
+      HOLD_EVENT_FOR_MS,
+      async () => {
+        // Removed once it has landed: nothing of it is left on the queue.
+        await submission.queued;
+        if (!(await requests.remove(jobId, submission.stamp))) {
+          logger.warn(
+            `a request answered "try again shortly" reached the queue late and could not be removed (${jobId}): ` +
+              'its worker does nothing with it, unless it started before the withdrawal reached Redis',
+          );
+        }
+      },
+    );
   };
 
-  /** Every add of a lost event withdrawn: at once, and again every second while Redis cannot take it. */
-  const withdrawEvery = (jobId: string): void => {
+  /**
+   * Every add of a lost event withdrawn, for as long as the mark would be kept: an add of it may wait
+   * on Redis until it is back.
+   */
+  const withdrawEvery = (jobId: string): void =>
+    sendWithdrawal(jobId, undefined, 'withdraw a lost Slack event', WITHDRAW_LOST_FOR_MS);
+
+  /**
+   * A withdrawal (of one submission's add, by its stamp, or of every add of the id), sent at once,
+   * right behind the add, and again every second while Redis cannot take it; `then` once it is in.
+   */
+  const sendWithdrawal = (
+    jobId: string,
+    stamp: number | undefined,
+    what: string,
+    forMs: number,
+    then?: () => Promise<void>,
+  ): void => {
     const attempt = async (): Promise<true> => {
-      await requests.withdraw(jobId);
+      await requests.withdraw(jobId, stamp);
       takingBack.delete(jobId);
+      void then?.().catch(() => {}); // an add that failed for good has nothing left to take back
       return true;
     };
-    attempt().catch(() => {
+    attempt().catch((error: unknown) => {
       takingBack.add(jobId);
+      logger.warn(`could not ${what} (${jobId}) yet: ${String(error)}`);
       retryInBackground(attempt, {
         everyMs: TAKE_BACK_EVERY_MS,
-        // For as long as the mark would be kept: an add of it may wait on Redis until it is back.
-        forMs: WITHDRAW_LOST_FOR_MS,
+        forMs,
         wanted: () => !stopped,
         retryOn: () => true,
         giveUp: (why) => {
           takingBack.delete(jobId);
-          logger.warn(`could not withdraw a lost Slack event (${jobId}): ${why}`);
+          logger.warn(`could not ${what} (${jobId}): ${why}`);
         },
       });
     });

@@ -9,13 +9,13 @@ import { slackErrorCode } from './slackErrors.js';
  */
 
 /** Slack message metadata: what the bot attaches to a message it may have to find again. */
-/** The metadata event type every job card carries. */
-export const JOB_CARD_MARK_TYPE = 'docs_agent_job';
-
 export interface MessageMark {
   event_type: string;
   event_payload: Record<string, string>;
 }
+
+/** The metadata event type every job card carries. */
+export const JOB_CARD_MARK_TYPE = 'docs_agent_job';
 
 /**
  * The options of the client that posts marked messages: each call is sent once. The client's usual

@@ -596,3 +596,75 @@ describe('npm run digest', () => {
     }
   });
 });
+
+describe('an operator moving DIGEST_CRON to another day', () => {
+  const FRIDAYS = { ...WEEKLY, DIGEST_CRON: '0 9 * * 5' };
+
+  it('gets no digest of a stale week at the deploy: the bot was up and posted on the old day', async () => {
+    const { slack, mintlify, namespace } = await fakes();
+    // Wednesday 25 Nov 2026: Monday's digest (16–22 Nov) was posted at 09:00 on the 23rd.
+    const now = () => new Date('2026-11-25T10:00:00Z');
+
+    const monday = await bot({ env: WEEKLY, slack, mintlify, namespace, now });
+    const first = await slack.waitForCall('chat.postMessage', (call) => call.response.ok === true);
+    expect(first.args.text).toContain('16–22 Nov 2026');
+    await monday.bot.drained();
+    await monday.stopBot();
+
+    // The operator moves the digest to Fridays and deploys on Wednesday: the next digest is due Friday.
+    const friday = await bot({ env: FRIDAYS, slack, mintlify, namespace, now });
+    await logged(friday, /weekly digest scheduled "0 9 \* \* 5"/);
+    // No catch-up queued (one queued would sit in these lists until it has posted).
+    expect(await catchUpsQueued(friday, namespace)).toEqual([]);
+    const posts = slack.callsTo('chat.postMessage').filter((call) => call.response.ok === true);
+    // Posted now: "Docs digest: 13–19 Nov 2026", a week that ended six days ago, four of its days
+    // already in Monday's digest, logged as "missed while the bot was down".
+    expect(posts.map((call) => call.args.text)).toHaveLength(1);
+  });
+
+  it('still gets the digest of a week the bot was down for, the week before posted', async () => {
+    const { slack, mintlify, namespace } = await fakes();
+    // Monday 16 Nov 2026: that week's digest (9–15 Nov) is posted; then the bot is down until Tuesday 24.
+    let at = new Date('2026-11-16T10:00:00Z');
+    const now = () => at;
+
+    const before = await bot({ env: WEEKLY, slack, mintlify, namespace, now });
+    const first = await slack.waitForCall('chat.postMessage', (call) => call.response.ok === true);
+    expect(first.args.text).toContain('9–15 Nov 2026');
+    await before.bot.drained();
+    await before.stopBot();
+
+    at = new Date('2026-11-24T10:00:00Z');
+    await bot({ env: WEEKLY, slack, mintlify, namespace, now });
+    const missed = await slack.waitForCall(
+      'chat.postMessage',
+      (call) => call.response.ok === true && String(call.args.text).includes('16–22 Nov 2026'),
+    );
+    expect(missed.args.channel).toBe(CHANNEL);
+  });
+});
+
+describe('the weekly digest whose post lands but whose answer is lost', () => {
+  it('is in the channel once: the post is not sent again blind', async () => {
+    const { slack, mintlify, namespace } = await fakes();
+    // Slack stores the digest, then its edge answers 503: the bot never hears it landed.
+    slack.failNext('chat.postMessage', { status: 503, landed: true, channel: CHANNEL });
+    const h = await bot({
+      env: WEEKLY,
+      slack,
+      mintlify,
+      namespace,
+      // The try that met the 503 fails; the next one, soon after, looks for the post by its mark.
+      digestTries: { attempts: 4, backoffMs: 50 },
+    });
+    await logged(h, /posted the catch-up digest|catch-up digest for .*: already posted/);
+
+    const digests = slack
+      .history(CHANNEL)
+      .filter(
+        (message) =>
+          (message.metadata as { event_type?: string } | undefined)?.event_type === 'docs_agent_digest',
+      );
+    expect(digests).toHaveLength(1);
+  });
+});

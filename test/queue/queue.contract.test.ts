@@ -674,95 +674,82 @@ describe('the queue port on bullmq closed while Redis is away', () => {
 });
 
 describe('the queue port on bullmq set up while Redis goes away', () => {
-  it('sets its queue and worker up again once Redis answers: adds land and run (BullMQ sets each up once)', async () => {
-    const redis = await startPrivateRedis();
-    const proxy = await startMuteProxy(redis);
-    const client = await connectAsTheBot(proxy.url);
-    const linesBefore = logLines.length;
-    const queues = openBullmqQueues({ client, prefix: 'setup', logger });
-    try {
-      // The queue and its worker are made while their first commands get no answer...
-      proxy.mute();
-      const queue = queues.queue<string>('requests');
-      const worked = recorder<string>(async () => undefined);
-      queue.process(worked.processor, { concurrency: 1 });
-      // ...and the connection drops under them: their setup fails.
-      await redis.stop();
-      proxy.speak();
-      await expect
-        .poll(() =>
-          logLines.slice(linesBefore).some((line) => line.includes('Queue error in queue requests')),
-        )
-        .toBe(true);
-      await redis.start();
-
-      await expect
-        .poll(async () => queue.add('job', 'after the outage').catch(() => false), { timeout: 15_000 })
-        .toBe(true);
-      await expect
-        .poll(() => worked.runs.map((run) => run.job.data), { timeout: 15_000 })
-        .toEqual(['after the outage']);
-      // Said once, however many tries it took: the failed setup, then the one that took.
-      const lines = logLines.slice(linesBefore);
-      expect(lines.filter((line) => line.includes('could not be set up on Redis'))).toEqual([
-        expect.stringMatching(
-          /^warn queue requests could not be set up on Redis \(.+\); it is set up again until Redis answers$/,
-        ),
-      ]);
-      expect(lines.filter((line) => line.includes('is set up on Redis now'))).toEqual([
-        'info queue requests is set up on Redis now',
-      ]);
-    } finally {
-      await queues.close(0);
-      client.destroy();
-      await proxy.close();
-      await redis.close();
-    }
+  const closers: Array<() => Promise<unknown>> = [];
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close();
   });
-});
-
-describe('the queue port on bullmq made again while Redis is away', () => {
-  it('never sends an add given up while it waited for Redis, and sends the others once Redis answers', async () => {
+  /** A queue and its worker made while their first commands get no answer, then Redis gone under them. */
+  const setUpAsRedisGoes = async (prefix: string) => {
     const redis = await startPrivateRedis();
     const proxy = await startMuteProxy(redis);
     const client = await connectAsTheBot(proxy.url);
-    const queues = openBullmqQueues({ client, prefix: 'abandon', logger });
-    try {
-      proxy.mute();
-      const queue = queues.queue<string>('requests');
-      const worked = recorder<string>(async () => undefined);
-      queue.process(worked.processor, { concurrency: 1 });
-      await redis.stop();
-      proxy.speak();
-      // Once the queue is made again (its setup failed), an add waits for Redis instead of failing.
-      const waiting = async (data: string) => {
-        const submission = queue.submit('job', data, { jobId: data });
-        submission.queued.catch(() => {});
-        const settled = await Promise.race([
-          submission.queued.then(
-            () => true,
-            () => true,
-          ),
-          new Promise<false>((resolve) => setTimeout(() => resolve(false), 300)),
-        ]);
-        if (settled) throw new Error('the add did not wait');
-        return submission;
-      };
-      const abandoned = await vi.waitFor(() => waiting('abandoned'), { timeout: 15_000, interval: 200 });
-      const kept = await waiting('kept');
-      abandoned.abandon();
-      await redis.start();
+    const queues = openBullmqQueues({ client, prefix, logger });
+    closers.push(
+      () => redis.close(),
+      () => proxy.close(),
+      async () => client.destroy(),
+      () => queues.close(0),
+    );
+    proxy.mute();
+    const queue = queues.queue<string>('requests');
+    const worked = recorder<string>(async () => undefined);
+    queue.process(worked.processor, { concurrency: 1 });
+    await redis.stop();
+    proxy.speak();
+    return { redis, queue, worked };
+  };
 
-      await expect(kept.queued).resolves.toBeUndefined();
-      await expect(abandoned.queued).rejects.toThrow('given up before it was sent');
-      expect(abandoned.mayHaveLanded).toBe(false);
-      await expect.poll(() => worked.runs.map((run) => run.job.data), { timeout: 15_000 }).toEqual(['kept']);
-    } finally {
-      await queues.close(0);
-      client.destroy();
-      await proxy.close();
-      await redis.close();
-    }
+  it('sets its queue and worker up again once Redis answers: adds land and run (BullMQ sets each up once)', async () => {
+    const linesBefore = logLines.length;
+    const { redis, queue, worked } = await setUpAsRedisGoes('setup');
+    await expect
+      .poll(() => logLines.slice(linesBefore).some((line) => line.includes('Queue error in queue requests')))
+      .toBe(true);
+    await redis.start();
+
+    await expect
+      .poll(async () => queue.add('job', 'after the outage').catch(() => false), { timeout: 15_000 })
+      .toBe(true);
+    await expect
+      .poll(() => worked.runs.map((run) => run.job.data), { timeout: 15_000 })
+      .toEqual(['after the outage']);
+    // Said once, however many tries it took: the failed setup, then the one that took.
+    const lines = logLines.slice(linesBefore);
+    expect(lines.filter((line) => line.includes('could not be set up on Redis'))).toEqual([
+      expect.stringMatching(
+        /^warn queue requests could not be set up on Redis \(.+\); it is set up again until Redis answers$/,
+      ),
+    ]);
+    expect(lines.filter((line) => line.includes('is set up on Redis now'))).toEqual([
+      'info queue requests is set up on Redis now',
+    ]);
+  });
+
+  it('never sends an add given up while it waited for Redis, and sends the others once Redis answers', async () => {
+    const { redis, queue, worked } = await setUpAsRedisGoes('abandon');
+    // Once the queue is made again (its setup failed), an add waits for Redis instead of failing.
+    const waiting = async (data: string) => {
+      const submission = queue.submit('job', data, { jobId: data });
+      submission.queued.catch(() => {});
+      const settled = await Promise.race([
+        submission.queued.then(
+          () => true,
+          () => true,
+        ),
+        new Promise<false>((resolve) => setTimeout(() => resolve(false), 300)),
+      ]);
+      if (settled) throw new Error('the add did not wait');
+      return submission;
+    };
+    const abandoned = await vi.waitFor(() => waiting('abandoned'), { timeout: 15_000, interval: 200 });
+    const kept = await waiting('kept');
+    abandoned.abandon();
+    await redis.start();
+
+    await expect(kept.queued).resolves.toBeUndefined();
+    await expect(abandoned.queued).rejects.toThrow('given up before it was sent');
+    expect(abandoned.mayHaveLanded).toBe(false);
+    await expect.poll(() => worked.runs.map((run) => run.job.data), { timeout: 15_000 }).toEqual(['kept']);
   });
 });
 

@@ -46,11 +46,11 @@ export function threadReply(ctx: ListenerContext) {
       event.channel_type !== 'im' &&
       !betweenPeople(text) &&
       smallTalkOf(text) === undefined;
-    const told = tellLost(client, { channel, user, threadTs, dm: false }, REPLY_LOST);
     const tell = forAJob
       ? async () => {
           const parent = await readChannelMessage(client, channel, threadTs);
-          if (parent?.metadata?.event_type === JOB_CARD_MARK_TYPE) await told();
+          if (parent?.metadata?.event_type !== JOB_CARD_MARK_TYPE) return;
+          await tellLost(client, { channel, user, threadTs, dm: false }, REPLY_LOST)();
         }
       : undefined;
     await ctx.enqueue(
