@@ -248,6 +248,29 @@ describe('the “Send to docs agent” message shortcut', () => {
     expect(h.mintlify.requests).toHaveLength(0);
   });
 
+  it('answers inside the form an instruction that is no instruction (a test, a thanks, a stop), as every door does, and starts nothing', async () => {
+    h = await startBot();
+    const lone = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'Typo on the pricing page' });
+    for (const [said, told] of [
+      ['test', 'what to change'],
+      ['thanks!', 'what to change'],
+      ['stop', 'pull request'],
+      ['status', '/docs-agent status'],
+    ] as const) {
+      await chooseShortcut(h, { ts: lone.ts, user: 'U0ADA', text: lone.text });
+      const opened = (await h.slack.waitForCalls('views.open', h.slack.callsTo('views.open').length + 1)).at(
+        -1,
+      )!;
+      const answer = await submit(h, opened, said);
+      expect(answer.json).toEqual({
+        response_action: 'errors',
+        errors: { instruction: expect.stringContaining(told) },
+      });
+    }
+    await h.bot.drained();
+    expect(h.mintlify.requests).toHaveLength(0);
+  });
+
   it('links a reply from its card in the DM by its thread even when Slack gives no permalink', async () => {
     h = await startBot();
     const { root, chosen } = seedThread(h);

@@ -9,6 +9,8 @@ import type {
 } from '@slack/bolt';
 import type { Config } from '../../config.js';
 import { accessRefusal } from '../../jobs/access.js';
+import { NO_STOP_TEXT } from '../../jobs/doorAnswers.js';
+import { commandWordOf, isStopWord, smallTalkOf } from '../../jobs/smallTalk.js';
 import {
   type ChosenMessage,
   INSTRUCTION_BLOCK,
@@ -26,6 +28,25 @@ import {
 
 const EMPTY = 'Tell the agent what to change in the docs.';
 const STALE = 'This form is out of date. Close it and use “Send to docs agent” on the message again.';
+const NOT_AN_INSTRUCTION =
+  'That is no instruction for the agent, so no job was started: tell it what to change in the docs.';
+const COMMAND_WORD = {
+  status:
+    'This form starts a job: /docs-agent status in a channel lists its recent jobs. Or tell the agent what to change in the docs.',
+  digest:
+    'This form starts a job: /docs-agent digest in a channel I’m in posts the digest there. Or tell the agent what to change in the docs.',
+} as const;
+
+/**
+ * Words that are no instruction, read as every door reads them (a test, a thanks, a greeting, a
+ * lone stop, a subcommand's word): sent, each would start a job of that name.
+ */
+function notAnInstruction(instruction: string): string | undefined {
+  const word = commandWordOf(instruction);
+  if (word) return COMMAND_WORD[word];
+  if (isStopWord(instruction)) return NO_STOP_TEXT;
+  return smallTalkOf(instruction) === undefined ? undefined : NOT_AN_INSTRUCTION;
+}
 
 /**
  * What the submitted form answers within Slack's 3 s: form errors from checks that need no I/O,
@@ -42,7 +63,11 @@ export function acknowledgeForm(
   const submission = readSubmission(view);
   const { instruction, message } = submission;
   const problem =
-    instruction === '' ? EMPTY : !message ? STALE : accessRefusal(access, user, message.channel);
+    instruction === ''
+      ? EMPTY
+      : !message
+        ? STALE
+        : (accessRefusal(access, user, message.channel) ?? notAnInstruction(instruction));
   if (problem || !message) {
     return {
       reply: { response_action: 'errors', errors: { [INSTRUCTION_BLOCK]: problem ?? STALE } },
