@@ -21,23 +21,10 @@ export function digestMark(period: DigestPeriod, channel: string, onRequest = fa
 }
 
 /**
- * Whether the channel message at `ts` is a digest the bot posted. Its thread is for people to talk
- * about the digest: a job started from it gets a card of its own rather than taking the thread.
- * False when Slack cannot say.
- */
-export async function isPostedDigest(
-  slack: Pick<webApi.WebClient, 'conversations'>,
-  channel: string,
-  ts: string,
-  /** The bot's own bot id: another app's message with the same metadata is not the bot's digest. */
-  botId: string,
-): Promise<boolean> {
-  return (await postedDigest(slack, channel, ts, botId)) !== undefined;
-}
-
-/**
  * The digest the bot posted at `ts`, with its words as its blocks show them (its text is only the
- * notification's line); undefined when the message is not one, or Slack cannot say.
+ * notification's line); undefined when the message is not one, or Slack cannot say. Its thread is
+ * for people to talk about the digest: a job started from it gets a card of its own rather than
+ * taking the thread.
  */
 export async function postedDigest(
   slack: Pick<webApi.WebClient, 'conversations'>,

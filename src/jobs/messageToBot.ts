@@ -1,5 +1,4 @@
 import { postedDigest } from '../digest/digestMark.js';
-import { truncate } from '../slack/escape.js';
 import { permalinkOf } from '../slack/links.js';
 import { slackToPlainText, type UserNames } from '../slack/plainText.js';
 import { readThread, type ThreadMessage, tsBefore } from '../slack/threadMessages.js';
@@ -15,10 +14,8 @@ import { type StartJobOutcome, startJob } from './startJob.js';
 import { type SteerJobOutcome, steerJob } from './steerJob.js';
 import {
   type BotIdentity,
-  contextSection,
+  digestSection,
   filesNote,
-  indentLines,
-  NOT_AN_INSTRUCTION,
   promptWithContext,
   threadSection,
   type Transcript,
@@ -316,15 +313,4 @@ async function editWaitsFor(
   if (startId === undefined) return false;
   if (ctx.now().getTime() - Number(editedTs) * 1000 >= EDIT_WAITS_AT_MOST_MS) return false;
   return (await ctx.starts.underWay(startId)) || (await before());
-}
-
-/** As much of a digest as the prompt quotes: its totals, pages and struggles fit. */
-const DIGEST_QUOTED_MAX = 6_000;
-
-/** The digest a mention in its thread is about, quoted: readers' words are in it (its struggles). */
-function digestSection(words: string): string {
-  return contextSection('The docs digest this thread is under', [
-    NOT_AN_INSTRUCTION,
-    `  ${indentLines(truncate(words, DIGEST_QUOTED_MAX))}`,
-  ]);
 }

@@ -5,13 +5,14 @@ import type { AgentBudget } from '../store/rateLedger.js';
 import { followInDm } from './followInDm.js';
 import type { JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
-import { isPostedDigest } from '../digest/digestMark.js';
+import { postedDigest } from '../digest/digestMark.js';
 import { evidenceLines } from '../digest/strugglesMessage.js';
 import type { ChosenMessage } from './shortcutModal.js';
 import { startJob } from './startJob.js';
 import {
   type BotIdentity,
   contextSection,
+  digestSection,
   filesNote,
   indentLines,
   NOT_AN_INSTRUCTION,
@@ -73,15 +74,30 @@ export async function startFromShortcut(
   // the message, when a job has that thread already, or for a digest (an item of it, the digest itself or
   // a reply in its thread): people talk about the digest in its thread, and that talk is not for any one job.
   const jobThread = !message.struggle && (await ctx.records.byThread(message.channel, rootTs)) !== undefined;
-  const digestThread =
-    !message.struggle && !jobThread && (await isPostedDigest(ctx.slack, message.channel, rootTs, ctx.botId));
+  const digest =
+    !message.struggle && !jobThread
+      ? await postedDigest(ctx.slack, message.channel, rootTs, ctx.botId)
+      : undefined;
+  const digestThread = digest !== undefined;
   const under = !message.struggle && !jobThread && !digestThread;
   // Linked as the digest when it is the digest (or its item); a reply in its thread is a message.
   const fromDigest = message.struggle !== undefined || (digestThread && message.ts === rootTs);
   const outcome = await startJob(
     ctx,
     {
-      prompt: promptWithContext(request.instruction, sections),
+      prompt: promptWithContext(request.instruction, [
+        ...sections,
+        // The digest's words are in its blocks (its text is a notification's line), and the thread's
+        // transcript leaves out the bot's own messages: "the third page here" means something.
+        ...(digest
+          ? [
+              digestSection(
+                (await slackToPlainText(digest.words, userNames)).trim(),
+                message.ts === rootTs ? 'The docs digest that message is' : undefined,
+              ),
+            ]
+          : []),
+      ]),
       displayPrompt: request.instruction,
       requestedBy: request.user,
       channel: message.channel,

@@ -123,3 +123,15 @@ export function threadSection(title: string, transcript: Transcript | undefined)
 export function promptWithContext(instruction: string, sections: string[]): string {
   return [instruction.trim(), ...sections].join('\n\n');
 }
+
+/** As much of a digest as the prompt quotes: its totals, pages and struggles fit. */
+const DIGEST_QUOTED_MAX = 6_000;
+
+/**
+ * The digest a job is asked for under (a mention in its thread, the shortcut on it or on a reply to
+ * it), quoted: its words are in its blocks, its text only a notification's line, and readers' words
+ * are in it (its struggles).
+ */
+export function digestSection(words: string, title = 'The docs digest this thread is under'): string {
+  return contextSection(title, [NOT_AN_INSTRUCTION, `  ${indentLines(truncate(words, DIGEST_QUOTED_MAX))}`]);
+}

@@ -96,6 +96,33 @@ describe('a digest’s thread stays the digest’s', () => {
     expect(await h.bot.context.jobs.records.byThread('C0DOCS', digest)).toBeUndefined();
   });
 
+  it('“Send to docs agent” on the digest, or on a reply under it, gives the job the digest itself, as a mention there does', async () => {
+    h = await startBot();
+    const digest = await postedDigest(h);
+    const prompt = (index: number) =>
+      String((h.mintlify.requestsFor('createJob')[index]?.body as { prompt: string }).prompt);
+
+    // On the digest: its words are in its blocks, its text only the notification's line.
+    const text = h.slack.message('C0DOCS', digest)?.text ?? '';
+    await chooseShortcut(h, { ts: digest, user: BOT, text });
+    await submit(h, await h.slack.waitForCall('views.open'), 'Add a summary to the third page listed');
+    await expect.poll(() => h.mintlify.requestsFor('createJob').length).toBe(1);
+    expect(prompt(0)).toMatch(/\*3\.\* \/page-\d+/);
+
+    // On a reply in its thread, the whole thread asked for: the digest is no person's message of it.
+    const reply = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      text: 'the third one has no summary',
+      thread_ts: digest,
+    });
+    await chooseShortcut(h, { ts: reply.ts, user: 'U0ADA', text: reply.text, thread_ts: digest });
+    const opened = (await h.slack.waitForCalls('views.open', 2))[1]!;
+    await submit(h, opened, 'Add the summary Ada asks for', true);
+    await expect.poll(() => h.mintlify.requestsFor('createJob').length).toBe(2);
+    expect(prompt(1)).toMatch(/\*3\.\* \/page-\d+/);
+    expect(prompt(1)).toContain('the third one has no summary');
+  });
+
   it('another app’s message marked as a digest is not the bot’s: a mention under it starts a job whose card takes its thread', async () => {
     h = await startBot();
     const lookalike = h.slack.seedMessage('C0DOCS', {
