@@ -1,5 +1,5 @@
 import { findPostedMessage, type MessageMark, postMarked } from '../slack/postedMessages.js';
-import { classifySlackError, slackErrorCode } from '../slack/slackErrors.js';
+import { classifySlackError, slackErrorCode, threadTakesNoReply } from '../slack/slackErrors.js';
 import { RENEWED_LEASE_MS, withRenewedLease } from '../store/lease.js';
 import { jobCard } from './jobCard.js';
 import { strayJobNewsText } from './jobNews.js';
@@ -136,17 +136,6 @@ async function markAnnounced(ctx: JobsContext, jobId: string, key: string): Prom
   });
 }
 
-/**
- * Slack's answers to a reply the thread will not take, while the channel still takes messages: the
- * parent was deleted (a tombstone), an admin locked the thread, the channel has no threads.
- */
-const THREAD_TAKES_NO_REPLY = new Set([
-  'thread_not_found',
-  'cannot_reply_to_message',
-  'restricted_action_thread_locked',
-  'restricted_action_non_threadable_channel',
-]);
-
 /** In the thread; as a message of its own when the thread is gone. */
 async function postNews(
   ctx: JobsContext,
@@ -166,8 +155,7 @@ async function postNews(
     await postMarked(ctx.slackOnce, { ...message, thread_ts: threadTs, text });
     return 'done';
   } catch (error) {
-    const code = slackErrorCode(error);
-    if (!THREAD_TAKES_NO_REPLY.has(code ?? '') && classifySlackError(error) !== 'message_gone') {
+    if (!threadTakesNoReply(error)) {
       return refusal(ctx, record, 'post news of', error);
     }
   }

@@ -1,6 +1,6 @@
 import { didNothing } from '../mintlify/index.js';
 import { truncate } from '../slack/escape.js';
-import { classifySlackError } from '../slack/slackErrors.js';
+import { classifySlackError, slackErrorCode, threadTakesNoReply } from '../slack/slackErrors.js';
 import { type HeldLease, withRenewedLease } from '../store/lease.js';
 import type { AgentBudget } from '../store/rateLedger.js';
 import {
@@ -308,14 +308,35 @@ async function createAndPost(
   // Recorded with its card pending: if our lease lapsed, the follower may be posting the card now,
   // and this start's run again answers from the record.
   held.lost.throwIfAborted();
-  const posted = await postJobCard(ctx, record, { channel: input.channel, threadTs });
+  let cardThread = threadTs;
+  let posted = await postJobCard(ctx, record, { channel: input.channel, threadTs });
+  if (posted.kind === 'refused' && threadTs !== null && threadTakesNoReply(posted.error)) {
+    // The message's thread takes no reply (an admin locked it, the message is gone, the channel has
+    // no threads) while the bot is in the channel: the card is a message of its own there, linking
+    // the message, rather than moved to the DM as if the bot had not been invited.
+    logger.info(
+      `job ${record.jobId}: the thread ${threadTs} in ${input.channel} takes no reply (${slackErrorCode(posted.error)}); its card is posted in the channel`,
+    );
+    const inChannel = (current: JobRecord): JobRecord => {
+      const { under: _under, ...linked } = current.about ?? {};
+      return {
+        ...current,
+        ...(current.about ? { about: linked as JobRecord['about'] } : {}),
+        pendingCard: { threadTs: null, since: ctx.now().toISOString() },
+      };
+    };
+    record = (await ctx.records.update(record.jobId, inChannel).catch(() => undefined)) ?? inChannel(record);
+    cardThread = null;
+    posted = await postJobCard(ctx, record, { channel: input.channel });
+  }
   if (posted.kind === 'posted') {
-    record = await placeCard(ctx, record, posted, threadTs).catch((error: unknown) => {
+    const card = posted;
+    record = await placeCard(ctx, record, card, cardThread).catch((error: unknown) => {
       // The card carries the job's id: the follower finds it and records it once the store answers.
       logger.error(
         `job ${record.jobId}: its card is posted, but the record could not say so: ${String(error)}`,
       );
-      return { ...record, cardTs: posted.ts, threadTs: threadTs ?? posted.ts };
+      return { ...record, cardTs: card.ts, threadTs: cardThread ?? card.ts };
     });
     logger.info(`job ${record.jobId} started by ${input.requestedBy} in ${input.channel} (${input.door})`);
     return { kind: 'started', record, budget };

@@ -40,6 +40,24 @@ export function classifySlackError(error: unknown): SlackRefusal {
   }
 }
 
+/**
+ * Slack's answers to a reply the thread will not take, while the channel still takes messages: the
+ * parent was deleted (a tombstone), an admin locked the thread, the channel has no threads.
+ */
+const THREAD_TAKES_NO_REPLY = new Set([
+  'thread_not_found',
+  'cannot_reply_to_message',
+  'restricted_action_thread_locked',
+  'restricted_action_non_threadable_channel',
+]);
+
+/** Slack refused a reply because of the thread (or its message, gone), not the channel. */
+export function threadTakesNoReply(error: unknown): boolean {
+  return (
+    THREAD_TAKES_NO_REPLY.has(slackErrorCode(error) ?? '') || classifySlackError(error) === 'message_gone'
+  );
+}
+
 // Slack's words for trouble on its side. Failures that are no answer from Slack at all (an HTTP
 // 5xx, a cut connection, a rate limit outlasting the WebClient's retries) pass as well.
 const PASSING_CODES = new Set([

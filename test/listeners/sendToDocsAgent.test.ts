@@ -339,6 +339,33 @@ describe('the “Send to docs agent” message shortcut', () => {
     ]);
   });
 
+  it('posts the card in the channel, linking the message, when an admin locked the message’s thread: the bot is in the channel', async () => {
+    h = await startBot();
+    const lone = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'Export now writes CSV by default' });
+    h.slack.lockThread('C0DOCS', lone.ts);
+    await chooseShortcut(h, { ts: lone.ts, user: 'U0ADA', text: lone.text });
+    await submit(h, await h.slack.waitForCall('views.open'), 'Document the CSV default');
+
+    const card = await h.slack.waitForCall(
+      'chat.postMessage',
+      (call) => call.response.ok === true && String(call.args.text).startsWith('Docs agent job'),
+    );
+    expect(card.args.channel).toBe('C0DOCS');
+    expect(card.args.thread_ts).toBeUndefined();
+    expect(JSON.stringify(card.args.blocks)).toContain(
+      `about <https://acme.slack.com/archives/C0DOCS/p${lone.ts.replace('.', '')}|this message>`,
+    );
+    await h.bot.drained();
+    // Nobody is told to invite a bot that is in the channel already.
+    const said = h.slack.callsTo('chat.postMessage').map((call) => String(call.args.text));
+    expect(said.join('\n')).not.toContain('/invite');
+    const cardTs = String(card.response.ts);
+    const record = await h.bot.context.jobs.records.get('job-1');
+    expect(record).toMatchObject({ channel: 'C0DOCS', cardTs, threadTs: cardTs });
+    // Its later redraws keep the link.
+    expect(record?.about?.under).toBeUndefined();
+  });
+
   it('tells the person in a DM, with their instruction, when the job cannot be started', async () => {
     h = await startBot();
     const lone = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'Typo on the pricing page' });
