@@ -1,7 +1,7 @@
 /**
  * Turns Slack's message markup into readable plain text for the docs agent:
- * `<@U123>` becomes `@Jane`, `<#C1|general>` becomes `#general`, `<https://x|label>` becomes
- * `label (https://x)`, and `&amp;`, `&lt;`, `&gt;` are decoded.
+ * `<@U123>` becomes `@Jane`, `<#C1|general>` becomes `#general` (and `<#C1|>`, without its name,
+ * `#C1`), `<https://x|label>` becomes `label (https://x)`, and `&amp;`, `&lt;`, `&gt;` are decoded.
  */
 export type UserNames = (userId: string) => Promise<string | undefined>;
 
@@ -30,9 +30,10 @@ export async function slackToPlainText(text: string, userName: UserNames): Promi
   return decodeEntities(replaced);
 }
 
+/** The target and its label; an empty label (Slack writes a channel link as `<#C0123|>`) is none. */
 function splitLabel(inner: string): [string, string | undefined] {
   const bar = inner.indexOf('|');
-  return bar === -1 ? [inner, undefined] : [inner.slice(0, bar), inner.slice(bar + 1)];
+  return bar === -1 ? [inner, undefined] : [inner.slice(0, bar), inner.slice(bar + 1) || undefined];
 }
 
 function specialMention(name: string, label: string | undefined): string {

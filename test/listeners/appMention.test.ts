@@ -296,6 +296,27 @@ describe('@docs-agent <instruction>', () => {
     expect(followUps(h)).toEqual([]); // the mention itself is not also sent as a follow-up
   });
 
+  it('names a channel that Slack writes without its name (“<#C0ENG|>”, as it sends channel links now) by its id, in the instruction and the thread', async () => {
+    h = await startBot();
+    seedPeople(h);
+    const root = h.slack.seedMessage('C0DOCS', {
+      user: 'U0BEA',
+      text: 'The deploy steps changed, see <#C0ENG|>',
+    });
+    const asked = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      thread_ts: root.ts,
+      text: `<@${BOT}> document what <#C0ENG|> decided`,
+    });
+    await h.event(mention({ ts: asked.ts, thread_ts: root.ts, text: asked.text }));
+
+    await h.slack.waitForCall('chat.postMessage');
+    const lines = prompts(h)[0]?.split('\n') ?? [];
+    // Not a bare “#”, which tells the agent nothing of which channel was meant.
+    expect(lines[0]).toBe('document what #C0ENG decided');
+    expect(lines).toContain('bea: The deploy steps changed, see #C0ENG');
+  });
+
   it('inside a thread keeps in its context the replies shared with a file or also sent to the channel', async () => {
     h = await startBot();
     seedPeople(h);
