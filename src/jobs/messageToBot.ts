@@ -16,6 +16,7 @@ import {
   type BotIdentity,
   digestSection,
   filesNote,
+  forwardedSection,
   promptWithContext,
   threadSection,
   type Transcript,
@@ -32,6 +33,8 @@ export interface MessageToBot {
   /** As Slack delivered it, with the bot's own mention removed. */
   text: string;
   files?: ThreadMessage['files'];
+  /** A message forwarded with it (Slack markup, with whose it is): `text` is the comment typed with it. */
+  forwarded?: string;
   door: 'mention' | 'dm';
   /** A message Slack sent again because it was edited (a mention marked edited, a DM's change): the edit's time. */
   editedTs?: string;
@@ -144,6 +147,7 @@ async function handleOnce(
         user,
         text: input.text,
         ...(input.files ? { files: input.files } : {}),
+        ...(input.forwarded ? { forwarded: input.forwarded } : {}),
         handledBy: startId,
         ...(input.editedTs !== undefined ? { edited: true } : {}),
       };
@@ -241,7 +245,9 @@ async function handleOnce(
       ? await postedDigest(ctx.slack, channel, input.threadTs, ctx.botId)
       : undefined;
   const digestThread = digest !== undefined;
+  const forwarded = input.forwarded ? (await slackToPlainText(input.forwarded, userNames)).trim() : '';
   const sections = [
+    ...(forwarded ? [forwardedSection(forwarded)] : []),
     ...(digest ? [digestSection((await slackToPlainText(digest.words, userNames)).trim())] : []),
     ...(reply && input.threadTs ? [threadSection(THREAD_TITLE, thread)] : []),
   ];

@@ -21,7 +21,7 @@ import { againOnceRedisAnswers } from './onceRedisAnswers.js';
 import { noteIfLimitReached } from './agentLimit.js';
 import { ThreadStartingError } from './jobStarts.js';
 import { betweenPeople, commandWordOf, isStopWord, smallTalkOf } from './smallTalk.js';
-import { filesNote } from './threadContext.js';
+import { filesNote, forwardedSection } from './threadContext.js';
 import { type ThreadMessage, tsBefore } from '../slack/threadMessages.js';
 
 export interface SteerJobInput {
@@ -34,6 +34,8 @@ export interface SteerJobInput {
   text: string;
   /** Files shared with it: named for the agent (it cannot open Slack files). */
   files?: ThreadMessage['files'];
+  /** A message forwarded with it (Slack markup): the text is the comment typed with it. */
+  forwarded?: string;
   /** The queue job handling this delivery: run again after a crash, it still sends the reply. */
   handledBy: string;
   /** The thread's first message is the bot's (a job card, perhaps of a job long forgotten). */
@@ -126,7 +128,9 @@ export async function steerJob(
   if (word) return { kind: 'command_word', text: commandWordText(word, 'thread') };
   if (files === '' && isStopWord(said))
     return { kind: 'cannot_stop', text: cannotStopText(said.replace(/[.!]+$/, '')) };
-  const prompt = files ? `${said}\n${files}` : said;
+  const forwarded = input.forwarded ? (await slackToPlainText(input.forwarded, userNames)).trim() : '';
+  const asked = files ? `${said}\n${files}` : said;
+  const prompt = forwarded ? `${asked}\n\n${forwardedSection(forwarded)}` : asked;
   // After the dedupe, so a reply delivered as both a message and a mention is refused once.
   if (refusal) return { kind: 'refused', text: refusal };
   if (greeted)

@@ -103,6 +103,14 @@ const CUT_NOTES: Record<ThreadCut, string | undefined> = {
   newest: `(The thread is very long: only its first message and its latest replies up to the ${THREAD_REPLIES_READ.toLocaleString('en-US')}th message were read; later ones were not.)`,
 };
 
+/** A message forwarded with the instruction (plain text): what "document this" means. */
+export function forwardedSection(words: string): string {
+  return contextSection('The message forwarded with the instruction', [
+    NOT_AN_INSTRUCTION,
+    `  ${indentLines(words)}`,
+  ]);
+}
+
 /** A block of context set apart from the instruction, with a title that says what it is. */
 export function contextSection(title: string, lines: string[]): string {
   return [`--- ${title} ---`, ...lines, '--- end ---'].join('\n');

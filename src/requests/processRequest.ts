@@ -135,7 +135,7 @@ async function steerFromThread(
   request: Extract<SlackRequest, { kind: 'thread_reply' }>,
   handledBy: string,
 ): Promise<void> {
-  const { place, text, files } = request;
+  const { place, text, files, forwarded } = request;
   const { logger } = ctx.jobs;
   let outcome: SteerJobOutcome;
   try {
@@ -146,6 +146,7 @@ async function steerFromThread(
       user: place.user,
       text,
       ...(files ? { files } : {}),
+      ...(forwarded ? { forwarded } : {}),
       handledBy,
       parentIsBot: place.parentIsBot === true,
       mentionsBot: place.mentionsBot === true,

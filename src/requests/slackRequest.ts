@@ -15,7 +15,14 @@ export type SlackRequest =
   | { kind: 'command_status'; channel: string; responseUrl: string; user?: string }
   | { kind: 'command_digest'; channel: string; responseUrl: string }
   /** A reply in some thread: the processor tells whether it is a job's. */
-  | { kind: 'thread_reply'; place: FollowUpPlace; text: string; files?: ThreadMessage['files'] }
+  | {
+      kind: 'thread_reply';
+      place: FollowUpPlace;
+      text: string;
+      files?: ThreadMessage['files'];
+      /** A message forwarded with the reply (Slack markup). */
+      forwarded?: string;
+    }
   /** A mention, or a message in the bot's DM. */
   | { kind: 'message_to_bot'; message: MessageToBot }
   /** The "Send to docs agent" form, submitted. */

@@ -1,12 +1,44 @@
+import { escapeSlackText } from './escape.js';
+
 /**
  * A message's words. Apps (alerts, CI, other bots) often post with an empty `text` and the words in
  * blocks or legacy attachments: those are read then, in the order Slack shows them. The result is
  * Slack markup, as `text` is (slackToPlainText reads it).
  */
 export function messageText(message: { text?: string; blocks?: unknown; attachments?: unknown }): string {
-  if (message.text?.trim()) return message.text;
+  // A message forwarded with a comment: the comment is the text, the message forwarded an attachment.
+  if (message.text?.trim()) return [message.text, ...forwardedLines(message.attachments)].join('\n');
   const lines = [...blockLines(message.blocks), ...attachmentLines(message.attachments)];
   return lines.join('\n');
+}
+
+/**
+ * The messages forwarded (shared) with a message, as Slack markup, each said to be one and whose it
+ * is: Slack keeps them as attachments marked `is_share` (a link to a message unfurled is not one).
+ * Empty when nothing was forwarded.
+ */
+export function forwardedText(attachments: unknown): string {
+  return forwardedLines(attachments).join('\n');
+}
+
+const isForwarded = (attachment: unknown): attachment is Json =>
+  isObject(attachment) && attachment.is_share === true;
+
+function forwardedLines(attachments: unknown): string[] {
+  return list(attachments).filter(isForwarded).flatMap(sharedAttachmentLines);
+}
+
+function sharedAttachmentLines(attachment: Json): string[] {
+  const words = ownAttachmentLines(attachment);
+  if (words.length === 0) return [];
+  // The author's id is read as a name where names are known; else the name Slack showed.
+  const author =
+    typeof attachment.author_id === 'string' && /^[UW][A-Z0-9]+$/.test(attachment.author_id)
+      ? `<@${attachment.author_id}>`
+      : typeof attachment.author_name === 'string' && attachment.author_name.trim()
+        ? escapeSlackText(attachment.author_name.trim())
+        : undefined;
+  return [`Forwarded message${author ? ` from ${author}` : ''}:`, ...words];
 }
 
 type Json = Record<string, unknown>;
@@ -69,15 +101,20 @@ function richTextLine(element: unknown): string {
 function attachmentLines(attachments: unknown): string[] {
   return list(attachments).flatMap((attachment): string[] => {
     if (!isObject(attachment)) return [];
-    const parts = ['pretext', 'title', 'text']
-      .map((key) => attachment[key])
-      .filter((value): value is string => typeof value === 'string' && value.trim() !== '');
-    const fields = list(attachment.fields).flatMap((field) =>
-      isObject(field) && typeof field.value === 'string'
-        ? [`${typeof field.title === 'string' ? `${field.title}: ` : ''}${field.value}`]
-        : [],
-    );
-    const own = [...parts, ...fields, ...blockLines(attachment.blocks)];
-    return own.length > 0 ? own : typeof attachment.fallback === 'string' ? [attachment.fallback] : [];
+    return isForwarded(attachment) ? sharedAttachmentLines(attachment) : ownAttachmentLines(attachment);
   });
+}
+
+/** An attachment's words: its own parts, or its fallback when it has none. */
+function ownAttachmentLines(attachment: Json): string[] {
+  const parts = ['pretext', 'title', 'text']
+    .map((key) => attachment[key])
+    .filter((value): value is string => typeof value === 'string' && value.trim() !== '');
+  const fields = list(attachment.fields).flatMap((field) =>
+    isObject(field) && typeof field.value === 'string'
+      ? [`${typeof field.title === 'string' ? `${field.title}: ` : ''}${field.value}`]
+      : [],
+  );
+  const own = [...parts, ...fields, ...blockLines(attachment.blocks)];
+  return own.length > 0 ? own : typeof attachment.fallback === 'string' ? [attachment.fallback] : [];
 }

@@ -18,6 +18,7 @@ const mention = (fields: {
   thread_ts?: string;
   user?: string;
   channel?: string;
+  attachments?: unknown;
 }) => ({
   type: 'app_mention',
   channel: 'C0DOCS',
@@ -315,6 +316,48 @@ describe('@docs-agent <instruction>', () => {
     // Not a bare “#”, which tells the agent nothing of which channel was meant.
     expect(lines[0]).toBe('document what #C0ENG decided');
     expect(lines).toContain('bea: The deploy steps changed, see #C0ENG');
+  });
+
+  it('reads a message forwarded with a comment, at the top of the thread or with the mention itself: the comment alone says nothing', async () => {
+    h = await startBot();
+    seedPeople(h);
+    // Slack keeps a forwarded message in an attachment marked is_share; `text` is the comment typed with it.
+    const forwarded = (text: string) => ({
+      is_share: true,
+      is_msg_unfurl: true,
+      author_id: 'U0CAT',
+      author_name: 'cat',
+      from_url: 'https://acme.slack.com/archives/C0SUPPORT/p1700000000000100',
+      channel_id: 'C0SUPPORT',
+      text,
+      fallback: `[November 20th, 2026 9:00 AM] cat: ${text}`,
+    });
+    const seed = (message: Partial<SeededMessage> & Record<string, unknown>) =>
+      h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: '', ...message } as SeededMessage);
+    // A question forwarded to the channel from support, talked over in its thread.
+    const root = seed({
+      user: 'U0BEA',
+      text: 'Customers keep asking this',
+      attachments: [forwarded('Does the CLI retry failed uploads?')],
+    });
+    seed({ user: 'U0CAT', thread_ts: root.ts, text: 'Yes, 3 times, then it gives up' });
+    const asked = seed({ thread_ts: root.ts, text: `<@${BOT}> document the answer` });
+    await h.event(mention({ ts: asked.ts, thread_ts: root.ts, text: asked.text }));
+    await h.slack.waitForCall('chat.postMessage');
+    expect(prompts(h)[0]).toContain(
+      'bea: Customers keep asking this\n  Forwarded message from @cat:\n  Does the CLI retry failed uploads?',
+    );
+
+    // Forwarded to the channel with a comment that asks the bot.
+    const forward = seed({
+      text: `<@${BOT}> document this`,
+      attachments: [forwarded('Can --dry-run print the diff?')],
+    });
+    await h.event(mention({ ts: forward.ts, text: forward.text, attachments: forward.attachments }));
+    await expect.poll(() => prompts(h)).toHaveLength(2);
+    const prompt = prompts(h)[1] ?? '';
+    expect(prompt.split('\n')[0]).toBe('document this'); // the instruction is the comment alone
+    expect(prompt).toContain('Forwarded message from @cat:\n  Can --dry-run print the diff?');
   });
 
   it('inside a thread keeps in its context the replies shared with a file or also sent to the channel', async () => {

@@ -9,12 +9,18 @@ const DM = 'D0ADA';
 async function sendDm(
   h: BotHarness,
   text: string,
-  extra: { thread_ts?: string; subtype?: string; files?: Array<{ id: string; name: string }> } = {},
+  extra: {
+    thread_ts?: string;
+    subtype?: string;
+    files?: Array<{ id: string; name: string }>;
+    attachments?: Array<Record<string, unknown>>;
+  } = {},
 ) {
   const seeded = h.slack.seedMessage(DM, {
     user: 'U0ADA',
     text,
     ...(extra.thread_ts ? { thread_ts: extra.thread_ts } : {}),
+    ...(extra.attachments ? { attachments: extra.attachments } : {}),
   });
   await h.event({
     type: 'message',
@@ -122,6 +128,30 @@ describe('a direct message to the bot', () => {
     await expect
       .poll(() => h.mintlify.requestsFor('createJob').map((r) => (r.body as { prompt: string }).prompt))
       .toEqual([expect.stringMatching(/^Document the --json flag\n\n--- The Slack thread so far/)]);
+  });
+
+  it('forwarded a message with what to change, gives the job the forwarded message too, apart from the instruction', async () => {
+    h = await startBot();
+    // Forwarded to the bot with a comment: the comment is the text, the message an attachment marked is_share.
+    await sendDm(h, 'Document the answer to this', {
+      attachments: [
+        {
+          is_share: true,
+          is_msg_unfurl: true,
+          author_id: 'U0CAT',
+          author_name: 'cat',
+          from_url: 'https://acme.slack.com/archives/C0SUPPORT/p1700000000000100',
+          text: 'Does the CLI retry failed uploads?',
+          fallback: '[November 20th, 2026 9:00 AM] cat: Does the CLI retry failed uploads?',
+        },
+      ],
+    });
+    const card = await h.slack.waitForCall('chat.postMessage');
+    const prompt = (h.mintlify.requestsFor('createJob')[0]?.body as { prompt: string }).prompt;
+    expect(prompt.split('\n')[0]).toBe('Document the answer to this');
+    expect(prompt).toContain('Does the CLI retry failed uploads?');
+    // The card shows the instruction alone.
+    expect(JSON.stringify(card.args.blocks)).not.toContain('retry failed uploads');
   });
 
   it('answers `help` with how to use the bot, and sends nothing to Mintlify', async () => {

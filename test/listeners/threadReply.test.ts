@@ -178,6 +178,32 @@ describe('replies in a job’s thread', () => {
     );
   });
 
+  it('with a message forwarded into the thread, send the forwarded message with the words typed with it', async () => {
+    const h = await bot();
+    h.slack.seedUser({ id: 'U0CAT', name: 'cat' });
+    const thread = await startJob(h);
+    // Slack keeps the forwarded message in an attachment marked is_share; the text is the comment.
+    await h.event(
+      reply(thread, 'Also cover this question', {
+        attachments: [
+          {
+            is_share: true,
+            is_msg_unfurl: true,
+            author_id: 'U0CAT',
+            author_name: 'cat',
+            from_url: 'https://acme.slack.com/archives/C0SUPPORT/p1700000000000100',
+            text: 'Does --dry-run still write the lock file?',
+            fallback: '[November 20th, 2026 9:00 AM] cat: Does --dry-run still write the lock file?',
+          },
+        ],
+      }),
+    );
+    await h.slack.waitForCall('reactions.add');
+    const prompt = (followUps(h)[0]?.body as { prompt: string }).prompt;
+    expect(prompt.split('\n')[0]).toBe('Also cover this question');
+    expect(prompt).toContain('Forwarded message from @cat:\n  Does --dry-run still write the lock file?');
+  });
+
   it('with files and no words tell the author, once, and send nothing', async () => {
     const h = await bot();
     const thread = await startJob(h);

@@ -35,6 +35,7 @@ interface ChangedMessage {
   user?: string;
   bot_id?: string;
   text?: string;
+  attachments?: unknown;
   edited?: { ts: string };
 }
 
@@ -53,9 +54,9 @@ async function edited(
   if (!changed.edited || changed.bot_id || !changed.user || !changed.ts) return;
   if (typeof changed.text !== 'string') return;
   if (changed.thread_ts !== undefined && changed.thread_ts !== changed.ts) return;
-  const { ts, text, edited: edit } = changed;
+  const { ts, text, attachments, edited: edit } = changed;
   const message = messageToBotFrom(
-    { channel: event.channel, ts, text, edited: edit },
+    { channel: event.channel, ts, text, attachments, edited: edit },
     changed.user,
     context,
     'dm',

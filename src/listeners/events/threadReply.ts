@@ -2,6 +2,7 @@ import type { AllMiddlewareArgs, App, SlackEventMiddlewareArgs } from '@slack/bo
 import { withoutBotMention } from '../../slack/botMention.js';
 import { betweenPeople, smallTalkOf } from '../../jobs/smallTalk.js';
 import { JOB_CARD_MARK_TYPE } from '../../slack/postedMessages.js';
+import { forwardedText } from '../../slack/messageText.js';
 import { readChannelMessage } from '../../slack/threadMessages.js';
 import { type ListenerContext, lastDelivery } from '../context.js';
 import { REPLY_LOST, tellLost } from './lostMessage.js';
@@ -35,6 +36,8 @@ export function threadReply(ctx: ListenerContext) {
     // Files are named for the job, as from a mention (their names only: the agent cannot open them).
     const files =
       'files' in event && event.files ? event.files.map(({ name, title }) => ({ name, title })) : [];
+    // A message forwarded with it, as from a mention (kept to what a prompt quotes of a message).
+    const forwarded = forwardedText('attachments' in event ? event.attachments : undefined).slice(0, 4_000);
     // Not acknowledged until queued: if the queue cannot take it, Slack delivers it again (over
     // HTTP; in Socket Mode, where the ack goes first, the web role holds it until the queue takes it).
     // Lost, its author hears of it where the reply was surely for a job: words for the agent (not an
@@ -54,7 +57,13 @@ export function threadReply(ctx: ListenerContext) {
         }
       : undefined;
     await ctx.enqueue(
-      { kind: 'thread_reply', place, text, ...(files.length > 0 ? { files } : {}) },
+      {
+        kind: 'thread_reply',
+        place,
+        text,
+        ...(files.length > 0 ? { files } : {}),
+        ...(forwarded ? { forwarded } : {}),
+      },
       body.event_id,
       { ifLost: { lastDelivery: lastDelivery(context), ...(tell ? { tell } : {}) } },
     );
