@@ -56,7 +56,8 @@ export type MessageToBotOutcome =
   /** Thanks, an OK, an emoji: nothing for the agent, and nothing to answer. */
   | { kind: 'small_talk' }
   | { kind: 'steered'; outcome: SteerJobOutcome }
-  | StartJobOutcome;
+  /** `threadLeftOut`: asked in a thread Slack would not let the bot read; the job has the message only. */
+  | (StartJobOutcome & { threadLeftOut?: true });
 
 const THREAD_TITLE = 'The Slack thread so far, for context (oldest first)';
 const DAY_MS = 24 * 3_600_000;
@@ -273,6 +274,8 @@ async function handleOnce(
     },
     startId,
   );
+  // The person believes the agent has the thread: they are told it has not, as the shortcut tells it.
+  if (outcome.kind === 'started' && reply && thread === undefined) return { ...outcome, threadLeftOut: true };
   // Mintlify refused it and made no job ("please rephrase", a limit, a key): editing the message is
   // a way to try again, as for a message that started nothing.
   if (outcome.kind === 'failed' && outcome.madeNothing) {

@@ -17,6 +17,9 @@ import { messageLink } from '../slack/links.js';
 import { slackErrorCode } from '../slack/slackErrors.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
 
+const THREAD_LEFT_OUT =
+  'Slack would not let me read this thread, so the job has your message only: reply under its card with what matters from the thread, and it goes to the job.';
+
 /**
  * Tells the person how their mention or DM went, in the thread it belongs to: help for everyone
  * there to read, anything about their own request (a refusal, a failure, a low budget) to them alone.
@@ -96,7 +99,9 @@ export async function answerMessageToBot(
       });
       return;
     case 'started': {
-      const note = budgetNote(outcome.budget);
+      const note = [outcome.threadLeftOut ? THREAD_LEFT_OUT : undefined, budgetNote(outcome.budget)]
+        .filter((part) => part !== undefined)
+        .join(' ');
       const { record } = outcome;
       // A card of its own in the channel (asked in a digest's thread): the person is shown where it is.
       if (message.threadTs !== undefined && record.threadTs !== message.threadTs && record.cardTs) {

@@ -454,6 +454,28 @@ describe('@docs-agent <instruction>', () => {
     expect(prompt).not.toContain('reply 5100');
   });
 
+  it('inside a thread Slack will not let the bot read starts the job, and tells the one who asked that the thread was left out', async () => {
+    h = await startBot();
+    const root = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text: 'Uploads fail behind a proxy' });
+    h.slack.seedMessage('C0DOCS', { user: 'U0BEA', thread_ts: root.ts, text: 'Only with HTTPS_PROXY set' });
+    const asked = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      thread_ts: root.ts,
+      text: `<@${BOT}> document the proxy settings`,
+    });
+    // As an install whose token lacks the channel's history scope is answered.
+    h.slack.failNext('conversations.replies', { error: 'missing_scope' });
+    await h.event(mention({ ts: asked.ts, thread_ts: root.ts, text: asked.text }));
+
+    const card = await h.slack.waitForCall('chat.postMessage');
+    expect(card.args).toMatchObject({ channel: 'C0DOCS', thread_ts: root.ts });
+    expect(prompts(h)[0]).toContain('(The thread could not be read, so it is not included.)');
+    // The person believes the agent has the thread: told otherwise, as the shortcut tells it, to them alone.
+    const told = await h.slack.waitForCall('chat.postEphemeral');
+    expect(told.args).toMatchObject({ channel: 'C0DOCS', user: 'U0ADA', thread_ts: root.ts });
+    expect(String(told.args.text)).toContain('read this thread');
+  });
+
   it('also sent to the channel starts a job all the same', async () => {
     h = await startBot();
     const root = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text: 'The export flag is undocumented' });
