@@ -18,6 +18,7 @@ import { type AgentJob, didNothing } from '../mintlify/index.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
 import type { JobsContext } from './jobsContext.js';
 import { againOnceRedisAnswers } from './onceRedisAnswers.js';
+import { type ReplyUnderWay, replyUnderWay } from './replyOrder.js';
 import { noteIfLimitReached } from './agentLimit.js';
 import { ThreadStartingError } from './jobStarts.js';
 import { betweenPeople, commandWordOf, isStopWord, smallTalkOf } from './smallTalk.js';
@@ -98,6 +99,25 @@ export async function steerJob(
     }
     return { kind: 'ignored', why: 'not_a_job_thread' };
   }
+  // Under way from now: a later reply of the thread is not sent before this one is done with.
+  const underWay = await replyUnderWay(ctx, input);
+  try {
+    return await steerTheJob(ctx, userNames, input, record, underWay);
+  } finally {
+    await underWay.done();
+  }
+}
+
+/** `steerJob` once the thread's job is known. */
+async function steerTheJob(
+  ctx: JobsContext,
+  userNames: UserNames,
+  input: SteerJobInput,
+  record: JobRecord,
+  underWay: ReplyUnderWay,
+): Promise<SteerJobOutcome> {
+  const talk = smallTalkOf(input.text);
+  const amongPeople = betweenPeople(input.text);
   const refusal = accessRefusal(ctx.config.access, input.user, input.channel);
   // A reply is activity: the job is kept JOB_RETENTION_DAYS from now, whatever comes of it (but not
   // for someone the allowlists leave out, who cannot steer it either).
@@ -138,6 +158,8 @@ export async function steerJob(
   // Told once (after the dedupe), however often Slack delivers it.
   if (said === '') return { kind: 'files_only', text: FILES_ONLY_TEXT };
 
+  // After any earlier reply of the thread: the job takes them in the order they were written.
+  await underWay.earlierSent();
   // Noted before the POST, which is never sent twice: the same queue job run again after a crash
   // finds the note, and tells the person instead of sending the reply a second time.
   if (!(await ctx.store.atomic.setIfAbsent(`follow-up:${input.handledBy}`, '1', FOLLOW_UP_NOTE_MS))) {

@@ -133,6 +133,23 @@ describe('replies in a job’s thread', () => {
     expect(followUps(h)).toEqual([]);
   });
 
+  it('written one after the other reach the job in that order, even when the first is slower to read', async () => {
+    const h = await bot();
+    h.slack.seedUser({ id: 'U0CAT', name: 'cat' });
+    const thread = await startJob(h);
+    // The first names a person, whose name Slack is slow to give (a busy users.info): the second,
+    // which builds on it, must not overtake it.
+    h.slack.failNext('users.info', { delayMs: 800 });
+    await h.event(reply(thread, 'Use the example <@U0CAT> wrote'));
+    await h.event(reply(thread, 'but leave out its last line'));
+
+    await expect.poll(() => followUps(h).length, { timeout: 10_000 }).toBe(2);
+    expect(followUps(h).map((request) => request.body)).toEqual([
+      { prompt: 'Use the example @cat wrote' },
+      { prompt: 'but leave out its last line' },
+    ]);
+  });
+
   it('a retried Slack event sends one follow-up, also across two instances sharing Redis', async () => {
     const namespace = uniqueNamespace('retry');
     const first = await bot({ namespace });
