@@ -81,7 +81,7 @@ describe('steering a job, and the doors, in the details', () => {
     expect(followUps(h)[0]).toEqual({ prompt: text });
   });
 
-  it('a DM of a file alone, told to say it in words, edited to add the words, starts the job', async () => {
+  it('a DM of a file alone, told to say it in words, edited to add the words, starts the job with the file named', async () => {
     h = await startBot();
     const DM = 'D0ADA';
     const seeded = h.slack.seedMessage(DM, { user: 'U0ADA', text: '' });
@@ -117,6 +117,11 @@ describe('steering a job, and the doors, in the details', () => {
     await h.bot.drained();
     // As an edit of a message that got the help, or that Mintlify refused, starts its job.
     expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+    // With the file named, as the message would have had it sent with words at once: “this
+    // screenshot” is one the agent is told of, and cannot open.
+    expect(h.mintlify.requestsFor('createJob')[0]?.body).toEqual({
+      prompt: 'Document the error in this screenshot\n[attached, not included: error.png]',
+    });
   });
 
   it('a bare mention in a job’s thread, answered with the help, edited to add what to change, is sent to the job once', async () => {

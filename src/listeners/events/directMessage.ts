@@ -35,6 +35,7 @@ interface ChangedMessage {
   user?: string;
   bot_id?: string;
   text?: string;
+  files?: Array<{ name?: string | null; title?: string | null }>;
   attachments?: unknown;
   edited?: { ts: string };
 }
@@ -55,8 +56,10 @@ async function edited(
   if (typeof changed.text !== 'string') return;
   if (changed.thread_ts !== undefined && changed.thread_ts !== changed.ts) return;
   const { ts, text, attachments, edited: edit } = changed;
+  // Its files are named as the message's own are: an edit that adds words to a file is what starts its job.
+  const files = Array.isArray(changed.files) ? changed.files : undefined;
   const message = messageToBotFrom(
-    { channel: event.channel, ts, text, attachments, edited: edit },
+    { channel: event.channel, ts, text, attachments, edited: edit, ...(files ? { files } : {}) },
     changed.user,
     context,
     'dm',
