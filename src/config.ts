@@ -163,6 +163,12 @@ const envSchema = z.object({
           [new URL(value).username, new URL(value).password].every((part) => decoded(part) !== undefined),
         'has a user name or password with a % that is not percent-encoded: write % as %25 (and # / @ : as %23 %2F %40 %3A)',
       )
+      // The Redis client reads the path as the database number, and stops at anything else
+      // ("Invalid pathname") before it connects: told here, with the other variables' problems.
+      .refine(
+        (value) => /^(?:\/\d*)?$/.test(new URL(value).pathname),
+        'has a path that is not a database number: after host:port, write nothing or /<number> (/0); STORE_NAMESPACE, not the path, keeps apart the keys of bots sharing a Redis',
+      )
       .optional(),
   ),
   // Heroku Redis and its peers present certificates nothing vouches for: one of these must say so.

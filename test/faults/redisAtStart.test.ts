@@ -151,6 +151,37 @@ describe('Redis at start', () => {
     }
   });
 
+  it('when REDIS_URL has a path that is not a database number, the bot names it as a configuration problem, not as a Redis that did not answer', async () => {
+    const { slack, mintlify } = await startFakes();
+    const redis = await startPrivateRedis();
+    try {
+      // A trailing slash after the database, or a name where the number goes: the Redis client
+      // cannot read either, and would not even try to connect.
+      for (const path of ['/0/', '/docs-agent']) {
+        const bot = runBot(
+          botEnv(slack, mintlify, { REDIS_URL: `redis://:path-password-42@127.0.0.1:${redis.port}${path}` }),
+        );
+        keep(bot);
+        expect(await bot.exited).toBe(1);
+        const output = bot.output();
+        expect(output).toContain('docs-agent cannot start: 1 configuration problem');
+        expect(output).toContain(
+          'REDIS_URL has a path that is not a database number: after host:port, write nothing or /<number> (/0)',
+        );
+        expect(output).not.toContain('did not answer');
+        expect(output).not.toContain('Invalid pathname');
+        expect(output).not.toContain('path-password-42');
+      }
+      expect(slack.callsTo('auth.test')).toEqual([]); // told before anything is asked of Slack
+      // A database number is taken.
+      const bot = runBot(botEnv(slack, mintlify, { REDIS_URL: `${redis.url}/0` }));
+      keep(bot);
+      await bot.listening();
+    } finally {
+      await redis.close();
+    }
+  });
+
   it('when Redis refuses more clients than the store’s, the log names the queues left without a worker, and why', async () => {
     const redis = await startPrivateRedis();
     // The store's connection and the workers' own get in; most workers' blocking connections do not.
