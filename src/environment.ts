@@ -1,5 +1,6 @@
-import { existsSync, statSync } from 'node:fs';
-import { type Config, ConfigError, loadConfig, secretsOf } from './config.js';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { parseEnv } from 'node:util';
+import { type Config, ConfigError, ENVIRONMENT_VARIABLES, loadConfig, secretsOf } from './config.js';
 import { configurationWarnings } from './configWarnings.js';
 import { createLogger } from './log.js';
 
@@ -21,15 +22,56 @@ export function readConfiguration(
     return undefined;
   }
   const file = named || '.env';
-  if (file !== 'none' && existsSync(file)) process.loadEnvFile(file);
+  // The file does not override the environment: only what the environment lacks is read from it.
+  const fromEnvironment = new Set(Object.keys(process.env));
+  const read = file !== 'none' && existsSync(file);
+  if (read) process.loadEnvFile(file);
+  const cut = read ? valuesCutAtHash(file, fromEnvironment) : [];
+  const cutNames = new Set(cut.map(({ variable }) => variable));
+  let config: Config | undefined;
+  const problems = [...cut];
   try {
-    const config = loadConfig(process.env, options);
-    const logger = createLogger({ level: config.logLevel, secrets: secretsOf(config) });
-    for (const warning of configurationWarnings(process.env, config, options)) logger.warn(warning);
-    return config;
+    config = loadConfig(process.env, options);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`${error.message.replace('docs-agent cannot start', whoCannotStart)}\n`);
+    // A value cut short is told as that alone: what is left of it may be wrong in other ways too.
+    problems.push(...error.problems.filter(({ variable }) => !cutNames.has(variable)));
+  }
+  if (!config || problems.length > 0) {
+    const message = new ConfigError(problems).message;
+    process.stderr.write(`${message.replace('docs-agent cannot start', whoCannotStart)}\n`);
     return undefined;
   }
+  const logger = createLogger({ level: config.logLevel, secrets: secretsOf(config) });
+  for (const warning of configurationWarnings(process.env, config, options)) logger.warn(warning);
+  return config;
+}
+
+/**
+ * The bot's variables whose line in the .env file has a # right after other characters (DIGEST_CRON's
+ * `5#L`, a password's #): a .env file reads a # as the start of a comment, wherever it is in an
+ * unquoted value, and drops the rest, so the bot would read another value than the one written
+ * (a schedule of every Friday for that of the last Friday of the month). A # after a space is taken
+ * as the comment it most likely is. Of a value, nothing is told: it may be a secret.
+ */
+function valuesCutAtHash(
+  file: string,
+  fromEnvironment: ReadonlySet<string>,
+): Array<{ variable: string; problem: string }> {
+  const text = readFileSync(file, 'utf8');
+  const parsed = parseEnv(text);
+  const lines = new Map<string, string>();
+  for (const line of text.split(/\r?\n/)) {
+    const found = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=(.*)$/.exec(line);
+    if (found?.[1] !== undefined && found[2] !== undefined) lines.set(found[1], found[2].trim());
+  }
+  return ENVIRONMENT_VARIABLES.filter((variable) => {
+    const written = lines.get(variable);
+    const value = parsed[variable];
+    if (fromEnvironment.has(variable) || written === undefined || value === undefined) return false;
+    return !/^["'`]/.test(written) && written !== value && written.startsWith(`${value}#`) && value !== '';
+  }).map((variable) => ({
+    variable,
+    problem: `in ${file} has a # right after other characters, where .env files start a comment, so the rest of the value would be dropped: wrap the value in double quotes (${variable}="…")`,
+  }));
 }

@@ -1,4 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -45,6 +48,43 @@ describe('npm start', () => {
       'To try the bot without Slack or a Mintlify account, run: npm run sandbox',
     );
     expect(bot.output()).not.toContain(SECRETS.botToken);
+  });
+
+  it('reading a .env file, refuses a value that .env cuts at a # (DIGEST_CRON=0 9 * * 5#L would run every Friday), and takes a # comment or a quoted #', async () => {
+    const { slack, mintlify } = await startFakes();
+    const dir = mkdtempSync(join(tmpdir(), 'docs-agent-env-'));
+    const envFile = join(dir, '.env');
+    // As README.md has the last Friday of the month written; .env reads a # as the start of a comment.
+    writeFileSync(
+      envFile,
+      'DIGEST_CHANNEL=C0DIGEST\nDIGEST_CRON=0 9 * * 5#L\nLOG_LEVEL=info # the default\n',
+    );
+    try {
+      const cut = runBot({ ...botEnv(slack, mintlify), ENV_FILE: envFile });
+      children.push(cut.child);
+      // A bot that starts listens: the test fails then, rather than wait out its time limit.
+      expect(await Promise.race([cut.exited, cut.listening().then(() => 'listening')])).toBe(1);
+      expect(cut.output()).toContain('docs-agent cannot start: 1 configuration problem');
+      expect(cut.output()).toContain(
+        `DIGEST_CRON in ${envFile} has a # right after other characters, where .env files start a comment, so the rest of the value would be dropped: wrap the value in double quotes (DIGEST_CRON="…")`,
+      );
+      expect(cut.output()).not.toContain('listening on port');
+
+      // Quoted, the # is the value's; after a space, a comment; set in the environment, the file's line is not read.
+      writeFileSync(
+        envFile,
+        'DIGEST_CHANNEL=C0DIGEST\nDIGEST_CRON="0 9 * * 5#L"\nLOG_LEVEL=info # the default\n',
+      );
+      const quoted = runBot({ ...botEnv(slack, mintlify), ENV_FILE: envFile });
+      children.push(quoted.child);
+      await quoted.printed(/weekly digest scheduled "0 9 \* \* 5#L"/);
+      writeFileSync(envFile, 'DIGEST_CRON=0 9 * * 5#L\n');
+      const overridden = runBot({ ...botEnv(slack, mintlify), ENV_FILE: envFile, DIGEST_CRON: '0 9 * * 1' });
+      children.push(overridden.child);
+      await overridden.listening();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('as a worker only (SERVICES=worker), starts without a signing secret: it takes no request from Slack', async () => {
