@@ -310,8 +310,12 @@ function slackProblem(error: unknown): string {
       return `${code}: invite the bot to the channel`;
     case 'channel_gone':
       return `${code}: check DIGEST_CHANNEL, or the channel where the digest was asked for`;
-    case 'missing_scope':
-      return `${code}: the app needs the chat:write scope`;
+    case 'missing_scope': {
+      // Looking for an earlier post reads the channel's history; posting needs chat:write: Slack says which.
+      const needed = (error as { data?: { needed?: unknown } }).data?.needed;
+      const scope = typeof needed === 'string' && needed !== '' ? `the ${needed} scope` : 'a scope';
+      return `${code}: SLACK_BOT_TOKEN lacks ${scope}; update the app from manifest.yml and reinstall it`;
+    }
     default:
       return code;
   }

@@ -8,6 +8,7 @@ import { DigestRecords } from '../../src/digest/digestRecords.js';
 import { periodKey, periodOfRun } from '../../src/digest/period.js';
 import { scheduledDigestLease } from '../../src/digest/postDigest.js';
 import { previousScheduledRun } from '../../src/queue/cron.js';
+import { BOT_SCOPES } from '../../src/slack/slackIdentity.js';
 import { tryLease } from '../../src/store/lease.js';
 import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
 import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
@@ -394,6 +395,30 @@ describe('the weekly digest schedule', () => {
     const posted = slack.callsTo('chat.postMessage').filter((call) => call.response.ok);
     expect(posted).toHaveLength(1);
     expect(posted[0]?.args.channel).toBe(CHANNEL);
+  });
+
+  it('a token without the history scopes (installed from an older manifest) is told at the digest as the scope Slack asks for, not chat:write', async () => {
+    // The token lacks both history scopes: the digest cannot look for an earlier post of its week.
+    const granted = BOT_SCOPES.filter((scope) => scope !== 'channels:history' && scope !== 'groups:history');
+    const slack = await startSlackFake({ botToken: SECRETS.botToken, scopes: granted });
+    const mintlify = await startMintlifyFake({ apiKey: SECRETS.mintlifyKey, projectId: PROJECT_ID });
+    shared.push(slack, mintlify);
+    const tries = { attempts: 1, backoffMs: 50 };
+    const h = await bot({
+      env: WEEKLY,
+      slack,
+      mintlify,
+      namespace: uniqueNamespace('digest'),
+      digestTries: tries,
+    });
+    const said = await logged(h, /was not posted: could not check whether it was posted already/);
+    expect(slack.callsTo('conversations.history')[0]?.response.error).toBe('missing_scope');
+    expect(said).toContain('missing_scope');
+    expect(said).toContain('channels:history');
+    expect(said).toContain('SLACK_BOT_TOKEN lacks the channels:history');
+    expect(said).toContain('update the app from manifest.yml and reinstall it');
+    expect(said).not.toContain('chat:write'); // the token has it: naming it sends the operator the wrong way
+    expect(slack.callsTo('chat.postMessage')).toEqual([]);
   });
 
   it('skips a catch-up queued for a week that is no longer the latest: only the latest week’s digest is posted', async () => {
