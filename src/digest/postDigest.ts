@@ -309,7 +309,10 @@ function slackProblem(error: unknown): string {
     case 'not_in_channel':
       return `${code}: invite the bot to the channel`;
     case 'channel_gone':
-      return `${code}: check DIGEST_CHANNEL, or the channel where the digest was asked for`;
+      // Slack answers so for a private channel the bot is not in, as for an ID that names no channel.
+      return code === 'channel_not_found'
+        ? `${code}: invite the bot to the channel (a private channel it is not in looks so to it), or check DIGEST_CHANNEL, or the channel where the digest was asked for`
+        : `${code}: check DIGEST_CHANNEL, or the channel where the digest was asked for`;
     case 'missing_scope': {
       // Looking for an earlier post reads the channel's history; posting needs chat:write: Slack says which.
       const needed = (error as { data?: { needed?: unknown } }).data?.needed;

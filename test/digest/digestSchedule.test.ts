@@ -397,6 +397,19 @@ describe('the weekly digest schedule', () => {
     expect(posted[0]?.args.channel).toBe(CHANNEL);
   });
 
+  it('a private DIGEST_CHANNEL the bot was not invited to (Slack answers channel_not_found) is told to invite the bot, not only to check the ID', async () => {
+    const { slack, mintlify, namespace } = await fakes();
+    // What Slack answers the bot about a private channel it is not in: as if there were no such channel.
+    slack.failNext('conversations.history', { error: 'channel_not_found' });
+    const tries = { attempts: 1, backoffMs: 50 };
+    const h = await bot({ env: WEEKLY, slack, mintlify, namespace, digestTries: tries });
+    const said = await logged(h, /was not posted: could not check whether it was posted already/);
+    expect(said).toContain('channel_not_found');
+    expect(said).toContain('invite the bot to the channel');
+    expect(said).toContain('DIGEST_CHANNEL');
+    expect(slack.callsTo('chat.postMessage')).toEqual([]);
+  });
+
   it('a token without the history scopes (installed from an older manifest) is told at the digest as the scope Slack asks for, not chat:write', async () => {
     // The token lacks both history scopes: the digest cannot look for an earlier post of its week.
     const granted = BOT_SCOPES.filter((scope) => scope !== 'channels:history' && scope !== 'groups:history');
