@@ -1,5 +1,6 @@
 import { didNothing } from '../mintlify/index.js';
 import { truncate } from '../slack/escape.js';
+import { findPostedMessage } from '../slack/postedMessages.js';
 import { classifySlackError, slackErrorCode, threadTakesNoReply } from '../slack/slackErrors.js';
 import { type HeldLease, withRenewedLease } from '../store/lease.js';
 import type { AgentBudget } from '../store/rateLedger.js';
@@ -32,7 +33,7 @@ import {
   UnrecordedJobError,
 } from './jobStarts.js';
 import { noteIfLimitReached } from './agentLimit.js';
-import { placeCard, postJobCard } from './postJobCard.js';
+import { cardMark, placeCard, postJobCard } from './postJobCard.js';
 import { createUse, recordCreated } from './recordCreatedJob.js';
 
 /**
@@ -143,11 +144,32 @@ async function resumeStart(ctx: JobsContext, start: JobStart): Promise<StartJobO
   if (!FINISHED.has(made.status)) ctx.onJobActive(made.jobId);
   const budget = await ctx.ledger.current(ctx.config.mintlify.projectId);
   if (made.cardTs) return { kind: 'started', record: made, budget };
+  // Slack may have taken the card of the run that died (its answer came too late, or the record's
+  // write failed as that worker stopped): found, it is the job's, and nobody is told it was not taken.
+  const found = made.pendingCard && !made.pendingCard.inDm ? await postedCard(ctx, made) : undefined;
+  if (found) {
+    ctx.logger.info(`job ${made.jobId}: found its card, posted before a restart; not posting it again`);
+    return { kind: 'started', record: found, budget };
+  }
   // Its card is pending (the follower posts it shortly), or the channel refused it before the crash.
   if (made.pendingCard) {
     return { kind: 'unposted', record: made, budget, text: cardLaterText(made.jobId), reason: 'later' };
   }
   return { kind: 'unposted', record: made, budget, text: cannotPostText(made.jobId), reason: 'other' };
+}
+
+/** The pending card of a job, if it is in Slack after all: then recorded as the job's card. */
+async function postedCard(ctx: JobsContext, record: JobRecord): Promise<JobRecord | undefined> {
+  const pending = record.pendingCard;
+  if (!pending) return undefined;
+  // Slack could not say (busy): the follower looks again, as it does for any pending card.
+  const card = await findPostedMessage(
+    ctx.slack,
+    { channel: record.channel, threadTs: pending.threadTs, since: new Date(pending.since) },
+    cardMark(record.jobId),
+    ctx.botId,
+  ).catch(() => undefined);
+  return card && placeCard(ctx, record, { channel: record.channel, ts: card.ts }, pending.threadTs);
 }
 
 /**

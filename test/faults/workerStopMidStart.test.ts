@@ -1,0 +1,84 @@
+import { expect, it } from 'vitest';
+import { JobRecords } from '../../src/jobs/jobRecord.js';
+import { createLogger } from '../../src/log.js';
+import { openRedisStore } from '../../src/store/redisStore.js';
+import { SECRETS } from '../support/botHarness.js';
+import { botEnv, processTests, runBot } from '../support/botProcess.js';
+import { TEST_REDIS_URL, uniqueNamespace } from '../support/redis.js';
+import { sendSlashCommand } from '../support/slackRequests.js';
+
+/**
+ * Scaled out (a web process, workers on their own), a worker is stopped while it posts a job's
+ * card: Slack took the card, but its answer came after the worker's grace. The start goes back to
+ * the queue, and another worker finishes it: the card in the channel is the job's, and its
+ * requester is not told that Slack did not take it.
+ */
+
+const { startFakes, keep } = processTests();
+
+it(
+  'a start whose card Slack took as its worker stopped is finished by another worker, which finds that card',
+  { timeout: 120_000 },
+  async () => {
+    const { slack, mintlify } = await startFakes();
+    const env = (services: string) =>
+      botEnv(slack, mintlify, {
+        REDIS_URL: TEST_REDIS_URL,
+        STORE_NAMESPACE: namespace,
+        SERVICES: services,
+        // A worker stopped mid-work gives it up after this; its job's checks are far off (the start finishes it).
+        QUEUE_LOCK_MS: '2000',
+        POLL_INTERVAL_MS: '60000',
+        POLL_MAX_INTERVAL_MS: '120000',
+      });
+    const namespace = uniqueNamespace('stop-mid-start');
+    const web = keep(runBot(env('web')));
+    const first = keep(runBot(env('worker')));
+    const url = await web.listening();
+    await first.printed(/worker is running/);
+
+    // Slack stores the card at once, and answers after the worker's grace (7 s) is over.
+    slack.failNext('chat.postMessage', { delayMs: 30_000 });
+    const cardPosted = slack.waitForCall('chat.postMessage', undefined, 20_000);
+    const ack = await sendSlashCommand(url, SECRETS.signingSecret, {
+      text: 'Document the audit log',
+      response_url: slack.responseUrl(),
+    });
+    expect(ack.status).toBe(200);
+    await cardPosted;
+    first.child.kill('SIGTERM');
+    await first.exited;
+
+    const second = keep(runBot(env('worker')));
+    await second.printed(/worker is running/);
+    const [jobId] = [...mintlify.jobs.keys()];
+    const cards = () =>
+      slack
+        .history('C0CHANNEL')
+        .filter((message) => (message.metadata as { event_type?: string })?.event_type === 'docs_agent_job');
+    // The start, run again by the second worker, ends: its requester is answered, or its card recorded.
+    const store = await openRedisStore({
+      url: TEST_REDIS_URL,
+      namespace,
+      logger: createLogger({ level: 'error', secrets: [], sink: () => {} }),
+    });
+    try {
+      const records = new JobRecords(store);
+      await expect
+        .poll(
+          async () =>
+            slack.callsTo('response_url').length > 0 || (await records.get(jobId as string))?.cardTs != null,
+          { timeout: 30_000 },
+        )
+        .toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect((await records.get(jobId as string))?.cardTs).toBe(cards()[0]?.ts);
+    } finally {
+      await store.close();
+    }
+    expect(cards()).toHaveLength(1);
+    expect(mintlify.requestsFor('createJob')).toHaveLength(1);
+    const answers = slack.callsTo('response_url').map((call) => String(call.args.text ?? ''));
+    expect(answers.filter((text) => text.includes('did not take its card'))).toEqual([]);
+  },
+);
