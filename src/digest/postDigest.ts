@@ -130,6 +130,11 @@ export async function postScheduledDigest(
 
 export interface DigestRequest {
   channel: string;
+  /**
+   * When it was asked for (its queue job's add): a run of it that died (or stopped) after Slack took
+   * its digest, before the digest was noted, left it in the channel since, where its run again finds it.
+   */
+  askedAt?: Date;
   /** Told once, when the analytics limit first makes the digest wait a while, so the person knows why. */
   onLongWait?: (waitMs: number) => void;
 }
@@ -161,6 +166,9 @@ export async function postDigestNow(
       const recent = await postedRecently(ctx, period, request.channel);
       if (recent && (await stillThere(ctx, recent)))
         return { kind: 'posted_recently', period, record: recent };
+      const posted =
+        request.askedAt && (await postedSinceAsked(ctx, period, request.channel, request.askedAt));
+      if (posted) return { kind: 'posted', period, channel: request.channel, ts: posted.ts };
       const anywhere = await withRenewedLease(
         ctx.store.atomic,
         GATHERING_LEASE,
@@ -195,6 +203,37 @@ export async function postDigestNow(
     { logger: ctx.logger },
   );
   return leased.ran ? leased.value : { kind: 'in_progress', period };
+}
+
+/**
+ * This period's digest asked for in the channel since `askedAt`, found by its mark: posted by a run
+ * of this request that stopped before noting it (a worker stopped or died as Slack answered). Noted
+ * now, so that the channel is not given the same digest twice. Slack not answering: not found.
+ */
+async function postedSinceAsked(
+  ctx: DigestContext,
+  period: DigestPeriod,
+  channel: string,
+  askedAt: Date,
+): Promise<{ ts: string } | undefined> {
+  const mark = digestMark(period, channel, true);
+  const found = await findPostedMessage(
+    ctx.slack,
+    { channel, threadTs: null, since: askedAt },
+    mark,
+    ctx.botId,
+  ).catch(() => undefined);
+  if (!found) return undefined;
+  ctx.logger.info(
+    `the digest for ${periodKey(period)} in ${channel} was posted before a restart; not posting it again`,
+  );
+  const posted = { channel, dateFrom: period.dateFrom, dateTo: period.dateTo, ts: found.ts };
+  await ctx.records
+    .markPostedOnRequest({ ...posted, postedAt: ctx.now().toISOString() })
+    .catch((error: unknown) =>
+      ctx.logger.warn(`could not note the digest posted in ${channel}: ${String(error)}`),
+    );
+  return found;
 }
 
 /** Slack's refusal to let the bot read the channel, when it says the bot is not in it (else undefined: go on). */

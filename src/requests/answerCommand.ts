@@ -19,7 +19,14 @@ type CommandRequest = Extract<SlackRequest, { kind: 'command_start' | 'command_s
 /** `/docs-agent` once acknowledged: the work, then the answer through the command's response URL. */
 export function answerCommand(
   request: CommandRequest,
-  parts: { jobs: JobsContext; digest: DigestContext; respond: Respond; startId: string },
+  parts: {
+    jobs: JobsContext;
+    digest: DigestContext;
+    respond: Respond;
+    startId: string;
+    /** When the command was queued (a digest run again finds the one its earlier run posted since). */
+    askedAt?: Date;
+  },
 ): Promise<void> {
   const { jobs, digest, respond } = parts;
   const { logger } = jobs;
@@ -38,6 +45,7 @@ export function answerCommand(
       return answer(respond, logger, async () => {
         const outcome = await postDigestNow(digest, {
           channel: request.channel,
+          ...(parts.askedAt ? { askedAt: parts.askedAt } : {}),
           onLongWait: (waitMs) => {
             const text = rateLimitWaitText(waitMs, digest.now());
             void respond({ response_type: 'ephemeral', text }).catch((error: unknown) =>

@@ -104,6 +104,7 @@ async function runRequest(
         digest: ctx.digest(signal),
         respond: respondVia(request.responseUrl),
         startId,
+        askedAt: new Date(job.addedAt),
       });
       return;
     case 'thread_reply':

@@ -82,3 +82,52 @@ it(
     expect(answers.filter((text) => text.includes('did not take its card'))).toEqual([]);
   },
 );
+
+it(
+  'a digest asked for whose post Slack took as its worker stopped is not posted again by the worker that runs the request again',
+  { timeout: 120_000 },
+  async () => {
+    const { slack, mintlify } = await startFakes();
+    mintlify.setVisitors([{ path: '/quickstart', human: 40, ai: 12, total: 50 }]);
+    const namespace = uniqueNamespace('stop-mid-digest');
+    const env = (services: string) =>
+      botEnv(slack, mintlify, {
+        REDIS_URL: TEST_REDIS_URL,
+        STORE_NAMESPACE: namespace,
+        SERVICES: services,
+        QUEUE_LOCK_MS: '2000',
+      });
+    const web = keep(runBot(env('web')));
+    const first = keep(runBot(env('worker')));
+    const url = await web.listening();
+    await first.printed(/worker is running/);
+
+    // Slack stores the digest at once, and answers after the worker's grace is over.
+    slack.failNext('chat.postMessage', { delayMs: 30_000 });
+    const digestPosted = slack.waitForCall('chat.postMessage', undefined, 20_000);
+    const ack = await sendSlashCommand(url, SECRETS.signingSecret, {
+      text: 'digest',
+      channel_id: 'C0DOCS',
+      response_url: slack.responseUrl(),
+    });
+    expect(ack.status).toBe(200);
+    await digestPosted;
+    first.child.kill('SIGTERM');
+    await first.exited;
+    // The stopped worker's hold of the digest (its lease) has lapsed when another runs the request.
+    await new Promise((resolve) => setTimeout(resolve, 7_000));
+
+    const second = keep(runBot(env('worker')));
+    await second.printed(/worker is running/);
+    await expect
+      .poll(() => second.output(), { timeout: 30_000 })
+      .toMatch(/posted the digest|not posting it again|already being prepared/);
+    const digests = slack
+      .history('C0DOCS')
+      .filter(
+        (message) =>
+          (message.metadata as { event_type?: string })?.event_type === 'docs_agent_digest_on_request',
+      );
+    expect(digests).toHaveLength(1);
+  },
+);
