@@ -164,6 +164,8 @@ async function steerTheJob(
   // finds the note, and tells the person instead of sending the reply a second time.
   if (!(await ctx.store.atomic.setIfAbsent(`follow-up:${input.handledBy}`, '1', FOLLOW_UP_NOTE_MS))) {
     ctx.logger.warn(`a follow-up to job ${record.jobId} was cut short by a restart; not sending it again`);
+    // The run cut short may have sent it (Mintlify took it, its answer never came): as for an answer lost.
+    await followAsMaybeTaken(ctx, record.jobId, input.user);
     return { kind: 'failed', record, text: INTERRUPTED_FOLLOW_UP, error: undefined };
   }
   try {
@@ -193,28 +195,31 @@ async function steerTheJob(
     return { kind: 'sent', record: updated ?? record, budget };
   } catch (error) {
     ctx.logger.warn(`could not send a follow-up to job ${record.jobId}: ${String(error)}`);
-    if (!didNothing(error)) {
-      // Mintlify may have taken it (its answer was lost), and the job may work again: followed as
-      // after a follow-up the agent has not taken up yet (as if Mintlify had answered the job as the
-      // record has it), so that the round it started reaches the thread the person is told to watch.
-      // Had it not landed, the end is believed again after the follow-up's grace, and said once more.
-      const sentAt = ctx.now();
-      const followed = await ctx.records
-        .update(record.jobId, (current) =>
-          applyFollowUpAnswer(current, asRecorded(current), sentAt, input.user),
-        )
-        .catch((updateError: unknown) => {
-          ctx.logger.warn(
-            `job ${record.jobId} may have taken a follow-up, but is not followed again: ${String(updateError)}`,
-          );
-          return undefined;
-        });
-      if (followed) ctx.onJobActive(record.jobId);
-    }
+    if (!didNothing(error)) await followAsMaybeTaken(ctx, record.jobId, input.user);
     await noteIfLimitReached(ctx, record.projectId, error);
     const budget = await ctx.ledger.current(record.projectId).catch(() => undefined);
     return { kind: 'failed', record, text: followUpFailureText(error, budget, ctx.now()), error };
   }
+}
+
+/**
+ * Mintlify may have taken a follow-up whose answer was lost (or whose run was cut short), and the
+ * job may work again: followed as after a follow-up the agent has not taken up yet (as if Mintlify
+ * had answered the job as the record has it), so that the round it started reaches the thread the
+ * person is told to watch. Had it not landed, the end is believed again after the follow-up's grace,
+ * and said once more.
+ */
+async function followAsMaybeTaken(ctx: JobsContext, jobId: string, author: string): Promise<void> {
+  const sentAt = ctx.now();
+  const followed = await ctx.records
+    .update(jobId, (current) => applyFollowUpAnswer(current, asRecorded(current), sentAt, author))
+    .catch((updateError: unknown) => {
+      ctx.logger.warn(
+        `job ${jobId} may have taken a follow-up, but is not followed again: ${String(updateError)}`,
+      );
+      return undefined;
+    });
+  if (followed) ctx.onJobActive(jobId);
 }
 
 /** The job as its record has it, as if Mintlify had answered so. */

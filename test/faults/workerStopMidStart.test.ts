@@ -5,7 +5,7 @@ import { openRedisStore } from '../../src/store/redisStore.js';
 import { SECRETS } from '../support/botHarness.js';
 import { botEnv, processTests, runBot } from '../support/botProcess.js';
 import { TEST_REDIS_URL, uniqueNamespace } from '../support/redis.js';
-import { sendSlashCommand } from '../support/slackRequests.js';
+import { sendEvent, sendSlashCommand } from '../support/slackRequests.js';
 
 /**
  * Scaled out (a web process, workers on their own), a worker is stopped while it posts a job's
@@ -129,5 +129,82 @@ it(
           (message.metadata as { event_type?: string })?.event_type === 'docs_agent_digest_on_request',
       );
     expect(digests).toHaveLength(1);
+  },
+);
+
+it(
+  'a reply to a finished job whose worker stopped as Mintlify took it: the round it may have started reaches the thread',
+  { timeout: 120_000 },
+  async () => {
+    const { slack, mintlify } = await startFakes();
+    const namespace = uniqueNamespace('stop-mid-follow-up');
+    const env = (services: string) =>
+      botEnv(slack, mintlify, {
+        REDIS_URL: TEST_REDIS_URL,
+        STORE_NAMESPACE: namespace,
+        SERVICES: services,
+        QUEUE_LOCK_MS: '2000',
+        POLL_INTERVAL_MS: '200',
+      });
+    const web = keep(runBot(env('web')));
+    const first = keep(runBot(env('worker')));
+    const url = await web.listening();
+    await first.printed(/worker is running/);
+    await sendSlashCommand(url, SECRETS.signingSecret, {
+      text: 'Document the import command',
+      response_url: slack.responseUrl(),
+    });
+    const card = await slack.waitForCall('chat.postMessage', (call) => call.response.ok === true, 20_000);
+    const cardTs = String(card.response.ts);
+    const [jobId] = [...mintlify.jobs.keys()];
+    const PR = 'https://github.com/acme/docs/pull/9';
+    mintlify.setJob(jobId as string, { status: 'completed', prLink: PR });
+    const news = () =>
+      slack
+        .callsTo('chat.postMessage')
+        .filter((call) => call.args.thread_ts === cardTs && call.response.ok === true)
+        .map((call) => String(call.args.text ?? ''));
+    await expect.poll(news, { timeout: 20_000 }).toHaveLength(1);
+
+    // Mintlify takes the reply (the job works again), and its answer never reaches the worker,
+    // stopped meanwhile: the worker that runs the reply again cannot tell whether it was taken.
+    mintlify.injectFault('sendMessage', { delayMs: 60_000, phase: 'body' });
+    const said = { user: 'U0CAT', text: 'Also list the flags', thread_ts: cardTs };
+    const { ts } = slack.seedMessage('C0CHANNEL', said);
+    await sendEvent(url, SECRETS.signingSecret, {
+      type: 'message',
+      channel: 'C0CHANNEL',
+      channel_type: 'channel',
+      ts,
+      parent_user_id: 'U0BOT',
+      ...said,
+    });
+    await expect.poll(() => mintlify.requestsFor('sendMessage').length, { timeout: 20_000 }).toBe(1);
+    first.child.kill('SIGTERM');
+    await first.exited;
+    const second = keep(runBot(env('worker')));
+    await second.printed(/cut short by a restart/, 30_000);
+    // Followed again: Mintlify's job works on the reply, and its card says so.
+    const edits = () =>
+      slack.callsTo('chat.update').filter((call) => call.args.ts === cardTs && call.response.ok);
+    const before = edits().length;
+    await expect
+      .poll(
+        () =>
+          edits()
+            .slice(before)
+            .some((call) => String(call.args.text).includes('Working on it')),
+        {
+          timeout: 20_000,
+        },
+      )
+      .toBe(true);
+
+    // The round the reply started ends: the thread is told, once.
+    mintlify.setJob(jobId as string, { status: 'completed', prLink: PR });
+    await expect
+      .poll(() => news().filter((text) => text.includes('done with the latest replies')), { timeout: 20_000 })
+      .toHaveLength(1);
+    expect(mintlify.requestsFor('sendMessage')).toHaveLength(1);
   },
 );
