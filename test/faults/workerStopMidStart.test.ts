@@ -1,7 +1,9 @@
 import { expect, it } from 'vitest';
 import { JobRecords } from '../../src/jobs/jobRecord.js';
 import { createLogger } from '../../src/log.js';
+import { leaseHeld } from '../../src/store/lease.js';
 import { openRedisStore } from '../../src/store/redisStore.js';
+import type { Store } from '../../src/store/store.js';
 import { SECRETS } from '../support/botHarness.js';
 import { botEnv, processTests, runBot } from '../support/botProcess.js';
 import { TEST_REDIS_URL, uniqueNamespace } from '../support/redis.js';
@@ -16,70 +18,97 @@ import { sendEvent, sendSlashCommand } from '../support/slackRequests.js';
 
 const { startFakes, keep } = processTests();
 
-it(
-  'a start whose card Slack took as its worker stopped is finished by another worker, which finds that card',
-  { timeout: 120_000 },
-  async () => {
-    const { slack, mintlify } = await startFakes();
-    const env = (services: string) =>
-      botEnv(slack, mintlify, {
-        REDIS_URL: TEST_REDIS_URL,
-        STORE_NAMESPACE: namespace,
-        SERVICES: services,
-        // A worker stopped mid-work gives it up after this; its job's checks are far off (the start finishes it).
-        QUEUE_LOCK_MS: '2000',
-        POLL_INTERVAL_MS: '60000',
-        POLL_MAX_INTERVAL_MS: '120000',
-      });
-    const namespace = uniqueNamespace('stop-mid-start');
-    const web = keep(runBot(env('web')));
-    const first = keep(runBot(env('worker')));
-    const url = await web.listening();
-    await first.printed(/worker is running/);
-
-    // Slack stores the card at once, and answers after the worker's grace (7 s) is over.
-    slack.failNext('chat.postMessage', { delayMs: 30_000 });
-    const cardPosted = slack.waitForCall('chat.postMessage', undefined, 20_000);
-    const ack = await sendSlashCommand(url, SECRETS.signingSecret, {
-      text: 'Document the audit log',
-      response_url: slack.responseUrl(),
+/**
+ * A web process and a first worker on a namespace of their own; `worker()` starts another (once
+ * the first is stopped), with the same environment.
+ */
+async function scaledOut(name: string, settings: Record<string, string>) {
+  const { slack, mintlify } = await startFakes();
+  const namespace = uniqueNamespace(name);
+  const env = (services: string) =>
+    botEnv(slack, mintlify, {
+      REDIS_URL: TEST_REDIS_URL,
+      STORE_NAMESPACE: namespace,
+      SERVICES: services,
+      // A worker stopped mid-work gives it up after this.
+      QUEUE_LOCK_MS: '2000',
+      ...settings,
     });
-    expect(ack.status).toBe(200);
-    await cardPosted;
+  const web = keep(runBot(env('web')));
+  const worker = async () => {
+    const started = keep(runBot(env('worker')));
+    await started.printed(/worker is running/);
+    return started;
+  };
+  const first = await worker();
+  const url = await web.listening();
+  /** The first worker stopped (SIGTERM), past its grace. */
+  const stopFirst = async () => {
     first.child.kill('SIGTERM');
     await first.exited;
-
-    const second = keep(runBot(env('worker')));
-    await second.printed(/worker is running/);
-    const [jobId] = [...mintlify.jobs.keys()];
-    const cards = () =>
-      slack
-        .history('C0CHANNEL')
-        .filter((message) => (message.metadata as { event_type?: string })?.event_type === 'docs_agent_job');
-    // The start, run again by the second worker, ends: its requester is answered, or its card recorded.
+  };
+  /** Read the namespace's store while `read` runs. */
+  const withStore = async <T>(read: (store: Store) => Promise<T>): Promise<T> => {
     const store = await openRedisStore({
       url: TEST_REDIS_URL,
       namespace,
       logger: createLogger({ level: 'error', secrets: [], sink: () => {} }),
     });
     try {
+      return await read(store);
+    } finally {
+      await store.close();
+    }
+  };
+  return { slack, mintlify, url, worker, stopFirst, withStore };
+}
+
+it(
+  'a start whose card Slack took as its worker stopped is finished by another worker, which finds that card',
+  { timeout: 120_000 },
+  async () => {
+    // Its job's checks are far off: the start run again is what finishes it.
+    const bot = await scaledOut('stop-mid-start', {
+      POLL_INTERVAL_MS: '60000',
+      POLL_MAX_INTERVAL_MS: '120000',
+    });
+    const { slack, mintlify } = bot;
+
+    // Slack stores the card at once, and answers after the worker's grace (7 s) is over.
+    slack.failNext('chat.postMessage', { delayMs: 30_000 });
+    const cardPosted = slack.waitForCall('chat.postMessage', undefined, 20_000);
+    const ack = await sendSlashCommand(bot.url, SECRETS.signingSecret, {
+      text: 'Document the audit log',
+      response_url: slack.responseUrl(),
+    });
+    expect(ack.status).toBe(200);
+    await cardPosted;
+    await bot.stopFirst();
+    await bot.worker();
+
+    const [jobId] = [...mintlify.jobs.keys()];
+    const cards = () =>
+      slack
+        .history('C0CHANNEL')
+        .filter((message) => (message.metadata as { event_type?: string })?.event_type === 'docs_agent_job');
+    const answers = () => slack.callsTo('response_url').map((call) => String(call.args.text ?? ''));
+    // The start, run again by the second worker, ends: its card recorded, or its requester told otherwise.
+    const cardTs = await bot.withStore(async (store) => {
       const records = new JobRecords(store);
       await expect
         .poll(
           async () =>
-            slack.callsTo('response_url').length > 0 || (await records.get(jobId as string))?.cardTs != null,
+            answers().some((text) => text.includes('did not take its card')) ||
+            (await records.get(jobId as string))?.cardTs != null,
           { timeout: 30_000 },
         )
         .toBe(true);
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      expect((await records.get(jobId as string))?.cardTs).toBe(cards()[0]?.ts);
-    } finally {
-      await store.close();
-    }
+      return (await records.get(jobId as string))?.cardTs;
+    });
+    expect(answers().filter((text) => text.includes('did not take its card'))).toEqual([]);
     expect(cards()).toHaveLength(1);
+    expect(cardTs).toBe(cards()[0]?.ts);
     expect(mintlify.requestsFor('createJob')).toHaveLength(1);
-    const answers = slack.callsTo('response_url').map((call) => String(call.args.text ?? ''));
-    expect(answers.filter((text) => text.includes('did not take its card'))).toEqual([]);
   },
 );
 
@@ -87,41 +116,29 @@ it(
   'a digest asked for whose post Slack took as its worker stopped is not posted again by the worker that runs the request again',
   { timeout: 120_000 },
   async () => {
-    const { slack, mintlify } = await startFakes();
+    const bot = await scaledOut('stop-mid-digest', {});
+    const { slack, mintlify } = bot;
     mintlify.setVisitors([{ path: '/quickstart', human: 40, ai: 12, total: 50 }]);
-    const namespace = uniqueNamespace('stop-mid-digest');
-    const env = (services: string) =>
-      botEnv(slack, mintlify, {
-        REDIS_URL: TEST_REDIS_URL,
-        STORE_NAMESPACE: namespace,
-        SERVICES: services,
-        QUEUE_LOCK_MS: '2000',
-      });
-    const web = keep(runBot(env('web')));
-    const first = keep(runBot(env('worker')));
-    const url = await web.listening();
-    await first.printed(/worker is running/);
 
     // Slack stores the digest at once, and answers after the worker's grace is over.
     slack.failNext('chat.postMessage', { delayMs: 30_000 });
     const digestPosted = slack.waitForCall('chat.postMessage', undefined, 20_000);
-    const ack = await sendSlashCommand(url, SECRETS.signingSecret, {
+    const ack = await sendSlashCommand(bot.url, SECRETS.signingSecret, {
       text: 'digest',
       channel_id: 'C0DOCS',
       response_url: slack.responseUrl(),
     });
     expect(ack.status).toBe(200);
     await digestPosted;
-    first.child.kill('SIGTERM');
-    await first.exited;
-    // The stopped worker's hold of the digest (its lease) has lapsed when another runs the request.
-    await new Promise((resolve) => setTimeout(resolve, 7_000));
+    await bot.stopFirst();
+    // The stopped worker's hold of the digest (its lease) lapses before another runs the request:
+    // else that one is told another is being prepared, and never looks.
+    await bot.withStore((store) =>
+      expect.poll(() => leaseHeld(store.atomic, 'digest-request'), { timeout: 30_000 }).toBe(false),
+    );
 
-    const second = keep(runBot(env('worker')));
-    await second.printed(/worker is running/);
-    await expect
-      .poll(() => second.output(), { timeout: 30_000 })
-      .toMatch(/posted the digest|not posting it again|already being prepared/);
+    const second = await bot.worker();
+    await expect.poll(() => second.output(), { timeout: 30_000 }).toMatch(/not posting it again/);
     const digests = slack
       .history('C0DOCS')
       .filter(
@@ -136,21 +153,9 @@ it(
   'a reply to a finished job whose worker stopped as Mintlify took it: the round it may have started reaches the thread',
   { timeout: 120_000 },
   async () => {
-    const { slack, mintlify } = await startFakes();
-    const namespace = uniqueNamespace('stop-mid-follow-up');
-    const env = (services: string) =>
-      botEnv(slack, mintlify, {
-        REDIS_URL: TEST_REDIS_URL,
-        STORE_NAMESPACE: namespace,
-        SERVICES: services,
-        QUEUE_LOCK_MS: '2000',
-        POLL_INTERVAL_MS: '200',
-      });
-    const web = keep(runBot(env('web')));
-    const first = keep(runBot(env('worker')));
-    const url = await web.listening();
-    await first.printed(/worker is running/);
-    await sendSlashCommand(url, SECRETS.signingSecret, {
+    const bot = await scaledOut('stop-mid-follow-up', { POLL_INTERVAL_MS: '200' });
+    const { slack, mintlify } = bot;
+    await sendSlashCommand(bot.url, SECRETS.signingSecret, {
       text: 'Document the import command',
       response_url: slack.responseUrl(),
     });
@@ -171,7 +176,7 @@ it(
     mintlify.injectFault('sendMessage', { delayMs: 60_000, phase: 'body' });
     const said = { user: 'U0CAT', text: 'Also list the flags', thread_ts: cardTs };
     const { ts } = slack.seedMessage('C0CHANNEL', said);
-    await sendEvent(url, SECRETS.signingSecret, {
+    await sendEvent(bot.url, SECRETS.signingSecret, {
       type: 'message',
       channel: 'C0CHANNEL',
       channel_type: 'channel',
@@ -180,9 +185,8 @@ it(
       ...said,
     });
     await expect.poll(() => mintlify.requestsFor('sendMessage').length, { timeout: 20_000 }).toBe(1);
-    first.child.kill('SIGTERM');
-    await first.exited;
-    const second = keep(runBot(env('worker')));
+    await bot.stopFirst();
+    const second = await bot.worker();
     await second.printed(/cut short by a restart/, 30_000);
     // Followed again: Mintlify's job works on the reply, and its card says so.
     const edits = () =>

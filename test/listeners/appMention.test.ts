@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SeededMessage } from '../fakes/slackFake.js';
 import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
+import { forwardedMessage } from '../support/slackRequests.js';
 import { heldStep } from '../support/leases.js';
 
 let h: BotHarness;
@@ -322,23 +323,13 @@ describe('@docs-agent <instruction>', () => {
     h = await startBot();
     seedPeople(h);
     // Slack keeps a forwarded message in an attachment marked is_share; `text` is the comment typed with it.
-    const forwarded = (text: string) => ({
-      is_share: true,
-      is_msg_unfurl: true,
-      author_id: 'U0CAT',
-      author_name: 'cat',
-      from_url: 'https://acme.slack.com/archives/C0SUPPORT/p1700000000000100',
-      channel_id: 'C0SUPPORT',
-      text,
-      fallback: `[November 20th, 2026 9:00 AM] cat: ${text}`,
-    });
     const seed = (message: Partial<SeededMessage> & Record<string, unknown>) =>
       h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: '', ...message } as SeededMessage);
     // A question forwarded to the channel from support, talked over in its thread.
     const root = seed({
       user: 'U0BEA',
       text: 'Customers keep asking this',
-      attachments: [forwarded('Does the CLI retry failed uploads?')],
+      attachments: [forwardedMessage('Does the CLI retry failed uploads?')],
     });
     seed({ user: 'U0CAT', thread_ts: root.ts, text: 'Yes, 3 times, then it gives up' });
     const asked = seed({ thread_ts: root.ts, text: `<@${BOT}> document the answer` });
@@ -351,7 +342,7 @@ describe('@docs-agent <instruction>', () => {
     // Forwarded to the channel with a comment that asks the bot.
     const forward = seed({
       text: `<@${BOT}> document this`,
-      attachments: [forwarded('Can --dry-run print the diff?')],
+      attachments: [forwardedMessage('Can --dry-run print the diff?')],
     });
     await h.event(mention({ ts: forward.ts, text: forward.text, attachments: forward.attachments }));
     await expect.poll(() => prompts(h)).toHaveLength(2);

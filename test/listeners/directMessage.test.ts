@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type BotHarness, startBot } from '../support/botHarness.js';
+import { forwardedMessage } from '../support/slackRequests.js';
 
 let h: BotHarness;
 afterEach(async () => h?.close());
@@ -134,17 +135,7 @@ describe('a direct message to the bot', () => {
     h = await startBot();
     // Forwarded to the bot with a comment: the comment is the text, the message an attachment marked is_share.
     await sendDm(h, 'Document the answer to this', {
-      attachments: [
-        {
-          is_share: true,
-          is_msg_unfurl: true,
-          author_id: 'U0CAT',
-          author_name: 'cat',
-          from_url: 'https://acme.slack.com/archives/C0SUPPORT/p1700000000000100',
-          text: 'Does the CLI retry failed uploads?',
-          fallback: '[November 20th, 2026 9:00 AM] cat: Does the CLI retry failed uploads?',
-        },
-      ],
+      attachments: [forwardedMessage('Does the CLI retry failed uploads?')],
     });
     const card = await h.slack.waitForCall('chat.postMessage');
     const prompt = (h.mintlify.requestsFor('createJob')[0]?.body as { prompt: string }).prompt;

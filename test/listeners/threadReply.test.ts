@@ -3,6 +3,7 @@ import { StoreTimeoutError } from '../../src/store/deadline.js';
 import { RateLedger } from '../../src/store/rateLedger.js';
 import { FAST_POLL } from '../jobs/followSupport.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
+import { forwardedMessage } from '../support/slackRequests.js';
 import { uniqueNamespace } from '../support/redis.js';
 
 const harnesses: BotHarness[] = [];
@@ -202,17 +203,7 @@ describe('replies in a job’s thread', () => {
     // Slack keeps the forwarded message in an attachment marked is_share; the text is the comment.
     await h.event(
       reply(thread, 'Also cover this question', {
-        attachments: [
-          {
-            is_share: true,
-            is_msg_unfurl: true,
-            author_id: 'U0CAT',
-            author_name: 'cat',
-            from_url: 'https://acme.slack.com/archives/C0SUPPORT/p1700000000000100',
-            text: 'Does --dry-run still write the lock file?',
-            fallback: '[November 20th, 2026 9:00 AM] cat: Does --dry-run still write the lock file?',
-          },
-        ],
+        attachments: [forwardedMessage('Does --dry-run still write the lock file?')],
       }),
     );
     await h.slack.waitForCall('reactions.add');

@@ -213,3 +213,20 @@ function parseJson(text: string): unknown {
     return undefined;
   }
 }
+
+/**
+ * A message forwarded by @cat from #support, as Slack sends it along with the words typed with it:
+ * an attachment marked `is_share` (the message's `text` is only the comment).
+ */
+export function forwardedMessage(text: string) {
+  return {
+    is_share: true,
+    is_msg_unfurl: true,
+    author_id: 'U0CAT',
+    author_name: 'cat',
+    from_url: 'https://acme.slack.com/archives/C0SUPPORT/p1700000000000100',
+    channel_id: 'C0SUPPORT',
+    text,
+    fallback: `[November 20th, 2026 9:00 AM] cat: ${text}`,
+  };
+}
