@@ -109,7 +109,11 @@ export async function readThread(
   let pages = 0;
   const replies = slack.paginate('conversations.replies', { channel, ts: threadTs, limit: PAGE_SIZE });
   for await (const page of replies as AsyncIterable<webApi.ConversationsRepliesResponse>) {
-    messages.push(...((page.messages ?? []) as SlackMessage[]).map((message) => slim(message)));
+    // The parent once: it is said to come again at the top of later pages.
+    const read = ((page.messages ?? []) as SlackMessage[]).filter(
+      (message) => pages === 0 || message.ts !== threadTs,
+    );
+    messages.push(...read.map((message) => slim(message)));
     if (messages.length > KEEP + 1) {
       messages.splice(1, messages.length - KEEP - 1); // the parent stays first
       dropped = true;
