@@ -17,8 +17,11 @@ const CHECK_EVERY_MS = 100;
 const underWayKey = (channel: string, threadTs: string) => `replies-under-way:${channel}:${threadTs}`;
 
 export interface ReplyUnderWay {
-  /** Resolves once no earlier reply of the thread is under way (or it has waited long enough). */
-  earlierSent(): Promise<void>;
+  /**
+   * Resolves once no earlier reply of the thread is under way (or it has waited long enough); rejects
+   * once `signal` (its queue job's) is aborted, so that the job goes back to the queue in the stop's grace.
+   */
+  earlierSent(signal?: AbortSignal): Promise<void>;
   /** This reply is done with, whatever came of it. */
   done(): Promise<void>;
 }
@@ -38,9 +41,10 @@ export async function replyUnderWay(
       return tsBefore(ts, reply.messageTs) && Date.now() - Number(at) < HELD_BACK_AT_MOST_MS;
     });
   return {
-    async earlierSent() {
+    async earlierSent(signal) {
       const until = Date.now() + HELD_BACK_AT_MOST_MS;
-      while (Date.now() < until && (await earlierUnderWay())) await sleep(CHECK_EVERY_MS);
+      while (Date.now() < until && (await earlierUnderWay()))
+        await sleep(CHECK_EVERY_MS, undefined, { signal });
     },
     async done() {
       await atomic.indexRemove(key, member).catch((error: unknown) => {

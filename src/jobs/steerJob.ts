@@ -39,6 +39,8 @@ export interface SteerJobInput {
   forwarded?: string;
   /** The queue job handling this delivery: run again after a crash, it still sends the reply. */
   handledBy: string;
+  /** Its queue job's: aborted when the worker stops, a reply held back gives the job back (replyOrder.ts). */
+  signal?: AbortSignal;
   /** The thread's first message is the bot's (a job card, perhaps of a job long forgotten). */
   parentIsBot?: boolean;
   /** The reply mentions the bot: then it also arrives as a mention, which may start a job. */
@@ -159,7 +161,7 @@ async function steerTheJob(
   if (said === '') return { kind: 'files_only', text: FILES_ONLY_TEXT };
 
   // After any earlier reply of the thread: the job takes them in the order they were written.
-  await underWay.earlierSent();
+  await underWay.earlierSent(input.signal);
   // Noted before the POST, which is never sent twice: the same queue job run again after a crash
   // finds the note, and tells the person instead of sending the reply a second time.
   if (!(await ctx.store.atomic.setIfAbsent(`follow-up:${input.handledBy}`, '1', FOLLOW_UP_NOTE_MS))) {

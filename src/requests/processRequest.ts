@@ -108,7 +108,7 @@ async function runRequest(
       });
       return;
     case 'thread_reply':
-      await steerFromThread(ctx, request, job.id);
+      await steerFromThread(ctx, request, job.id, signal);
       return;
     case 'message_to_bot':
       await handleAndAnswerMessageToBot(ctx.jobs, ctx.userNames, { ...request.message }, startId);
@@ -135,6 +135,7 @@ async function steerFromThread(
   ctx: RequestsContext,
   request: Extract<SlackRequest, { kind: 'thread_reply' }>,
   handledBy: string,
+  signal: AbortSignal,
 ): Promise<void> {
   const { place, text, files, forwarded } = request;
   const { logger } = ctx.jobs;
@@ -149,11 +150,13 @@ async function steerFromThread(
       ...(files ? { files } : {}),
       ...(forwarded ? { forwarded } : {}),
       handledBy,
+      signal,
       parentIsBot: place.parentIsBot === true,
       mentionsBot: place.mentionsBot === true,
     });
   } catch (error) {
     if (isStoreUnavailable(error)) throw error; // the queue job waits for Redis, then resumes
+    if (signal.aborted) throw error; // the worker stops: the queue job goes back to the queue
     // We cannot tell whether this thread is a job's, so we stay quiet in the channel rather than
     // answer every thread reply with an error.
     logger.error(`a thread reply could not be handled: ${String(error)}`);

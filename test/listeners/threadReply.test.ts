@@ -151,6 +151,36 @@ describe('replies in a job’s thread', () => {
     ]);
   });
 
+  it('held back by an earlier reply still under way, goes back to the queue when the worker stops, and is sent once after', async () => {
+    const namespace = uniqueNamespace('held-at-stop');
+    const first = await bot({ namespace });
+    const thread = await startJob(first);
+    // An earlier reply of the thread was under way on a worker that died: its note holds later
+    // replies back for 20 s from when it was made (5 s ago), well past the stop's grace (7 s).
+    const { atomic } = first.bot.context.jobs.store;
+    const underWay = `replies-under-way:C0DOCS:${thread}`;
+    const earlierTs = reply(thread, 'lost').ts;
+    await atomic.indexAdd(
+      underWay,
+      `${earlierTs}/${Date.now() - 5_000}`,
+      Number(earlierTs),
+      undefined,
+      20_000,
+    );
+    await first.event(reply(thread, 'but leave out its last line'));
+    await expect.poll(async () => (await atomic.indexAll(underWay)).length).toBe(2);
+
+    // Stopped while the reply waits: it gives its job back within the grace, as any running work.
+    await first.stopBot();
+    expect(first.logs.join('\n')).not.toMatch(/ignored its abort signal/);
+    expect(followUps(first)).toEqual([]);
+
+    // The bot run again sends it, once.
+    const again = await bot({ namespace, slack: first.slack, mintlify: first.mintlify });
+    await expect.poll(() => followUps(again).length, { timeout: 20_000 }).toBe(1);
+    expect(followUps(again)[0]?.body).toEqual({ prompt: 'but leave out its last line' });
+  }, 40_000);
+
   it('a retried Slack event sends one follow-up, also across two instances sharing Redis', async () => {
     const namespace = uniqueNamespace('retry');
     const first = await bot({ namespace });
