@@ -51,8 +51,10 @@ export function readConfiguration(
  * The bot's variables whose line in the .env file has a # right after other characters (DIGEST_CRON's
  * `5#L`, a password's #): a .env file reads a # as the start of a comment, wherever it is in an
  * unquoted value, and drops the rest, so the bot would read another value than the one written
- * (a schedule of every Friday for that of the last Friday of the month). A # after a space is taken
- * as the comment it most likely is. Of a value, nothing is told: it may be a secret.
+ * (a schedule of every Friday for that of the last Friday of the month), or none at all for a value
+ * that starts with one (DIGEST_CHANNEL=#docs). A # after a space, or one right after the = and
+ * followed by a space, is taken as the comment it most likely is. Of a value, nothing is told: it
+ * may be a secret.
  */
 function valuesCutAtHash(
   file: string,
@@ -63,15 +65,30 @@ function valuesCutAtHash(
   const lines = new Map<string, string>();
   for (const line of text.split(/\r?\n/)) {
     const found = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=(.*)$/.exec(line);
-    if (found?.[1] !== undefined && found[2] !== undefined) lines.set(found[1], found[2].trim());
+    if (found?.[1] !== undefined && found[2] !== undefined) lines.set(found[1], found[2]);
   }
-  return ENVIRONMENT_VARIABLES.filter((variable) => {
-    const written = lines.get(variable);
+  return ENVIRONMENT_VARIABLES.flatMap((variable) => {
+    const raw = lines.get(variable);
     const value = parsed[variable];
-    if (fromEnvironment.has(variable) || written === undefined || value === undefined) return false;
-    return !/^["'`]/.test(written) && written !== value && written.startsWith(`${value}#`) && value !== '';
-  }).map((variable) => ({
-    variable,
-    problem: `in ${file} has a # right after other characters, where .env files start a comment, so the rest of the value would be dropped: wrap the value in double quotes (${variable}="…")`,
-  }));
+    if (fromEnvironment.has(variable) || raw === undefined || value === undefined) return [];
+    const written = raw.trim();
+    if (/^["'`]/.test(written) || written === value) return [];
+    const quote = `wrap the value in double quotes (${variable}="…")`;
+    // Glued to the = and to a word (DIGEST_CHANNEL=#docs): read as empty. `X=# a note` stays a comment.
+    if (value === '' && /^#\S/.test(raw)) {
+      return [
+        {
+          variable,
+          problem: `in ${file} starts with a #, where .env files start a comment, so the value would be read as empty: ${quote}`,
+        },
+      ];
+    }
+    if (value === '' || !written.startsWith(`${value}#`)) return [];
+    return [
+      {
+        variable,
+        problem: `in ${file} has a # right after other characters, where .env files start a comment, so the rest of the value would be dropped: ${quote}`,
+      },
+    ];
+  });
 }

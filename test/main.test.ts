@@ -87,6 +87,24 @@ describe('npm start', () => {
     }
   });
 
+  it('reading a .env file, refuses a value .env reads as empty, cut at the # it starts with (DIGEST_CHANNEL=#docs), and takes a # comment after =', async () => {
+    const { slack, mintlify } = await startFakes();
+    const dir = mkdtempSync(join(tmpdir(), 'docs-agent-env-'));
+    const envFile = join(dir, '.env');
+    // The channel written by its name: .env reads it as empty, and the digest would have no channel.
+    writeFileSync(envFile, 'DIGEST_CHANNEL=#docs\nLOG_LEVEL=# the default\n');
+    try {
+      const cut = runBot({ ...botEnv(slack, mintlify), ENV_FILE: envFile });
+      children.push(cut.child);
+      expect(await Promise.race([cut.exited, cut.listening().then(() => 'listening')])).toBe(1);
+      expect(cut.output()).toContain('docs-agent cannot start: 1 configuration problem');
+      expect(cut.output()).toContain(`DIGEST_CHANNEL in ${envFile} starts with a #`);
+      expect(cut.output()).not.toContain('LOG_LEVEL');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('as a worker only (SERVICES=worker), starts without a signing secret: it takes no request from Slack', async () => {
     const { slack, mintlify } = await startFakes();
     const worker = runBot(
