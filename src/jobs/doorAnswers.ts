@@ -33,14 +33,20 @@ export function cannotStopText(word: string): string {
 }
 
 /** The answer to `status` or `digest` said to the bot (a mention, its DM) or in a job's thread. */
-export function commandWordText(word: 'status' | 'digest', where: 'new' | 'thread'): string {
+export function commandWordText(word: 'status' | 'digest', where: 'new' | 'thread' | 'form'): string {
   const what =
     word === 'status'
       ? 'To see a channel’s recent jobs, type `/docs-agent status` in it; my Home tab lists yours.'
       : 'To post the docs digest, type `/docs-agent digest` in the channel it should go to.';
-  return where === 'new'
-    ? `${what} I didn’t start a job for “${word}”.`
-    : `${what} I didn’t send “${word}” to the agent; this job’s card shows where it stands.`;
+  switch (where) {
+    case 'new':
+      return `${what} I didn’t start a job for “${word}”.`;
+    case 'thread':
+      return `${what} I didn’t send “${word}” to the agent; this job’s card shows where it stands.`;
+    case 'form':
+      // A form's error is plain text: no code marks.
+      return `This form starts a job. ${what.replaceAll('`', '')} Or tell the agent what to change in the docs.`;
+  }
 }
 
 /** The answer to `help` (or an empty message) in the bot's DM. */

@@ -27,23 +27,23 @@ export interface ReplyUnderWay {
 }
 
 export async function replyUnderWay(
-  ctx: Pick<JobsContext, 'store' | 'logger'>,
+  ctx: Pick<JobsContext, 'store' | 'logger' | 'now'>,
   reply: { channel: string; threadTs: string; messageTs: string },
 ): Promise<ReplyUnderWay> {
   const { atomic } = ctx.store;
   const key = underWayKey(reply.channel, reply.threadTs);
   // Its own time with it: a note left by a run that died holds nothing back for long.
-  const member = `${reply.messageTs}/${Date.now()}`;
+  const member = `${reply.messageTs}/${ctx.now().getTime()}`;
   await atomic.indexAdd(key, member, Number(reply.messageTs), undefined, HELD_BACK_AT_MOST_MS);
   const earlierUnderWay = async () =>
     (await atomic.indexAll(key)).some((other) => {
       const [ts = '', at = '0'] = other.split('/');
-      return tsBefore(ts, reply.messageTs) && Date.now() - Number(at) < HELD_BACK_AT_MOST_MS;
+      return tsBefore(ts, reply.messageTs) && ctx.now().getTime() - Number(at) < HELD_BACK_AT_MOST_MS;
     });
   return {
     async earlierSent(signal) {
-      const until = Date.now() + HELD_BACK_AT_MOST_MS;
-      while (Date.now() < until && (await earlierUnderWay()))
+      const until = ctx.now().getTime() + HELD_BACK_AT_MOST_MS;
+      while (ctx.now().getTime() < until && (await earlierUnderWay()))
         await sleep(CHECK_EVERY_MS, undefined, { signal });
     },
     async done() {

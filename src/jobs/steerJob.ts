@@ -104,7 +104,7 @@ export async function steerJob(
   // Under way from now: a later reply of the thread is not sent before this one is done with.
   const underWay = await replyUnderWay(ctx, input);
   try {
-    return await steerTheJob(ctx, userNames, input, record, underWay);
+    return await steerTheJob(ctx, userNames, input, { record, talk, amongPeople }, underWay);
   } finally {
     await underWay.done();
   }
@@ -115,11 +115,11 @@ async function steerTheJob(
   ctx: JobsContext,
   userNames: UserNames,
   input: SteerJobInput,
-  record: JobRecord,
+  /** The thread's job, and what the reply's words alone said (read by `steerJob`). */
+  read: { record: JobRecord; talk: ReturnType<typeof smallTalkOf>; amongPeople: boolean },
   underWay: ReplyUnderWay,
 ): Promise<SteerJobOutcome> {
-  const talk = smallTalkOf(input.text);
-  const amongPeople = betweenPeople(input.text);
+  const { record, talk, amongPeople } = read;
   const refusal = accessRefusal(ctx.config.access, input.user, input.channel);
   // A reply is activity: the job is kept JOB_RETENTION_DAYS from now, whatever comes of it (but not
   // for someone the allowlists leave out, who cannot steer it either).

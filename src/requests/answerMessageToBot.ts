@@ -18,7 +18,7 @@ import { slackErrorCode } from '../slack/slackErrors.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
 
 const THREAD_LEFT_OUT =
-  'Slack would not let me read this thread, so the job has your message only: reply under its card with what matters from the thread, and it goes to the job.';
+  'I couldn’t read this thread, so the job has your message only: reply under its card with what matters from the thread, and it goes to the job.';
 
 /**
  * Tells the person how their mention or DM went, in the thread it belongs to: help for everyone

@@ -9,7 +9,7 @@ import type {
 } from '@slack/bolt';
 import type { Config } from '../../config.js';
 import { accessRefusal } from '../../jobs/access.js';
-import { NO_STOP_TEXT } from '../../jobs/doorAnswers.js';
+import { commandWordText, NO_STOP_TEXT } from '../../jobs/doorAnswers.js';
 import { commandWordOf, isStopWord, smallTalkOf } from '../../jobs/smallTalk.js';
 import {
   type ChosenMessage,
@@ -28,14 +28,8 @@ import {
 
 const EMPTY = 'Tell the agent what to change in the docs.';
 const STALE = 'This form is out of date. Close it and use “Send to docs agent” on the message again.';
-const NOT_AN_INSTRUCTION =
+const NO_INSTRUCTION =
   'That is no instruction for the agent, so no job was started: tell it what to change in the docs.';
-const COMMAND_WORD = {
-  status:
-    'This form starts a job: /docs-agent status in a channel lists its recent jobs. Or tell the agent what to change in the docs.',
-  digest:
-    'This form starts a job: /docs-agent digest in a channel I’m in posts the digest there. Or tell the agent what to change in the docs.',
-} as const;
 
 /**
  * Words that are no instruction, read as every door reads them (a test, a thanks, a greeting, a
@@ -43,9 +37,9 @@ const COMMAND_WORD = {
  */
 function notAnInstruction(instruction: string): string | undefined {
   const word = commandWordOf(instruction);
-  if (word) return COMMAND_WORD[word];
+  if (word) return commandWordText(word, 'form');
   if (isStopWord(instruction)) return NO_STOP_TEXT;
-  return smallTalkOf(instruction) === undefined ? undefined : NOT_AN_INSTRUCTION;
+  return smallTalkOf(instruction) === undefined ? undefined : NO_INSTRUCTION;
 }
 
 /**
