@@ -53,6 +53,11 @@ const apiUrl = z.preprocess(
         protocol === 'https:' || LOOPBACK.has(hostname) || (isIPv4(hostname) && hostname.startsWith('127.'))
       );
     }, 'must be an https URL: it carries a secret, which plain http would send in the clear (http is taken for localhost only)')
+    // The bot adds each path's version itself (/v1/…, /v2/…): one written here would be doubled.
+    .refine(
+      (value) => !/\/v\d+\/?$/.test(new URL(value).pathname),
+      'must not end with an API version (/v1, /v2): the bot adds it to each request; write the address alone (https://api.mintlify.com)',
+    )
     .transform((value) => value.replace(/\/+$/, ''))
     .optional(),
 );

@@ -323,6 +323,18 @@ describe('configuration', () => {
     });
     expect(local.slack.apiUrl).toBe('http://localhost:3001/api/');
     expect(local.mintlify.apiUrl).toBe('http://127.0.0.1:4010');
+    // A proxy's own path is kept before each request's; an API version there would be doubled (/v2/v2/…).
+    for (const versioned of ['https://api.mintlify.com/v2', 'https://api.mintlify.com/v1/']) {
+      expect(problemsOf({ ...valid, MINTLIFY_API_URL: versioned }).problems).toEqual([
+        {
+          variable: 'MINTLIFY_API_URL',
+          problem: expect.stringContaining('must not end with an API version'),
+        },
+      ]);
+    }
+    expect(
+      loadConfig({ ...valid, MINTLIFY_API_URL: 'https://proxy.example/mintlify/' }).mintlify.apiUrl,
+    ).toBe('https://proxy.example/mintlify');
   });
 
   it('reads a ? in DIGEST_CRON as *, as BullMQ does: Mondays only, not also today’s date', () => {
