@@ -7,6 +7,9 @@ import type { QueueOptions, Queues, WorkerOptions, WorkQueue } from './queue.js'
 
 /** As on Redis: failed jobs stay a day (and hold their id meanwhile). */
 const FAILED_KEPT_MS = 24 * 60 * 60 * 1000;
+/** As on Redis (bullmqQueues.ts): at most this many completed and failed jobs are kept, the newest. */
+const COMPLETED_KEPT_COUNT = 5_000;
+const FAILED_KEPT_COUNT = 1_000;
 const CLOSE_OVERRUN_MS = 1_000;
 
 interface Entry<T> extends QueueJob<T> {
@@ -41,6 +44,8 @@ class MemoryQueue<T> implements WorkQueue<T> {
   private readonly schedulers = new Map<string, Cron>();
   /** Withdrawn submissions: job id -> stamp, or 'every' add of that id. */
   private readonly withdrawals = new Map<string, number | 'every'>();
+  /** The finished jobs kept for their ids, oldest first: a burst of requests holds no more than Redis would. */
+  private readonly kept = { completed: new Set<Entry<T>>(), failed: new Set<Entry<T>>() };
   private worker?: { processor: Processor<T>; options: WorkerOptions };
   private window = { start: Number.NEGATIVE_INFINITY, started: 0 };
   private pausedUntil = 0;
@@ -234,7 +239,7 @@ class MemoryQueue<T> implements WorkQueue<T> {
   }
 
   private settle(entry: Entry<T>, result: ProcessorResult<T>): void {
-    if (result === undefined) return this.finish(entry, this.keepCompletedMs);
+    if (result === undefined) return this.finish(entry, this.keepCompletedMs, 'completed');
     if ('again' in result) {
       entry.data = result.again.data;
       return this.delay(entry, result.again.delayMs);
@@ -250,14 +255,29 @@ class MemoryQueue<T> implements WorkQueue<T> {
     if (++entry.attemptsMade < attempts) return this.delay(entry, backoffMs * 2 ** (entry.attemptsMade - 1));
     const reason = error instanceof Error ? error.message : String(error);
     this.logger.warn(`queue ${this.name}: job ${entry.id} (${entry.name}) failed for good: ${reason}`);
-    this.finish(entry, this.keepFailedMs);
+    this.finish(entry, this.keepFailedMs, 'failed');
   }
 
-  private finish(entry: Entry<T>, keepMs: number): void {
+  private finish(entry: Entry<T>, keepMs: number, how: 'completed' | 'failed'): void {
     entry.state = 'finished';
     entry.keptUntil = this.now() + keepMs;
-    // An add after keptUntil replaces the entry at once; the timer only frees the memory.
-    later(keepMs, () => this.jobs.get(entry.id) === entry && this.jobs.delete(entry.id));
+    const kept = this.kept[how];
+    const drop = (old: Entry<T>) => {
+      kept.delete(old);
+      if (this.jobs.get(old.id) === old) this.jobs.delete(old.id);
+    };
+    if (keepMs <= 0) return drop(entry);
+    // Only its id is kept: what it carried (a Slack request's payload) is let go now.
+    entry.data = undefined as T;
+    kept.add(entry);
+    // Oldest first, and kept alike, so they go in order: those past their time, then the most over the count.
+    // An add after keptUntil replaces the entry at once; this only frees the memory, with no timer each.
+    const most = how === 'completed' ? COMPLETED_KEPT_COUNT : FAILED_KEPT_COUNT;
+    const now = this.now();
+    for (const old of kept) {
+      if (kept.size <= most && (old.keptUntil ?? 0) > now) break;
+      drop(old);
+    }
   }
 }
 

@@ -63,3 +63,31 @@ describe('the queue in memory', () => {
     await queues.close(0);
   });
 });
+
+describe('the completed and failed jobs the queue in memory keeps', () => {
+  it('are at most 5,000 completed and 1,000 failed, the newest, as on Redis: a burst of requests does not pile up for their ten minutes', async () => {
+    const queues = openMemoryQueues({ logger });
+    const queue = queues.queue<string>('requests', { keepCompletedMs: 600_000 });
+    let runs = 0;
+    queue.process(
+      async (job) => {
+        runs++;
+        if (job.data.startsWith('bad')) throw new Error('Slack did not answer');
+        return undefined;
+      },
+      { concurrency: 16 },
+    );
+    for (let n = 0; n <= 5_000; n++) await queue.add('request', `good ${n}`, { jobId: `good-${n}` });
+    for (let n = 0; n <= 1_000; n++) await queue.add('request', `bad ${n}`, { jobId: `bad-${n}` });
+    await vi.waitFor(() => expect(runs).toBe(6_002), { timeout: 10_000 });
+
+    // The oldest of each went, as BullMQ's count removes it; the newest still hold their ids.
+    await expect(queue.add('request', 'good again', { jobId: 'good-1' })).resolves.toBe(false);
+    await expect(queue.add('request', 'good again', { jobId: 'good-5000' })).resolves.toBe(false);
+    await expect(queue.add('request', 'bad again', { jobId: 'bad-1' })).resolves.toBe(false);
+    await expect(queue.add('request', 'bad again', { jobId: 'bad-1000' })).resolves.toBe(false);
+    await expect(queue.add('request', 'good again', { jobId: 'good-0' })).resolves.toBe(true);
+    await expect(queue.add('request', 'bad again', { jobId: 'bad-0' })).resolves.toBe(true);
+    await queues.close(0);
+  });
+});
