@@ -36,6 +36,8 @@ function later(ms: number, fn: () => void): NodeJS.Timeout {
 class MemoryQueue<T> implements WorkQueue<T> {
   /** No job starts any more. */
   private closing = false;
+  /** Stopping: a delayed job is no longer due (what waits still starts, in the stop's grace). */
+  private draining = false;
   /** No add is taken any more: set once every queue's running jobs have settled. */
   private closed = false;
   private readonly jobs = new Map<string, Entry<T>>();
@@ -160,15 +162,26 @@ class MemoryQueue<T> implements WorkQueue<T> {
   }
 
   /**
-   * No job starts from now on; what still runs after graceMs is aborted. False: a processor outlasted
-   * that. Adds are still taken (see `closeForAdds`).
+   * What waits starts no more once the grace is over, nor once nothing runs; what still runs after
+   * graceMs is aborted. Within the grace, the jobs waiting their turn (a burst of requests larger than
+   * the concurrency) still start: no other process would take them up, and each was acknowledged
+   * ("its card will appear here"). A delayed job stays delayed. False: a processor outlasted the
+   * grace and its overrun. Adds are still taken (see `closeForAdds`).
    */
   async shutDown(graceMs: number): Promise<boolean> {
+    this.draining = true;
+    for (const cron of this.schedulers.values()) cron.stop();
+    // A run's end starts the next waiting job (pump, in its `finally`) before its `done` settles.
+    const drained = (async () => {
+      while (this.running.size > 0)
+        await Promise.allSettled([...this.running.values()].map((run) => run.done));
+      return true;
+    })();
+    const inGrace = await Promise.race([drained, sleep(graceMs, false, { ref: false })]);
     this.closing = true;
     clearTimeout(this.wake);
-    for (const cron of this.schedulers.values()) cron.stop();
+    if (inGrace) return true;
     const settled = Promise.allSettled([...this.running.values()].map((run) => run.done)).then(() => true);
-    if (await Promise.race([settled, sleep(graceMs, false, { ref: false })])) return true;
     for (const run of this.running.values()) run.controller.abort(new Error('the worker is closing'));
     return Promise.race([settled, sleep(CLOSE_OVERRUN_MS, false, { ref: false })]);
   }
@@ -186,7 +199,7 @@ class MemoryQueue<T> implements WorkQueue<T> {
 
   private delay(entry: Entry<T>, ms: number): void {
     entry.state = 'delayed';
-    later(ms, () => entry.state === 'delayed' && this.enqueue(entry));
+    later(ms, () => entry.state === 'delayed' && !this.draining && this.enqueue(entry));
   }
 
   private pump(): void {
