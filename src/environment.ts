@@ -25,8 +25,24 @@ export function readConfiguration(
   // The file does not override the environment: only what the environment lacks is read from it.
   const fromEnvironment = new Set(Object.keys(process.env));
   const read = file !== 'none' && existsSync(file);
-  if (read) process.loadEnvFile(file);
-  const cut = read ? valuesCutAtHash(file, fromEnvironment) : [];
+  if (read && !statSync(file).isFile()) {
+    process.stderr.write(
+      `${whoCannotStart}: ${file} is not a file (a directory?): make it the file of variables, remove it, or set ENV_FILE=none to read no file\n`,
+    );
+    return undefined;
+  }
+  let cut: Array<{ variable: string; problem: string }> = [];
+  try {
+    if (read) process.loadEnvFile(file);
+    cut = read ? valuesCutAtHash(file, fromEnvironment) : [];
+  } catch (error) {
+    // Unreadable (its permissions, a file that went away): said in plain words, not as a stack trace.
+    const reason = error instanceof Error ? error.message : String(error);
+    process.stderr.write(
+      `${whoCannotStart}: ${file} could not be read (${reason}): let this process read it, or set ENV_FILE=none to read no file\n`,
+    );
+    return undefined;
+  }
   const cutNames = new Set(cut.map(({ variable }) => variable));
   let config: Config | undefined;
   const problems = [...cut];

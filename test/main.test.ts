@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:http';
@@ -100,6 +100,26 @@ describe('npm start', () => {
       expect(cut.output()).toContain('docs-agent cannot start: 1 configuration problem');
       expect(cut.output()).toContain(`DIGEST_CHANNEL in ${envFile} starts with a #`);
       expect(cut.output()).not.toContain('LOG_LEVEL');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('with a .env that is a directory, says so in plain words (no stack trace) and does not start', async () => {
+    const { slack, mintlify } = await startFakes();
+    const dir = mkdtempSync(join(tmpdir(), 'docs-agent-env-'));
+    // The default .env in the working directory, made a directory (a volume mounted at .env, a mkdir by mistake).
+    mkdirSync(join(dir, '.env'));
+    try {
+      const env = botEnv(slack, mintlify);
+      delete env.ENV_FILE;
+      const bot = runBot({ ...env, ENV_FILE: '' }, { cwd: dir });
+      children.push(bot.child);
+      expect(await Promise.race([bot.exited, bot.listening().then(() => 'listening')])).toBe(1);
+      expect(bot.output()).toContain(
+        'docs-agent cannot start: .env is not a file (a directory?): make it the file of variables, remove it, or set ENV_FILE=none to read no file',
+      );
+      expect(bot.output()).not.toMatch(/\n\s+at /);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

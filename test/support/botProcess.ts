@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach } from 'vitest';
 import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
 import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
@@ -20,11 +22,22 @@ export interface BotProcess {
   printed(pattern: RegExp, timeoutMs?: number): Promise<string>;
 }
 
-export function runBot(env: Record<string, string>): BotProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+/** The project's directory: the bot runs from it unless a test gives it another working directory. */
+const PROJECT_DIR = resolve(import.meta.dirname, '../..');
+
+export function runBot(env: Record<string, string>, options: { cwd?: string } = {}): BotProcess {
+  // Elsewhere than the project's directory (where an operator's `.env` is read from), tsx and the entry by path.
+  const [loader, entry] = options.cwd
+    ? [
+        pathToFileURL(join(PROJECT_DIR, 'node_modules/tsx/dist/loader.mjs')).href,
+        join(PROJECT_DIR, 'src/main.ts'),
+      ]
+    : ['tsx', 'src/main.ts'];
+  const child = spawn(process.execPath, ['--import', loader, entry], {
     // A developer's .env (for npm run dev) must not configure the bots the tests start.
     env: { PATH: process.env.PATH ?? '', ENV_FILE: 'none', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.cwd ? { cwd: options.cwd } : {}),
   });
   let output = '';
   child.stdout?.on('data', (chunk) => {
