@@ -12,7 +12,7 @@ import {
   warnUnlessNoEviction,
 } from './redisProblems.js';
 import type { Store } from './store.js';
-import { isErrorReply } from './storeErrors.js';
+import { isErrorReply, redisRefusalOf } from './storeErrors.js';
 
 /** How long a connection may take to open (TCP and TLS). */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -51,7 +51,7 @@ function clientOptions(settings: StoreSettings & { redisUrl: string }): RedisCli
  */
 async function connectRedis(
   settings: StoreSettings & { redisUrl: string },
-  events: { onDown?: (error: Error) => void; onUp?: () => void },
+  events: { onDown?: (error: Error) => void; onUp?: () => void; onRefused?: (refusal: string) => void },
   start: { timeoutMs: number; prepare: (client: RedisClientType) => Promise<void> },
 ): Promise<RedisClientType> {
   let down = false;
@@ -73,8 +73,16 @@ async function connectRedis(
         },
       },
     }) as RedisClientType;
+    // What Redis refused as the connection opened again (its credentials), told once until it is ready again.
+    let refused: string | undefined;
     client.on('error', (error: Error) => {
-      if (down || !everConnected) return;
+      if (!everConnected) return;
+      const refusal = redisRefusalOf(error);
+      if (refusal !== undefined && refusal !== refused) {
+        refused = refusal;
+        events.onRefused?.(refusal);
+      }
+      if (down) return;
       down = true;
       events.onDown?.(error);
     });
@@ -82,6 +90,7 @@ async function connectRedis(
       everConnected = true;
       if (down) events.onUp?.();
       down = false;
+      refused = undefined;
     });
     const connecting = client;
     // A server that takes the connection but never answers (a stuck proxy) would hold the start forever.
@@ -130,6 +139,7 @@ export async function openRedisStore(options: {
     {
       onDown: (error) => logger.error(`Redis is unreachable (${error.message}); retrying in the background`),
       onUp: () => logger.info('Redis is reachable again'),
+      onRefused: (refusal) => logger.error(refusal),
     },
     {
       timeoutMs: options.startTimeoutMs ?? START_TIMEOUT_MS,

@@ -74,6 +74,8 @@ export function storeTrouble(error: unknown): string {
 /** What a passing refusal of Redis's (full, a replica, out of commands) means, in plain words; undefined for any other error. */
 export function redisRefusalOf(error: unknown): string | undefined {
   for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
+    const refusal = isErrorReply(current) ? credentialsRefusal(current.message) : undefined;
+    if (refusal) return refusal;
     const reply = passingReply(current);
     if (reply?.startsWith('OOM')) return 'Redis is full (its maxmemory is reached, and it refuses writes)';
     if (reply?.startsWith('READONLY')) {
@@ -84,6 +86,20 @@ export function redisRefusalOf(error: unknown): string | undefined {
     current = current.cause;
   }
   return undefined;
+}
+
+/**
+ * Redis's refusal of REDIS_URL's credentials as a connection opened again while the bot ran (the
+ * password rotated, the ACL user disabled or removed): Redis stays away to the bot until its
+ * REDIS_URL is changed, which nothing but the operator can do.
+ */
+function credentialsRefusal(message: string): string | undefined {
+  const kind = /^(WRONGPASS|NOAUTH)\b/.exec(message)?.[1];
+  if (kind === undefined) return undefined;
+  return (
+    `Redis refuses the user name or password in REDIS_URL (${kind}): the password was changed, or the ACL user ` +
+    'disabled, while the bot ran: set REDIS_URL to the new one and restart the bot. Work waits meanwhile'
+  );
 }
 
 /** True when `error` (or an error it was caused by) says Redis is away, did not answer in time, or cannot take writes for now. */

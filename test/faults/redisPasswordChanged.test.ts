@@ -1,0 +1,50 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FAST_POLL, startFollowedJob } from '../jobs/followSupport.js';
+import { type BotHarness, startBot } from '../support/botHarness.js';
+import { type PrivateRedis, startPrivateRedis } from '../support/privateRedis.js';
+
+/** Redis's password for the bot's ACL user changes while the bot runs (rotated by the provider or an operator). */
+describe('Redis refuses the password once the bot reconnects', () => {
+  let redis: PrivateRedis;
+  let h: BotHarness;
+
+  beforeAll(async () => {
+    redis = await startPrivateRedis();
+    await redis.command('ACL SETUSER bot on >first-secret ~* &* +@all');
+    h = await startBot({
+      env: { ...FAST_POLL, REDIS_URL: redis.url.replace('redis://', 'redis://bot:first-secret@') },
+    });
+  });
+  afterAll(async () => {
+    await redis?.command('ACL SETUSER bot on resetpass >first-secret');
+    await h?.close();
+    await redis?.close();
+  });
+
+  const logsWith = (text: string) => h.logs.filter((line) => line.includes(text));
+
+  it(
+    'names the refused password in the bot’s own words, once, and says when Redis takes it again',
+    { timeout: 60_000 },
+    async () => {
+      await startFollowedJob(h, 'Document the export command');
+      // The password changes, and Redis drops the bot's connections (as a restart or a kill would).
+      await redis.command('ACL SETUSER bot resetpass >second-secret');
+      await redis.command('CLIENT KILL USER bot');
+
+      const refused = 'Redis refuses the user name or password in REDIS_URL (WRONGPASS)';
+      await expect.poll(() => logsWith(refused).length, { timeout: 15_000 }).toBeGreaterThan(0);
+      expect(logsWith(refused).join('\n')).toContain(
+        'the password was changed, or the ACL user disabled, while the bot ran: set REDIS_URL to the new one and restart the bot',
+      );
+      // Reconnections are tried for good, every few seconds: the store says it once, BullMQ's queues once each burst.
+      await new Promise((resolve) => setTimeout(resolve, 8_000));
+      expect(logsWith(`ERROR docs-agent ${refused}`)).toHaveLength(1);
+      expect(logsWith('WRONGPASS invalid username-password pair')).toHaveLength(0);
+
+      // The old password back: the bot reconnects by itself.
+      await redis.command('ACL SETUSER bot resetpass >first-secret');
+      await expect.poll(() => logsWith('Redis is reachable again').length, { timeout: 15_000 }).toBe(1);
+    },
+  );
+});
