@@ -1,4 +1,5 @@
 import type { Logger } from '@slack/bolt';
+import { classifySlackError } from '../slack/slackErrors.js';
 
 /** How long a publish waits for the person's one before it (a slow one is then not waited for). */
 const PREVIOUS_WAIT_MS = 5_000;
@@ -114,7 +115,9 @@ export class HomeRefresher {
         await this.options.publish(user);
         publish.landed = true;
       } catch (error) {
-        this.options.logger.warn(`could not publish the Home tab of ${user}: ${String(error)}`);
+        // A refused token is said once for every call (SlackTokenState), not per person.
+        if (classifySlackError(error) !== 'auth')
+          this.options.logger.warn(`could not publish the Home tab of ${user}: ${String(error)}`);
       } finally {
         if (this.publishes.get(user) === publish) this.publishes.delete(user);
       }

@@ -174,6 +174,9 @@ function refusal(ctx: JobsContext, record: JobRecord, what: string, error: unkno
     case 'channel_gone':
     case 'not_in_channel':
       return 'channel_gone';
+    case 'auth':
+      // The token refused: said once for every call (SlackTokenState), not per job at every check.
+      return 'retry';
     default:
       // Rate limits were already waited out; anything left is worth another try later.
       ctx.logger.warn(`could not ${what} job ${record.jobId} in ${record.channel}: ${String(error)}`);

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { SlackTokenState } from '../../src/slack/slackToken.js';
+import { FAST_POLL, startFollowedJob, threadReplies } from '../jobs/followSupport.js';
 import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
 
 let h: BotHarness;
@@ -38,6 +39,26 @@ describe('Slack refuses the bot’s token while it runs (the app installed again
       JSON.stringify(call.args.blocks ?? '').includes('Document the SDK'),
     );
     expect(creates(h)).toBe(2);
+    expect(h.logs.filter((line) => line.includes('Slack takes SLACK_BOT_TOKEN again'))).toHaveLength(1);
+  });
+
+  it('while jobs are followed, says the refusal once, not a line per job at every check, and tells their ends once Slack takes the token', async () => {
+    h = await startBot({ env: FAST_POLL });
+    const first = await startFollowedJob(h, 'Document the export command');
+    const second = await startFollowedJob(h, 'Document the import command');
+    h.slack.revokeToken();
+    h.mintlify.setJob(first.jobId, { status: 'completed', prLink: 'https://github.com/acme/docs/pull/1' });
+    h.mintlify.setJob(second.jobId, { status: 'completed', prLink: 'https://github.com/acme/docs/pull/2' });
+    // Many checks of both jobs, each meeting the refused token.
+    await expect.poll(() => h.slack.callsTo('chat.update').length, { timeout: 10_000 }).toBeGreaterThan(10);
+    // What an operator reads (Slack's client logs every answer at debug level).
+    const refusedLines = h.logs.filter((line) => line.includes('token_revoked') && !line.includes(' DEBUG '));
+    expect(refusedLines.filter((line) => line.includes('Slack refuses SLACK_BOT_TOKEN'))).toHaveLength(1);
+    expect(refusedLines).toHaveLength(1);
+
+    h.slack.revokeToken(false);
+    await expect.poll(() => threadReplies(h, first).length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => threadReplies(h, second).length, { timeout: 10_000 }).toBe(1);
     expect(h.logs.filter((line) => line.includes('Slack takes SLACK_BOT_TOKEN again'))).toHaveLength(1);
   });
 
