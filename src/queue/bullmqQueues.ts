@@ -13,6 +13,7 @@ import {
 } from 'bullmq';
 import { errorReporter, mayHaveLanded, quietBullmqEvictionWarning } from './bullmqErrors.js';
 import { nextCronRun } from './cron.js';
+import { redisRefusalOf } from '../store/storeErrors.js';
 import type {
   AddOptions,
   JobCounts,
@@ -236,8 +237,8 @@ export function openBullmqQueues(options: {
         // sent again after a lost answer fails, and data written after it would then be lost).
         // A job run again as it was (a job followed at its cadence) is not written again.
         if (JSON.stringify(result.again.data) !== data)
-          await onceMore(() => job.updateData(result.again.data));
-        await onceMore(() => job.moveToDelayed(Date.now() + result.again.delayMs, token));
+          await whileRefused(() => job.updateData(result.again.data), signal);
+        await whileRefused(() => job.moveToDelayed(Date.now() + result.again.delayMs, token), signal);
         landed();
         throw new DelayedError();
       }
@@ -467,6 +468,28 @@ export function openBullmqQueues(options: {
  * holds it until Redis is back. (Had it landed after all, the second try fails, with the job
  * already where the step put it.) Left to fail, BullMQ would count it as a failed try of the job.
  */
+/** How often a job's step that a full Redis refused (OOM, READONLY…) is sent again, at the most. */
+const REFUSED_STEP_AGAIN_MS = 1_000;
+
+/**
+ * A job's `again` step, sent again while Redis refuses it for now (full, a replica in a failover):
+ * failed instead, the job would fail for good, and a followed job go unchecked until the next
+ * reconciliation. A Redis away holds BullMQ's commands already. Given up when the worker closes:
+ * the job is then on Redis as a running one, and taken up again once its lock lapses.
+ */
+async function whileRefused(step: () => Promise<unknown>, signal: AbortSignal): Promise<void> {
+  for (let tries = 0; ; tries++) {
+    try {
+      await step();
+      return;
+    } catch (error) {
+      const refused = redisRefusalOf(error) !== undefined;
+      if ((!refused && tries >= 1) || signal.aborted) throw error;
+      if (refused) await new Promise((resolve) => setTimeout(resolve, REFUSED_STEP_AGAIN_MS));
+    }
+  }
+}
+
 async function onceMore(step: () => Promise<unknown>): Promise<void> {
   try {
     await step();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { textOf } from '../jobs/followSupport.js';
+import { FAST_POLL, startFollowedJob, textOf, threadReplies } from '../jobs/followSupport.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
 import { heldStep } from '../support/leases.js';
 import { type PrivateRedis, startPrivateRedis } from '../support/privateRedis.js';
@@ -14,9 +14,10 @@ describe('Redis full for a while during a run', () => {
 
   beforeAll(async () => {
     redis = await startPrivateRedis();
-    h = await startBot({ env: { REDIS_URL: redis.url }, recordAgainEveryMs: 200 });
+    h = await startBot({ env: { ...FAST_POLL, REDIS_URL: redis.url }, recordAgainEveryMs: 200 });
   });
   afterAll(async () => {
+    await redis?.command('CONFIG SET maxmemory 0');
     await h?.close();
     await redis?.close();
   });
@@ -51,5 +52,33 @@ describe('Redis full for a while during a run', () => {
     const answers = h.slack.callsTo('response_url').map((call) => textOf(call));
     expect(answers.join('\n')).not.toMatch(/something went wrong|interrupted/i);
     expect(logged('could not be recorded')).toHaveLength(0);
+  });
+
+  it('keeps following a job while Redis is full, and tells its end once Redis takes writes again', async () => {
+    const job = await startFollowedJob(h, 'Document the quotas', 'C0QUOTA');
+    const before = h.logs.length;
+    const reads = h.mintlify.requestsFor('getJob').length;
+    expect(await redis.command('CONFIG SET maxmemory 1')).toContain('+OK');
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: 'https://github.com/acme/docs/pull/9' });
+    // An event Redis cannot take: Slack is given an error, so that it sends it again.
+    const mention = {
+      type: 'app_mention',
+      channel: 'C0DOCS',
+      user: 'U0ADA',
+      text: '<@U0BOT> Document X',
+      ts: '1800000001.000100',
+    };
+    expect((await h.event(mention, { eventId: 'EvFULL' })).status).toBe(500);
+    // Checks of the job meet the full Redis.
+    await expect
+      .poll(() => h.mintlify.requestsFor('getJob').length, { timeout: 10_000 })
+      .toBeGreaterThan(reads);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(await redis.command('CONFIG SET maxmemory 0')).toContain('+OK');
+
+    // The job is still followed: its end is told within seconds, not at the next check of the queues (10 minutes).
+    await expect.poll(() => threadReplies(h, job).length, { timeout: 15_000 }).toBe(1);
+    const lines = h.logs.slice(before).filter((line) => !line.includes(' DEBUG '));
+    expect(lines.filter((line) => line.includes('failed for good'))).toEqual([]);
   });
 });
