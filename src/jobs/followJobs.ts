@@ -4,7 +4,7 @@ import { type CheckResult, checkJob, type JobMemory, newJobMemory } from './chec
 import { FINISHED, type JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
 import { againOnceRedisAnswers } from './onceRedisAnswers.js';
-import { isStoreUnavailable } from '../store/storeErrors.js';
+import { isStoreUnavailable, redisRefusalOf } from '../store/storeErrors.js';
 import { checkDelayMs, jittered, type PollTiming, resumeDelayMs, retryDelayMs } from './pollSchedule.js';
 
 /**
@@ -70,7 +70,9 @@ export async function followJob(
     queue.add('check', data, { jobId: followJobId(jobId), delayMs }).catch((error: unknown) => {
       // The bot stopped meanwhile: its queue is closed, and the next start follows the job.
       if (/is closed$/.test(error instanceof Error ? error.message : '')) return;
-      ctx.logger.warn(`job ${jobId} could not be queued for following: ${String(error)}`);
+      ctx.logger.warn(
+        `job ${jobId} could not be queued for following: ${redisRefusalOf(error) ?? String(error)}`,
+      );
     });
   }, REFOLLOW_AFTER_MS).unref();
 }
@@ -221,7 +223,7 @@ function failureReport(logger: Logger): (result: CheckResult) => void {
     }
     failuresInARow += 1;
     if (result.kind === 'retry' && result.problem !== undefined && !problemLogged) {
-      logger.error(`checking jobs fails: ${String(result.problem)}`);
+      logger.error(`checking jobs fails: ${redisRefusalOf(result.problem) ?? String(result.problem)}`);
       problemLogged = true;
     } else if (failuresInARow === OUTAGE_AFTER && !problemLogged) {
       logger.warn(

@@ -83,7 +83,8 @@ export function redisRefusalOf(error: unknown): string | undefined {
     }
     if (reply && isRequestLimitReply(reply)) return `Redis ${REQUEST_LIMIT}`;
     if (reply) return `Redis cannot take writes for now (${reply.split(' ')[0]})`;
-    current = current.cause;
+    // Bolt hands its error handler the listener's error as `original`.
+    current = current.cause ?? (current as { original?: unknown }).original;
   }
   return undefined;
 }

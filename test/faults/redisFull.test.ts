@@ -54,13 +54,13 @@ describe('Redis full for a while during a run', () => {
     expect(logged('could not be recorded')).toHaveLength(0);
   });
 
-  it('keeps following a job while Redis is full, and tells its end once Redis takes writes again', async () => {
+  it('keeps following a job while Redis is full, tells its end once Redis takes writes again, and says why in plain words', async () => {
     const job = await startFollowedJob(h, 'Document the quotas', 'C0QUOTA');
     const before = h.logs.length;
     const reads = h.mintlify.requestsFor('getJob').length;
     expect(await redis.command('CONFIG SET maxmemory 1')).toContain('+OK');
     h.mintlify.setJob(job.jobId, { status: 'completed', prLink: 'https://github.com/acme/docs/pull/9' });
-    // An event Redis cannot take: Slack is given an error, so that it sends it again.
+    // An event Redis cannot take: Slack is given an error, and the log says why in plain words.
     const mention = {
       type: 'app_mention',
       channel: 'C0DOCS',
@@ -80,5 +80,9 @@ describe('Redis full for a while during a run', () => {
     await expect.poll(() => threadReplies(h, job).length, { timeout: 15_000 }).toBe(1);
     const lines = h.logs.slice(before).filter((line) => !line.includes(' DEBUG '));
     expect(lines.filter((line) => line.includes('failed for good'))).toEqual([]);
+    expect(lines.filter((line) => line.includes('a Slack request was not queued'))).toEqual([
+      expect.stringContaining('a Slack request was not queued: Redis is full (its maxmemory is reached'),
+    ]);
+    expect(lines.filter((line) => line.includes('OOM command not allowed'))).toEqual([]);
   });
 });
