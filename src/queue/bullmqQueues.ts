@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisClientType } from '@keyv/redis';
 import type { Logger } from '@slack/bolt';
 import {
@@ -468,6 +469,14 @@ export function openBullmqQueues(options: {
  * holds it until Redis is back. (Had it landed after all, the second try fails, with the job
  * already where the step put it.) Left to fail, BullMQ would count it as a failed try of the job.
  */
+async function onceMore(step: () => Promise<unknown>): Promise<void> {
+  try {
+    await step();
+  } catch {
+    await step();
+  }
+}
+
 /** How often a job's step that a full Redis refused (OOM, READONLY…) is sent again, at the most. */
 const REFUSED_STEP_AGAIN_MS = 1_000;
 
@@ -485,16 +494,8 @@ async function whileRefused(step: () => Promise<unknown>, signal: AbortSignal): 
     } catch (error) {
       const refused = redisRefusalOf(error) !== undefined;
       if ((!refused && tries >= 1) || signal.aborted) throw error;
-      if (refused) await new Promise((resolve) => setTimeout(resolve, REFUSED_STEP_AGAIN_MS));
+      if (refused) await sleep(REFUSED_STEP_AGAIN_MS, undefined, { signal }).catch(() => {});
     }
-  }
-}
-
-async function onceMore(step: () => Promise<unknown>): Promise<void> {
-  try {
-    await step();
-  } catch {
-    await step();
   }
 }
 
