@@ -22,6 +22,11 @@ describe('Redis refuses the password once the bot reconnects', () => {
   });
 
   const logsWith = (text: string) => h.logs.filter((line) => line.includes(text));
+  const refusedLogins = async () =>
+    [...(await redis.command('ACL LOG')).matchAll(/count\r\n:(\d+)/g)].reduce(
+      (sum, [, count]) => sum + Number(count),
+      0,
+    );
 
   it(
     'names the refused password in the bot’s own words, once, and says when Redis takes it again',
@@ -38,7 +43,10 @@ describe('Redis refuses the password once the bot reconnects', () => {
         'the password was changed, or the ACL user disabled, while the bot ran: set REDIS_URL to the new one and restart the bot',
       );
       // Reconnections are tried for good, every few seconds: the store says it once, BullMQ's queues once each burst.
-      await new Promise((resolve) => setTimeout(resolve, 8_000));
+      // Redis's ACL LOG counts the logins it refused: wait for two more rounds of them than when it was said.
+      const firstRound = await refusedLogins();
+      expect(firstRound).toBeGreaterThan(0);
+      await expect.poll(refusedLogins, { timeout: 20_000 }).toBeGreaterThanOrEqual(firstRound * 3);
       expect(logsWith(`ERROR docs-agent ${refused}`)).toHaveLength(1);
       expect(logsWith('WRONGPASS invalid username-password pair')).toHaveLength(0);
 
