@@ -481,20 +481,20 @@ async function onceMore(step: () => Promise<unknown>): Promise<void> {
 const REFUSED_STEP_AGAIN_MS = 1_000;
 
 /**
- * A job's `again` step, sent again while Redis refuses it for now (full, a replica in a failover):
- * failed instead, the job would fail for good, and a followed job go unchecked until the next
- * reconciliation. A Redis away holds BullMQ's commands already. Given up when the worker closes:
- * the job is then on Redis as a running one, and taken up again once its lock lapses.
+ * A job's `again` step, sent again (as by `onceMore`) while Redis refuses it for now (full, a
+ * replica in a failover): failed instead, the job would fail for good, and a followed job go
+ * unchecked until the next reconciliation. A Redis away holds BullMQ's commands already. Given up
+ * when the worker closes: the job is then on Redis as a running one, and taken up again once its
+ * lock lapses.
  */
 async function whileRefused(step: () => Promise<unknown>, signal: AbortSignal): Promise<void> {
-  for (let tries = 0; ; tries++) {
+  for (;;) {
     try {
-      await step();
+      await onceMore(step);
       return;
     } catch (error) {
-      const refused = redisRefusalOf(error) !== undefined;
-      if ((!refused && tries >= 1) || signal.aborted) throw error;
-      if (refused) await sleep(REFUSED_STEP_AGAIN_MS, undefined, { signal }).catch(() => {});
+      if (redisRefusalOf(error) === undefined || signal.aborted) throw error;
+      await sleep(REFUSED_STEP_AGAIN_MS, undefined, { signal }).catch(() => {});
     }
   }
 }
