@@ -6,7 +6,7 @@ import { type SlackFake, startSlackFake } from './fakes/slackFake.js';
 import { PROJECT_ID, SECRETS } from './support/botHarness.js';
 import { type BotProcess, botEnv, runBot } from './support/botProcess.js';
 import { TEST_REDIS_URL, uniqueNamespace } from './support/redis.js';
-import { sendEvent, sendSlashCommand } from './support/slackRequests.js';
+import { mentionEvent, sendEvent, sendSlashCommand } from './support/slackRequests.js';
 
 const bots: BotProcess[] = [];
 const fakes: Array<SlackFake | MintlifyFake> = [];
@@ -59,13 +59,7 @@ describe('SERVICES: the web and worker roles in processes of their own', () => {
     });
     expect(ack.status).toBe(200);
     expect(ack.json).toMatchObject({ text: expect.stringContaining('Starting a docs agent job') });
-    const mention = {
-      type: 'app_mention',
-      channel: 'C0DOCS',
-      user: 'U0ADA',
-      text: '<@U0BOT> Document the mention door',
-      ts: '1800000001.000100',
-    };
+    const mention = mentionEvent({ text: '<@U0BOT> Document the mention door', ts: '1800000001.000100' });
     expect((await sendEvent(url, SECRETS.signingSecret, mention)).status).toBe(200);
     // The web process never does the work itself: both requests wait in the queue, for as long as no
     // worker runs (a worker in the web process would have taken the first while the second came).

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type BotHarness, startBot } from '../support/botHarness.js';
+import { mentionEvent } from '../support/slackRequests.js';
 import { chooseShortcut, submit } from '../support/shortcut.js';
 import { visitorsRows as rows } from '../support/visitors.js';
 
@@ -19,14 +20,8 @@ async function postedDigest(h: BotHarness): Promise<string> {
 }
 
 /** The app_mention event of Ada's message `said`, in the thread of `thread`. */
-const mentionEvent = (said: { ts: string; text?: string }, thread: string) => ({
-  type: 'app_mention',
-  channel: 'C0DOCS',
-  user: 'U0ADA',
-  ts: said.ts,
-  text: said.text,
-  thread_ts: thread,
-});
+const mentionIn = (said: { ts: string; text?: string }, thread: string) =>
+  mentionEvent({ ts: said.ts, text: said.text, thread_ts: thread });
 
 describe('a digest’s thread stays the digest’s', () => {
   it('a mention there starts a job whose card is posted in the channel, and the talk after it is not sent to the job', async () => {
@@ -37,7 +32,7 @@ describe('a digest’s thread stays the digest’s', () => {
       text: `<@${BOT}> fix the broken link on /quickstart`,
       thread_ts: digest,
     });
-    await h.event(mentionEvent(said, digest));
+    await h.event(mentionIn(said, digest));
 
     const card = await h.slack.waitForCall('chat.postMessage', (call) =>
       JSON.stringify(call.args.blocks ?? '').includes('fix the broken link'),
@@ -139,7 +134,7 @@ describe('a digest’s thread stays the digest’s', () => {
       text: `<@${BOT}> fix the broken link on /quickstart`,
       thread_ts: lookalike.ts,
     });
-    await h.event(mentionEvent(said, lookalike.ts));
+    await h.event(mentionIn(said, lookalike.ts));
     const card = await h.slack.waitForCall('chat.postMessage', (call) =>
       JSON.stringify(call.args.blocks ?? '').includes('fix the broken link'),
     );

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAST_POLL, startFollowedJob, textOf, threadReplies } from '../jobs/followSupport.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
+import { mentionEvent } from '../support/slackRequests.js';
 import { heldStep } from '../support/leases.js';
 import { type PrivateRedis, startPrivateRedis } from '../support/privateRedis.js';
 
@@ -61,13 +62,7 @@ describe('Redis full for a while during a run', () => {
     expect(await redis.command('CONFIG SET maxmemory 1')).toContain('+OK');
     h.mintlify.setJob(job.jobId, { status: 'completed', prLink: 'https://github.com/acme/docs/pull/9' });
     // An event Redis cannot take: Slack is given an error, and the log says why in plain words.
-    const mention = {
-      type: 'app_mention',
-      channel: 'C0DOCS',
-      user: 'U0ADA',
-      text: '<@U0BOT> Document X',
-      ts: '1800000001.000100',
-    };
+    const mention = mentionEvent({ text: '<@U0BOT> Document X', ts: '1800000001.000100' });
     expect((await h.event(mention, { eventId: 'EvFULL' })).status).toBe(500);
     // Checks of the job meet the full Redis.
     await expect

@@ -9,6 +9,7 @@ import { startMintlifyFake } from '../fakes/mintlifyFake.js';
 import { startSlackFake } from '../fakes/slackFake.js';
 import { FAST_POLL, record, startFollowedJob, textOf, threadReplies } from '../jobs/followSupport.js';
 import { type BotHarness, PROJECT_ID, SECRETS, startBot } from '../support/botHarness.js';
+import { mentionEvent } from '../support/slackRequests.js';
 import { botEnv, runBot } from '../support/botProcess.js';
 import { type MuteProxy, startMuteProxy, startSilentServer } from '../support/muteProxy.js';
 import { type PrivateRedis, startPrivateRedis } from '../support/privateRedis.js';
@@ -178,13 +179,7 @@ describe('a Redis that goes mute while the bot runs, then answers again', () => 
       const notActedOn = () =>
         h.logs.filter((line) => line.includes('was told it was not taken reached the queue late')).length;
       const [ignoredBefore, sentBefore] = [notActedOn(), h.mintlify.requestsFor('sendMessage').length];
-      const mention = {
-        type: 'app_mention',
-        channel: 'C0DOCS',
-        user: 'U0ADA',
-        text: '<@U0BOT> Document the lost mention',
-        ts: '1800000101.000100',
-      };
+      const mention = mentionEvent({ text: '<@U0BOT> Document the lost mention', ts: '1800000101.000100' });
       const dm = {
         type: 'message',
         channel: 'D0BEA',

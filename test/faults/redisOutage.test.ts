@@ -5,6 +5,7 @@ import { TRY_AGAIN_SHORTLY } from '../../src/listeners/context.js';
 import { isStoreUnavailable } from '../../src/store/storeErrors.js';
 import { FAST_POLL, record, startFollowedJob, textOf, threadReplies } from '../jobs/followSupport.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
+import { mentionEvent } from '../support/slackRequests.js';
 import { heldStep } from '../support/leases.js';
 import { type PrivateRedis, startPrivateRedis } from '../support/privateRedis.js';
 
@@ -56,13 +57,7 @@ describe('Redis lost for a while during a run', () => {
       expect(status.json).toMatchObject({ response_type: 'ephemeral', text: TRY_AGAIN_SHORTLY });
 
       // Events are not acknowledged until queued: Slack delivers them again later.
-      const mention = {
-        type: 'app_mention',
-        channel: 'C0DOCS',
-        user: 'U0ADA',
-        text: '<@U0BOT> Document X',
-        ts: '1800000001.000100',
-      };
+      const mention = mentionEvent({ text: '<@U0BOT> Document X', ts: '1800000001.000100' });
       const steer = {
         type: 'message',
         channel: job.channel,

@@ -5,6 +5,7 @@ import { startJob } from '../../src/jobs/startJob.js';
 import { StoreTimeoutError } from '../../src/store/deadline.js';
 import { type Lease, tryLease } from '../../src/store/lease.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
+import { mentionEvent } from '../support/slackRequests.js';
 import { heldBy, heldStep, watchLeases } from '../support/leases.js';
 import { dropNamespace, uniqueNamespace } from '../support/redis.js';
 import { FAST_POLL, START_INPUT as INPUT, startedCards } from './followSupport.js';
@@ -354,14 +355,15 @@ describe('a mention in a thread whose start loses its lease once its job is reco
     // Mintlify is slow to answer the create; meanwhile the lease lapses and another run takes it.
     const create = heldStep();
     h.mintlify.injectFault('createJob', { until: create.until });
-    await h.event({
-      type: 'app_mention',
-      channel: INPUT.channel,
-      user: INPUT.requestedBy,
-      text: asked.text,
-      ts: asked.ts,
-      thread_ts: root.ts,
-    });
+    await h.event(
+      mentionEvent({
+        channel: INPUT.channel,
+        user: INPUT.requestedBy,
+        text: asked.text,
+        ts: asked.ts,
+        thread_ts: root.ts,
+      }),
+    );
     await vi.waitFor(() => expect(h.mintlify.requestsFor('createJob')).toHaveLength(1), {
       timeout: 10_000,
       interval: 20,

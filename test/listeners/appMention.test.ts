@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SeededMessage } from '../fakes/slackFake.js';
 import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
-import { forwardedMessage } from '../support/slackRequests.js';
+import { forwardedMessage, mentionEvent } from '../support/slackRequests.js';
 import { heldStep } from '../support/leases.js';
 
 let h: BotHarness;
@@ -13,19 +13,7 @@ const prompts = (h: BotHarness) =>
 const followUps = (h: BotHarness) => h.mintlify.requestsFor('sendMessage').map((r) => r.body);
 
 /** A mention as Slack sends it (`app_mention`), and the same message as a `message` event. */
-const mention = (fields: {
-  ts: string;
-  text: string;
-  thread_ts?: string;
-  user?: string;
-  channel?: string;
-  attachments?: unknown;
-}) => ({
-  type: 'app_mention',
-  channel: 'C0DOCS',
-  user: 'U0ADA',
-  ...fields,
-});
+const mention = mentionEvent;
 const asMessage = (event: Record<string, unknown>) => ({
   ...event,
   type: 'message',

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type BotHarness, startBot } from '../support/botHarness.js';
+import { mentionEvent } from '../support/slackRequests.js';
 
 const BOT = 'U0BOT'; // the Slack fake's bot user
 
@@ -12,12 +13,7 @@ const followUps = (h: BotHarness) => h.mintlify.requestsFor('sendMessage').map((
 const mentionOf =
   (ts: string, thread: string) =>
   (text: string, extra: Record<string, unknown> = {}) => ({
-    type: 'app_mention',
-    channel: 'C0DOCS',
-    user: 'U0ADA',
-    ts,
-    thread_ts: thread,
-    text,
+    ...mentionEvent({ ts, thread_ts: thread, text }),
     ...extra,
   });
 
@@ -195,14 +191,7 @@ describe('steering a job, and the doors, in the details', () => {
       text: `<@${BOT}> document the retry behaviour`,
       thread_ts: root.ts,
     });
-    await h.event({
-      type: 'app_mention',
-      channel: 'C0DOCS',
-      user: 'U0ADA',
-      ts: asked.ts,
-      text: asked.text,
-      thread_ts: root.ts,
-    });
+    await h.event(mentionEvent({ ts: asked.ts, text: asked.text, thread_ts: root.ts }));
     await expect.poll(() => h.bot.context.jobs.records.byThread('C0DOCS', root.ts)).toBeDefined();
     const prompt = (h.mintlify.requestsFor('createJob')[0]?.body as { prompt: string }).prompt;
     expect(prompt).toContain('bea: Yes, 3 times, since v2'); // in the job's context already

@@ -230,3 +230,15 @@ export function forwardedMessage(text: string) {
     fallback: `[November 20th, 2026 9:00 AM] cat: ${text}`,
   };
 }
+
+/** A mention of the bot as Slack sends it (`app_mention`): by @ada in #docs unless said otherwise. */
+export function mentionEvent(fields: {
+  ts: string;
+  text: string | undefined;
+  thread_ts?: string;
+  user?: string;
+  channel?: string;
+  attachments?: unknown;
+}) {
+  return { type: 'app_mention', channel: 'C0DOCS', user: 'U0ADA', ...fields };
+}
