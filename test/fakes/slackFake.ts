@@ -35,6 +35,8 @@ export interface SlackFakeOptions {
   appToken?: string;
   /** Added before every Web API answer, as the real API's round trip, for benchmarks. */
   latencyMs?: number;
+  /** `conversations.replies` repeats a thread's parent at the top of every page (see Workspace). */
+  threadParentOnEveryPage?: boolean;
 }
 
 /**
@@ -123,8 +125,16 @@ const methods: Record<string, SlackMethod> = { ...messageMethods, ...workspaceMe
 const responseUrlUses = 5;
 
 export async function startSlackFake(options: SlackFakeOptions): Promise<SlackFake> {
-  const { botToken, appToken, latencyMs = 0, scopes = manifestBotScopes(), ...identity } = options;
+  const {
+    botToken,
+    appToken,
+    latencyMs = 0,
+    scopes = manifestBotScopes(),
+    threadParentOnEveryPage = false,
+    ...identity
+  } = options;
   const workspace = new Workspace({ ...testWorkspace, ...definedOnly(identity) });
+  workspace.threadParentOnEveryPage = threadParentOnEveryPage;
   const log = new CallLog();
   const faults = new Map<string, SlackFault[]>();
   const uses = new Map<string, number>();

@@ -40,19 +40,26 @@ it('reads one chosen message whole: the shortcut quotes it in full', async () =>
   expect((await readThreadMessage(client, 'C0DOCS', parent.ts, chosen.ts))?.text).toHaveLength(10_000);
 });
 
-it('keeps the request that opened a long thread: past 1,000 replies, the oldest replies go, never the parent', async () => {
-  slack = await startSlackFake({ botToken: SECRETS.botToken });
-  const parent = slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'Document the rate limits' });
-  for (let n = 1; n <= 1_100; n += 1) {
-    slack.seedMessage('C0DOCS', { user: 'U0BEA', text: `reply ${n}`, thread_ts: parent.ts });
-  }
-  const client = new webApi.WebClient(SECRETS.botToken, { slackApiUrl: slack.apiUrl });
+it.each([
+  ['only on the first page', false],
+  ['at the top of every page', true],
+])(
+  'keeps the request that opened a long thread: past 1,000 replies, the oldest replies go, never the parent (Slack sending it %s)',
+  async (_, threadParentOnEveryPage) => {
+    slack = await startSlackFake({ botToken: SECRETS.botToken, threadParentOnEveryPage });
+    const parent = slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'Document the rate limits' });
+    for (let n = 1; n <= 1_100; n += 1) {
+      slack.seedMessage('C0DOCS', { user: 'U0BEA', text: `reply ${n}`, thread_ts: parent.ts });
+    }
+    const client = new webApi.WebClient(SECRETS.botToken, { slackApiUrl: slack.apiUrl });
 
-  const { messages, cut } = await readThread(client, 'C0DOCS', parent.ts);
+    const { messages, cut } = await readThread(client, 'C0DOCS', parent.ts);
 
-  expect(cut).toBe('older');
-  expect(messages).toHaveLength(1_001);
-  expect(messages[0]?.text).toBe('Document the rate limits');
-  expect(messages[1]?.text).toBe('reply 101');
-  expect(messages.at(-1)?.text).toBe('reply 1100');
-});
+    expect(cut).toBe('older');
+    expect(messages).toHaveLength(1_001);
+    expect(messages[0]?.text).toBe('Document the rate limits');
+    expect(messages[1]?.text).toBe('reply 101');
+    expect(messages.at(-1)?.text).toBe('reply 1100');
+    expect(messages.filter((message) => message.text === 'Document the rate limits')).toHaveLength(1);
+  },
+);

@@ -154,7 +154,12 @@ const replies: SlackMethod = {
     if (!ws.isMember(channel)) return fail('not_in_channel');
     const thread = ws.thread(channel, ts);
     if (!thread) return fail('thread_not_found');
-    return page(inWindow(thread, args), args);
+    const answer = page(inWindow(thread, args), args);
+    const [parent] = thread;
+    if (ws.threadParentOnEveryPage && stringArg(args, 'cursor') && parent && answer.ok === true) {
+      return { ...answer, messages: [copy(parent), ...(answer.messages as StoredMessage[])] };
+    }
+    return answer;
   },
 };
 

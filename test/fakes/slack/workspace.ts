@@ -66,6 +66,11 @@ export class Workspace {
   readonly unseen: string[] = [];
   /** Threads an admin locked (`channel:rootTs`): Slack takes no reply in them. */
   private readonly locked = new Set<string>();
+  /**
+   * Whether `conversations.replies` puts a thread's parent at the top of every page, not only the
+   * first. Sources disagree on what Slack does; the bot must read a thread right either way.
+   */
+  threadParentOnEveryPage = false;
 
   constructor(readonly identity: WorkspaceIdentity) {
     this.seedUser({ id: identity.botUserId, name: 'docs-agent', real_name: 'Docs Agent', is_bot: true });
