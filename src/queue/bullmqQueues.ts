@@ -27,6 +27,7 @@ import type {
   WorkerOptions,
   WorkQueue,
 } from './queue.js';
+import { WITHDRAWN_KEPT_MS } from './queue.js';
 
 /** Failed jobs stay this long for the operator (and hold their id meanwhile). */
 const FAILED_KEPT_SECONDS = 24 * 60 * 60;
@@ -38,8 +39,6 @@ const COMPLETED_KEPT_COUNT = 5_000;
 const FAILED_KEPT_COUNT = 1_000;
 /** Entries of each queue's event stream (about; BullMQ's default is 10,000). */
 const EVENTS_KEPT = 1_000;
-/** A withdrawn submission's mark outlives any wait of its job in the queue. */
-const WITHDRAWN_KEPT_MS = 24 * 3_600_000;
 /** The mark of an id all of whose adds are withdrawn (a stamp is a number). */
 const EVERY_ADD = '*';
 /** How long close waits past its grace for processors that ignore their abort signal. */

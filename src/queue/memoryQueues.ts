@@ -4,6 +4,7 @@ import { Cron } from 'croner';
 import { cronOptions, previousScheduledRun } from './cron.js';
 import type { AddOptions, JobCounts, Processor, ProcessorResult, QueueJob, Submission } from './queue.js';
 import type { QueueOptions, Queues, WorkerOptions, WorkQueue } from './queue.js';
+import { WITHDRAWN_KEPT_MS } from './queue.js';
 
 /** As on Redis: failed jobs stay a day (and hold their id meanwhile). */
 const FAILED_KEPT_MS = 24 * 60 * 60 * 1000;
@@ -44,8 +45,8 @@ class MemoryQueue<T> implements WorkQueue<T> {
   private readonly waiting: Entry<T>[] = [];
   private readonly running = new Map<Entry<T>, { controller: AbortController; done: Promise<void> }>();
   private readonly schedulers = new Map<string, Cron>();
-  /** Withdrawn submissions: job id -> stamp, or 'every' add of that id. */
-  private readonly withdrawals = new Map<string, number | 'every'>();
+  /** Withdrawn submissions, oldest first: job id -> stamp, or 'every' add of that id, and when the mark lapses. */
+  private readonly withdrawals = new Map<string, { mark: number | 'every'; until: number }>();
   /** The finished jobs kept for their ids, oldest first: a burst of requests holds no more than Redis would. */
   private readonly kept = { completed: new Set<Entry<T>>(), failed: new Set<Entry<T>>() };
   private worker?: { processor: Processor<T>; options: WorkerOptions };
@@ -87,12 +88,19 @@ class MemoryQueue<T> implements WorkQueue<T> {
   }
 
   async withdraw(jobId: string, stamp?: number): Promise<void> {
-    this.withdrawals.set(jobId, stamp ?? 'every');
+    const now = this.now();
+    for (const [id, { until }] of this.withdrawals) {
+      if (until > now) break;
+      this.withdrawals.delete(id);
+    }
+    this.withdrawals.delete(jobId); // the newest last
+    this.withdrawals.set(jobId, { mark: stamp ?? 'every', until: now + WITHDRAWN_KEPT_MS });
   }
 
   async withdrawn(job: QueueJob<T>): Promise<boolean> {
-    const mark = this.withdrawals.get(job.id);
-    return mark === 'every' || mark === job.addedAt;
+    const withdrawal = this.withdrawals.get(job.id);
+    if (!withdrawal || withdrawal.until <= this.now()) return false;
+    return withdrawal.mark === 'every' || withdrawal.mark === job.addedAt;
   }
 
   /** The new entry, or undefined when a job with its id is there already. */

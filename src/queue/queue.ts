@@ -6,6 +6,9 @@
  */
 
 /** One job as its processor sees it. */
+/** How long a withdrawal's mark lasts: longer than any wait of its job in the queue. */
+export const WITHDRAWN_KEPT_MS = 24 * 3_600_000;
+
 export interface QueueJob<T> {
   /** The job id: the one given to `add`, or one the queue made up. */
   readonly id: string;
@@ -117,7 +120,8 @@ export interface WorkQueue<T> {
    * Marks a submission's job as withdrawn, whenever its add lands (call it as soon as the add is
    * given up on: it is sent behind the add, so a job that starts finds the mark). Its processor
    * asks `withdrawn` and does nothing; `remove` takes it off the queue once it has landed.
-   * Without `stamp`, every add of `jobId` is withdrawn, whichever process made it, for a day.
+   * Without `stamp`, every add of `jobId` is withdrawn, whichever process made it. A mark lasts
+   * `WITHDRAWN_KEPT_MS`.
    */
   withdraw(jobId: string, stamp?: number): Promise<void>;
   /** True when `job` is a submission's job that was withdrawn, or every add of its id was. */

@@ -1,17 +1,10 @@
 import { webApi } from '@slack/bolt';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { silentLogger } from '../support/loggers.js';
 import { type SlackFake, startSlackFake } from './slackFake.js';
 
 const botToken = 'xoxb-test-token';
-const silent: webApi.Logger = {
-  debug() {},
-  info() {},
-  warn() {},
-  error() {},
-  setLevel() {},
-  getLevel: () => webApi.LogLevel.ERROR,
-  setName() {},
-};
+const silent = silentLogger;
 
 let slack: SlackFake;
 let client: webApi.WebClient;

@@ -1,16 +1,8 @@
-import { type Logger, LogLevel } from '@slack/bolt';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { openMemoryQueues } from '../../src/queue/memoryQueues.js';
+import { silentLogger } from '../support/loggers.js';
 
-const logger: Logger = {
-  debug() {},
-  info() {},
-  warn() {},
-  error() {},
-  setLevel() {},
-  getLevel: () => LogLevel.ERROR,
-  setName() {},
-};
+const logger = silentLogger;
 
 afterEach(() => {
   vi.useRealTimers();

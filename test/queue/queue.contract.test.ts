@@ -1,11 +1,11 @@
 import { createClient, type RedisClientType } from '@keyv/redis';
 import { createNodeRedisClient, Job, Queue } from 'bullmq';
-import { type Logger, LogLevel } from '@slack/bolt';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { openBullmqQueues } from '../../src/queue/bullmqQueues.js';
 import { nextCronRun } from '../../src/queue/cron.js';
 import { openMemoryQueues } from '../../src/queue/memoryQueues.js';
 import type { Processor, ProcessorResult, QueueJob, Queues } from '../../src/queue/queue.js';
+import { recordingLogger } from '../support/loggers.js';
 import { startMuteProxy } from '../support/muteProxy.js';
 import { type PrivateRedis, startPrivateRedis } from '../support/privateRedis.js';
 import { uniqueNamespace } from '../support/redis.js';
@@ -27,16 +27,7 @@ interface Harness {
   cleanup(): Promise<void>;
 }
 
-const logLines: string[] = [];
-const logger: Logger = {
-  debug() {},
-  info: (...message: unknown[]) => logLines.push(`info ${message.join(' ')}`),
-  warn: (...message: unknown[]) => logLines.push(`warn ${message.join(' ')}`),
-  error: (...message: unknown[]) => logLines.push(`error ${message.join(' ')}`),
-  setLevel() {},
-  getLevel: () => LogLevel.DEBUG,
-  setName() {},
-};
+const { logger, lines: logLines } = recordingLogger();
 
 function memoryHarness(): Harness {
   return {

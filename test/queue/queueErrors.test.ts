@@ -1,29 +1,9 @@
-import { LogLevel, type Logger } from '@slack/bolt';
 import { describe, expect, it } from 'vitest';
 import { errorReporter } from '../../src/queue/bullmqErrors.js';
+import { recordingLogger } from '../support/loggers.js';
 
 /** Named as node-redis names a Redis error reply. */
 class ErrorReply extends Error {}
-
-function recordingLogger(): { logger: Logger; lines: string[] } {
-  const lines: string[] = [];
-  const push =
-    (level: string) =>
-    (...message: unknown[]) =>
-      void lines.push(`${level} ${message.join(' ')}`);
-  return {
-    lines,
-    logger: {
-      debug: push('debug'),
-      info: push('info'),
-      warn: push('warn'),
-      error: push('error'),
-      setLevel() {},
-      getLevel: () => LogLevel.DEBUG,
-      setName() {},
-    },
-  };
-}
 
 describe('the queues’ errors in the log', () => {
   it('tells a full Redis in plain words, once per burst, whichever of BullMQ’s scripts it refused', () => {
