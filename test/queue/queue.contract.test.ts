@@ -4,7 +4,8 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { openBullmqQueues } from '../../src/queue/bullmqQueues.js';
 import { nextCronRun } from '../../src/queue/cron.js';
 import { openMemoryQueues } from '../../src/queue/memoryQueues.js';
-import type { Processor, ProcessorResult, QueueJob, Queues } from '../../src/queue/queue.js';
+import type { Processor, ProcessorResult, QueueJob, Queues, WorkQueue } from '../../src/queue/queue.js';
+import { WITHDRAWN_KEPT_MS } from '../../src/queue/queue.js';
 import { recordingLogger } from '../support/loggers.js';
 import { startMuteProxy } from '../support/muteProxy.js';
 import { type PrivateRedis, startPrivateRedis } from '../support/privateRedis.js';
@@ -92,6 +93,19 @@ function recorder<T>(
     running: () => running,
     mostRunning: () => mostRunning,
   };
+}
+
+/** Processes the queue's jobs, noting of each its data and whether it was withdrawn. */
+function processWithdrawnMarks(queue: WorkQueue<string>): Array<[string, boolean]> {
+  const marks: Array<[string, boolean]> = [];
+  queue.process(
+    async (job) => {
+      marks.push([job.data, await queue.withdrawn(job)]);
+      return undefined;
+    },
+    { concurrency: 1 },
+  );
+  return marks;
 }
 
 /** A promise the test settles by hand. */
@@ -248,14 +262,7 @@ describe.each([
     await before.queued;
     await queue.withdraw('every');
     await queue.add('job', 'other', { jobId: 'other' });
-    const marks: Array<[string, boolean]> = [];
-    queue.process(
-      async (job) => {
-        marks.push([job.data, await queue.withdrawn(job)]);
-        return undefined;
-      },
-      { concurrency: 1 },
-    );
+    const marks = processWithdrawnMarks(queue);
     await expect.poll(() => marks.length).toBe(2);
     // Its id free again, a later add of it (another process's late one) is withdrawn too.
     await queue.add('job', 'after', { jobId: 'every' });
@@ -559,6 +566,29 @@ async function connectAsTheBot(url: string): Promise<RedisClientType> {
   await client.connect();
   return client;
 }
+
+describe('the queue port in memory', () => {
+  it('lets a withdrawal lapse after WITHDRAWN_KEPT_MS, as its Redis key does', async () => {
+    let now = Date.parse('2026-11-25T09:00:00Z');
+    const queues = openMemoryQueues({ logger, now: () => now });
+    const queue = queues.queue<string>('requests');
+    await queue.withdraw('every');
+    const marks = processWithdrawnMarks(queue);
+    await queue.add('job', 'within the day', { jobId: 'every' });
+    await expect.poll(() => marks.length).toBe(1);
+
+    now += WITHDRAWN_KEPT_MS;
+    await queue.withdraw('another'); // and the lapsed mark is let go
+    now += 1_000_000; // past the time the finished job's id is kept
+    await queue.add('job', 'a day later', { jobId: 'every' });
+    await expect.poll(() => marks.length).toBe(2);
+    expect(marks).toEqual([
+      ['within the day', true],
+      ['a day later', false],
+    ]);
+    await queues.close(0);
+  });
+});
 
 describe('the queue port on bullmq while Redis is away', () => {
   let redis: PrivateRedis | undefined;
