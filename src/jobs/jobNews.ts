@@ -30,19 +30,18 @@ export function jobNewsText(
   const underTheirMessage = isDirectMessage(record.channel) && record.threadTs !== record.cardTs;
   const to = (who: string) => (underTheirMessage ? '' : `${who} `);
   const startAgain = isDirectMessage(record.channel) ? START_AGAIN_IN_DM : START_AGAIN;
-  const pr = record.prLink ? pullRequestLink(record.prLink) : undefined;
-  const itsPr = pr ? ` Its pull request: ${pr}.` : '';
+  const pr = record.prLink ? pullRequestNamed(record.prLink) : undefined;
+  const itsPr = pr ? ` Its work so far is in ${pr}.` : '';
+  // A later round (after a follow-up) says so: the same words again would read as a repeat.
+  const latest = record.round > 0 ? ' with the latest replies' : '';
   switch (kind) {
     case 'completed':
-      // A later round (after a follow-up) says so: the same words again would read as a repeat.
-      if (pr && record.round > 0)
-        return `${to(people)}:white_check_mark: The docs agent is done with the latest replies: pull request ${pr} is ready for review.`;
       return pr
-        ? `${to(people)}:white_check_mark: The docs agent is done: pull request ${pr} is ready for review.`
-        : `${to(people)}:white_check_mark: The docs agent is done and changed nothing, so there is no pull request. If you expected a change, reply in this thread to say what to do.`;
+        ? `${to(people)}:white_check_mark: The docs agent is done${latest}: ${pr} is ready for review.`
+        : `${to(people)}:white_check_mark: The docs agent is done${latest} and changed nothing, so there is no pull request. If you expected a change, reply in this thread to say what to do.`;
     case 'failed':
       // Whether Mintlify takes a failed or archived job up again on a follow-up is not documented.
-      return `${to(people)}:x: The docs agent job failed. A reply in this thread still goes to the agent, which may take the job up again; or ${startAgain}.`;
+      return `${to(people)}:x: The docs agent job failed${record.round > 0 ? ' on the latest replies' : ''}. A reply in this thread still goes to the agent, which may take the job up again; or ${startAgain}.`;
     case 'archived':
       return `${to(people)}:file_cabinet: This job was archived in Mintlify, so the agent has stopped working on it.${itsPr} A reply in this thread still goes to the agent; or ${startAgain}.`;
     case 'gone':
@@ -62,14 +61,33 @@ export function strayJobNewsText(record: JobRecord, news: string): string {
 
 /**
  * A link Slack cannot misread (the characters that end a `<url|label>` are percent-encoded),
- * labelled `owner/repo#42` for a GitHub pull request and "pull request" otherwise: a short label,
- * whatever the URL's length, so a line cut to Slack's limits never cuts it inside its markup.
+ * labelled by its short name (`owner/repo#42`, a GitLab `group/project!7`) or "pull request": a
+ * short label, whatever the URL's length, so a line cut to Slack's limits never cuts it inside its
+ * markup.
  */
 export function pullRequestLink(url: string): string {
+  return linkOrText(url, shortName(url)?.label ?? 'pull request');
+}
+
+/**
+ * The pull request as a sentence names it: "pull request acme/docs#42", "merge request
+ * acme/docs!7", or a link reading "the pull request" where its address has no short name.
+ */
+export function pullRequestNamed(url: string): string {
+  const short = shortName(url);
+  const link = linkOrText(url, short?.label ?? 'the pull request');
+  return short || !link.startsWith('<') ? `${short?.kind ?? 'pull request'} ${link}` : link;
+}
+
+/** `owner/repo#42` on GitHub (or GitHub Enterprise), `group/project!7` on GitLab. */
+function shortName(url: string): { kind: string; label: string } | undefined {
+  const pull = /^https:\/\/[^/]+\/([\w.-]+\/[\w.-]+)\/pull\/(\d+)(?:[/?#]|$)/.exec(url);
+  if (pull) return { kind: 'pull request', label: `${pull[1]}#${pull[2]}` };
+  const merge = /^https:\/\/[^/]+\/([\w.-]+(?:\/[\w.-]+)+)\/-\/merge_requests\/(\d+)(?:[/?#]|$)/.exec(url);
+  return merge ? { kind: 'merge request', label: `${merge[1]}!${merge[2]}` } : undefined;
+}
+
+function linkOrText(url: string, label: string): string {
   // Only http(s) becomes a link: Mintlify's answer is not Slack markup (`!channel` would be a ping).
-  const github = /^https:\/\/github\.com\/([\w.-]+\/[\w.-]+)\/pull\/(\d+)/.exec(url);
-  return (
-    textLink(url, github ? `${github[1]}#${github[2]}` : 'pull request') ??
-    `\`${escapeSlackText(truncate(url, 300))}\``
-  );
+  return textLink(url, label) ?? `\`${escapeSlackText(truncate(url, 300))}\``;
 }

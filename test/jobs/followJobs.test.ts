@@ -92,7 +92,7 @@ describe('following a job to its end', () => {
     h.mintlify.setJob(job.jobId, { status: 'archived', prLink: PR });
 
     const reply = await waitForReply(h, job, 'archived');
-    expect(textOf(reply)).toContain(`Its pull request: <${PR}|acme/docs#42>.`);
+    expect(textOf(reply)).toContain(`Its work so far is in pull request <${PR}|acme/docs#42>.`);
   });
 
   it('follows a job reopened by a follow-up and announces its new end too', async () => {

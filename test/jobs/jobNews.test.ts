@@ -92,6 +92,23 @@ describe('the news a job thread gets', () => {
     );
   });
 
+  it('says a later round’s failure, or its end with no change, in words of its own too, not the first round’s again', () => {
+    // A reply to a failed job that fails again, or to a job that changed nothing that changes nothing
+    // again: the thread would show the very same message twice, which reads as a repeat.
+    for (const [kind, changes] of [
+      ['failed', { status: 'failed' }],
+      ['completed', { status: 'completed' }],
+    ] as const) {
+      const first = jobNewsText(kind, record(changes), when);
+      const later = jobNewsText(
+        kind,
+        record({ ...changes, round: 1, roundStartedAt: '2025-01-02T05:00:00.000Z' }),
+        when,
+      );
+      expect(later, kind).not.toBe(first);
+    }
+  });
+
   it('links a GitHub pull request by its short name and mentions the requester', () => {
     const text = jobNewsText('completed', record({ prLink: 'https://github.com/acme/docs/pull/42' }), when);
     expect(text).toContain('<@U1>');
@@ -100,19 +117,44 @@ describe('the news a job thread gets', () => {
 
   it('never lets a pull request link break out of its brackets', () => {
     const text = jobNewsText('completed', record({ prLink: 'https://git.example/pr/1|<!channel>' }), when);
-    expect(text).toContain('<https://git.example/pr/1%7C%3C!channel%3E|pull request>');
+    expect(text).toContain('<https://git.example/pr/1%7C%3C!channel%3E|the pull request>');
     expect(text).not.toContain('<!channel>');
   });
 
   it('labels any other pull request link shortly, and shows one too long to link as text', () => {
     expect(pullRequestLink('https://gitlab.example/acme/docs/-/merge_requests/7')).toBe(
-      '<https://gitlab.example/acme/docs/-/merge_requests/7|pull request>',
+      '<https://gitlab.example/acme/docs/-/merge_requests/7|acme/docs!7>',
+    );
+    expect(pullRequestLink('https://github.acme.example/acme/docs/pull/7')).toBe(
+      '<https://github.acme.example/acme/docs/pull/7|acme/docs#7>',
+    );
+    expect(pullRequestLink('https://bitbucket.org/acme/docs/pull-requests/7')).toBe(
+      '<https://bitbucket.org/acme/docs/pull-requests/7|pull request>',
     );
     const long = `https://git.example/pr/7?${'x'.repeat(2_000)}`;
     expect(pullRequestLink(long)).toMatch(/^`https:\/\/git\.example\/pr\/7\?x+…`$/);
     // A GitHub one too: a line cut to Slack's 3,000 characters never cuts a link in half.
     const github = `https://github.com/acme/docs/pull/42?${'x'.repeat(2_950)}`;
     expect(pullRequestLink(github)).toMatch(/^`https:\/\/github\.com\/acme\/docs\/pull\/42\?x+…`$/);
+  });
+
+  it('names a pull request that is not on github.com once, not as “pull request pull request”', () => {
+    // As Slack shows it: a `<url|label>` link reads as its label.
+    const shown = (text: string) => text.replace(/<([^|>]+)\|([^>]+)>/g, '$2');
+    for (const prLink of [
+      'https://gitlab.com/acme/docs/-/merge_requests/7',
+      'https://github.acme.example/acme/docs/pull/7', // GitHub Enterprise
+      'https://bitbucket.org/acme/docs/pull-requests/7', // no short name
+    ]) {
+      const completed = shown(jobNewsText('completed', record({ prLink }), when));
+      expect(completed).not.toMatch(/pull request pull request/);
+      const again = shown(jobNewsText('completed', record({ prLink, round: 1 }), when));
+      expect(again).not.toMatch(/pull request pull request/);
+      const archived = shown(jobNewsText('archived', record({ prLink, status: 'archived' }), when));
+      expect(archived).toMatch(
+        /Its work so far is in (the pull request|merge request acme\/docs!7|pull request acme\/docs#7)\./,
+      );
+    }
   });
 
   it('says how long a slow job has run', () => {
