@@ -170,10 +170,14 @@ async function tellSlack(
   let pending = false;
 
   if (record.round === 0) memory.redrawCard = false; // a new job's card was drawn a moment ago
+  // The card shows where the agent works too: Mintlify may name the branch only once under way.
   const cardChanged =
     next.status !== record.status ||
     next.prLink !== record.prLink ||
-    next.reportedStatus !== record.reportedStatus;
+    next.reportedStatus !== record.reportedStatus ||
+    next.repository !== record.repository ||
+    next.ref !== record.ref ||
+    next.model !== record.model;
   if ((cardChanged || memory.redrawCard) && !memory.cardGone) {
     const delivery = await editJobCard(ctx, next);
     if (delivery === 'done') memory.redrawCard = false;

@@ -53,6 +53,18 @@ describe('following a job to its end', () => {
     });
   });
 
+  it('redraws the card when Mintlify names the job’s branch while it works, not only at its end', async () => {
+    const job = await startFollowedJob(h, 'Document the branch naming');
+    // `source.ref` is nullable in the spec (the agent names its branch from the prompt): here
+    // Mintlify answers it, or a new one, only once the agent is under way.
+    h.mintlify.setJob(job.jobId, { source: { ref: 'docs/branch-naming' } });
+    await expect.poll(async () => (await record(h, job.jobId))?.ref).toBe('docs/branch-naming');
+    await settle(h, sentinel);
+    // Still working: the card says where, as the record already does.
+    expect((await record(h, job.jobId))?.status).toBe('active');
+    expect(JSON.stringify(cardEdits(h, job).at(-1)?.args.blocks ?? [])).toContain('docs/branch-naming');
+  });
+
   it('says plainly that nothing changed when the job completes without a pull request', async () => {
     const job = await startFollowedJob(h, 'Check the quickstart for typos');
     h.mintlify.setJob(job.jobId, { status: 'completed' });
