@@ -3,7 +3,7 @@ import type { types } from '@slack/bolt';
 type KnownBlock = types.KnownBlock;
 
 import { isDirectMessage } from '../slack/conversations.js';
-import { isLinkable, linkTarget } from '../slack/links.js';
+import { isLinkable, linkTarget, textLink } from '../slack/links.js';
 import { escapeSlackText, quote, slackDate, truncate } from '../slack/escape.js';
 import { currentPreview, FINISHED, type JobPreview, type JobRecord, type JobState } from './jobRecord.js';
 
@@ -56,6 +56,12 @@ function previewLine(preview: JobPreview): string | undefined {
       return preview.url
         ? undefined
         : `:white_check_mark: The preview of ${branch} is deployed; Mintlify gave no link to it (see your Mintlify dashboard).`;
+    case 'untracked': {
+      const link = textLink(preview.url, 'open the preview');
+      return link
+        ? `:hourglass_flowing_sand: Mintlify is deploying a preview of ${branch}, without a way for me to tell when it is done: ${link} in a few minutes.`
+        : `:hourglass_flowing_sand: Mintlify is deploying a preview of ${branch}, without a way for me to tell when it is done or where (see your Mintlify dashboard).`;
+    }
   }
 }
 

@@ -14,8 +14,11 @@ export interface JobPreview {
   /** The round whose pull request it shows: a later round's deployment replaces it. */
   round: number;
   branch: string;
-  /** `asked`: the request is under way; `queued`/`in_progress`: Mintlify deploys it. */
-  state: 'asked' | 'queued' | 'in_progress' | 'success' | 'failure';
+  /**
+   * `asked`: the request is under way; `queued`/`in_progress`: Mintlify deploys it; `untracked`:
+   * Mintlify took the request but gave no deployment to follow (no `statusId`).
+   */
+  state: 'asked' | 'queued' | 'in_progress' | 'success' | 'failure' | 'untracked';
   askedAt: string;
   statusId?: string;
   /** Where it will be; shown only once the deployment succeeded. */

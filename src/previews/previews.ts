@@ -1,4 +1,10 @@
-import { ForbiddenError, isMintlifyError, type MintlifyClient, RateLimitedError } from '../mintlify/index.js';
+import {
+  ForbiddenError,
+  isMintlifyError,
+  type MintlifyClient,
+  RateLimitedError,
+  SchemaError,
+} from '../mintlify/index.js';
 import type { Processor, WorkQueue } from '../queue/queue.js';
 import { editJobCard, noticeKey, announceOnce } from '../jobs/jobNotifications.js';
 import { currentPreview, type JobPreview, type JobRecord } from '../jobs/jobRecord.js';
@@ -165,13 +171,24 @@ export function previewProcessor(ctx: PreviewsContext): Processor<PreviewRequest
         return undefined;
       }
       if (!isMintlifyError(error)) throw error;
+      if (error instanceof SchemaError) {
+        // A 2xx: Mintlify took it, in an answer we cannot read.
+        ctx.logger.warn(`job ${jobId}: the preview of ${branch} was asked for, but ${error.message}`);
+        await endUnfollowed(ctx, jobId, round, { state: 'untracked' });
+        return undefined;
+      }
       // 400, 5xx, a timeout: the POST may have reached Mintlify, so it is not sent again.
       ctx.logger.warn(`job ${jobId}: the preview of ${branch} could not be asked for: ${error.message}`);
-      await failedToAsk(ctx, jobId, round, `Mintlify did not take the request (${plainReason(error)})`);
+      await endUnfollowed(ctx, jobId, round, {
+        state: 'failure',
+        summary: `Mintlify did not take the request (${plainReason(error)})`,
+      });
       return undefined;
     }
     if (!deployment.statusId) {
-      await failedToAsk(ctx, jobId, round, 'Mintlify gave no deployment to follow');
+      // Queued all the same (the spec requires neither field): its link, if any, is worth giving.
+      const url = deployment.previewUrl;
+      await endUnfollowed(ctx, jobId, round, { state: 'untracked', ...(isLinkable(url) ? { url } : {}) });
       return undefined;
     }
     const updated = await setPreview(ctx, jobId, round, {
@@ -304,26 +321,29 @@ async function clearPreview(ctx: PreviewsContext, jobId: string, round: number):
   });
 }
 
-/** A preview that could not be asked for (no deployment to follow): its card says so, once. */
-async function failedToAsk(
+/**
+ * A preview with no deployment to follow: not asked for (its failure), or taken by Mintlify without
+ * a status to read (its link, if given). Its card says so, once.
+ */
+async function endUnfollowed(
   ctx: PreviewsContext,
   jobId: string,
   round: number,
-  summary: string,
+  end: Pick<JobPreview, 'state' | 'summary' | 'url'>,
 ): Promise<void> {
-  const updated = await endPreview(ctx, jobId, round, { state: 'failure', summary });
+  const updated = await endPreview(ctx, jobId, round, end);
   if (updated && currentPreview(updated)) {
     await editJobCard(ctx, updated);
     ctx.onJobChanged?.(updated);
   }
 }
 
-/** Ends the round's preview (success or failure) in its record; returns the record. */
+/** Ends the round's preview (success, failure, or not followed) in its record; returns the record. */
 function endPreview(
   ctx: PreviewsContext,
   jobId: string,
   round: number,
-  end: Pick<JobPreview, 'state' | 'summary'>,
+  end: Pick<JobPreview, 'state' | 'summary' | 'url'>,
 ): Promise<JobRecord | undefined> {
   return ctx.records.update(jobId, (current) => {
     if (current.round !== round || current.preview?.round !== round) return current;

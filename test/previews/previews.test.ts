@@ -331,6 +331,34 @@ describe('preview deployments of a job’s pull request', () => {
     expect(h.mintlify.requestsFor('deployPreview')).toHaveLength(3);
   });
 
+  it('a deployment Mintlify queued (202) without a statusId is not shown as failed, and its URL is not thrown away', async () => {
+    const h = await bot();
+    // The spec marks neither field of the 202 required: "Preview deployment queued successfully".
+    const previewUrl = 'https://acme-queued.mintlify.app';
+    h.mintlify.injectFault('deployPreview', { status: 202, body: { previewUrl } });
+    const job = await startFollowedJob(h, 'Document the untracked preview', 'C0UNTRACKED');
+    await finish(h, job);
+    await expect.poll(() => h.mintlify.requestsFor('deployPreview').length).toBe(1);
+    await expect.poll(async () => (await record(h, job.jobId))?.preview?.state).toBeDefined();
+    await settled(h);
+    // Mintlify accepted the deployment: the card must not tell reviewers the preview failed.
+    expect(lastCardText(h, job)).not.toContain('failed');
+    expect(lastCardText(h, job)).toContain('without a way for me to tell when it is done');
+    expect(JSON.stringify(cardEdits(h, job).map((call) => call.args.blocks))).toContain(previewUrl);
+  });
+
+  it('a deployment Mintlify took in an answer that cannot be read is not shown as failed, nor asked for again', async () => {
+    const h = await bot();
+    h.mintlify.injectFault('deployPreview', { malformedJson: true });
+    const job = await startFollowedJob(h, 'Document the unreadable preview', 'C0UNREAD');
+    await finish(h, job);
+    await expect.poll(async () => (await record(h, job.jobId))?.preview?.state).toBe('untracked');
+    await settled(h);
+    expect(lastCardText(h, job)).not.toContain('failed');
+    expect(lastCardText(h, job)).toContain('or where (see your Mintlify dashboard)');
+    expect(h.mintlify.requestsFor('deployPreview')).toHaveLength(1);
+  });
+
   it('a preview Mintlify refuses for the bot’s key (401): the card names the cause, not "an unexpected answer"', async () => {
     const h = await bot();
     h.mintlify.injectFault('deployPreview', { status: 401 });
