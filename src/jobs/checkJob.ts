@@ -125,11 +125,26 @@ export async function checkJob(
     // A follow-up may have reached the job while we read it and told Slack: then its record is newer
     // than our answer (reopened, or still active as Mintlify took it up), and the job is read again.
     let overtaken = false;
+    const at = ctx.now();
     const saved = await ctx.records.update(jobId, (current) => {
       overtaken = writtenSince(record, current);
-      return overtaken ? current : applyAgentJob(current, job, ctx.now());
+      if (!overtaken) return applyAgentJob(current, job, at);
+      return finished ? reopenedAsTold(record, current, at) : current;
     });
-    if (overtaken) return { kind: 'following' } as const;
+    if (overtaken) {
+      if (finished && saved && !FINISHED.has(saved.status) && saved.goneAt === undefined) {
+        // The card and the thread were just told of an end the job no longer has: the follow-up's
+        // work is a round of its own, the card shows it working (now, and again at the next check
+        // should Slack not take it), and its end is told as that round's.
+        memory.activeSince = now;
+        memory.redrawCard = true;
+        if (!memory.cardGone && !memory.slackGone && (await editJobCard(ctx, saved)) === 'done') {
+          memory.redrawCard = false;
+        }
+        ctx.onJobChanged?.(saved);
+      }
+      return { kind: 'following' } as const;
+    }
     // The requester's Home tab lists this job: let it show the change (the refresher throttles).
     if (saved) ctx.onJobChanged?.(saved);
   }
@@ -152,6 +167,18 @@ async function listAsRead(ctx: JobsContext, record: JobRecord, next: JobRecord):
     writtenSince(record, current) ? current : { ...current, lastRead },
   );
   if (listed?.lastRead) ctx.onJobChanged?.(listed);
+}
+
+/**
+ * `current` after a follow-up reached the job while a check told Slack of the end of `read`'s round:
+ * Mintlify took it up (answered it as working), so the record stayed in that round, whose end the
+ * thread was just told. A new round then, as for a follow-up to a finished job (applyAgentJob).
+ */
+function reopenedAsTold(read: JobRecord, current: JobRecord, now: Date): JobRecord {
+  if (FINISHED.has(current.status) || current.goneAt !== undefined || current.round !== read.round) {
+    return current;
+  }
+  return { ...current, round: current.round + 1, roundStartedAt: now.toISOString(), finishedAt: null };
 }
 
 /** Someone saved the job's own state since `read` was read (a follow-up, another check). */

@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { startBot } from '../support/botHarness.js';
 import {
+  cardEdits,
   FAST_POLL,
   getJobRequests,
   record,
   replyInThread,
   settle,
   startFollowedJob,
+  textOf,
+  threadReplies,
   waitForReply,
 } from './followSupport.js';
 
@@ -39,6 +42,74 @@ describe('a follow-up sent while a check is ending the job', () => {
       await settle(h, sentinel, 5);
       expect(getJobRequests(h, job.jobId).length).toBeGreaterThan(reads);
       expect((await record(h, job.jobId))?.status).toBe('active');
+    } finally {
+      await h.close();
+    }
+  });
+  it('shows the job working on that follow-up, and tells the thread when the follow-up’s work ends', async () => {
+    const h = await startBot({ env: FAST_POLL });
+    try {
+      const sentinel = await startFollowedJob(h, 'Sentinel job that never ends');
+      const job = await startFollowedJob(h, 'Document the retry flag');
+
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      h.slack.failNext('chat.update', { until: held, channel: job.channel });
+      h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+      await h.slack.waitForCall('chat.update', (call) => call.args.ts === job.cardTs);
+      // The requester steers the job as it ends; Mintlify takes the follow-up up (answers `active`).
+      await replyInThread(h, job, 'Also add an example with curl');
+      release();
+      await waitForReply(h, job, PR);
+      await settle(h, sentinel, 5);
+
+      // Mintlify says the job is working on the follow-up: so must the card, not "Pull request ready".
+      const lastCard = () => JSON.stringify(cardEdits(h, job).at(-1)?.args.blocks);
+      const cardWhileWorking = lastCard();
+
+      // The agent is done with the follow-up: the thread is told, as for any follow-up's round.
+      h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+      await settle(h, sentinel, 5);
+      const ends = threadReplies(h, job).filter((call) => textOf(call).includes(PR));
+      expect(ends.map(textOf)).toEqual([
+        expect.stringContaining('The docs agent is done: pull request'),
+        expect.stringContaining('The docs agent is done with the latest replies'),
+      ]);
+      expect(cardWhileWorking).toContain('Working on it');
+    } finally {
+      await h.close();
+    }
+  });
+  it('shows the job working on a follow-up Mintlify answered with the end being told', async () => {
+    const h = await startBot({ env: FAST_POLL });
+    try {
+      const sentinel = await startFollowedJob(h, 'Sentinel job that never ends');
+      const job = await startFollowedJob(h, 'Document the retry flag');
+
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      h.slack.failNext('chat.update', { until: held, channel: job.channel });
+      h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+      await h.slack.waitForCall('chat.update', (call) => call.args.ts === job.cardTs);
+      // The agent takes the follow-up up in the background: Mintlify answers it with the job's end.
+      h.mintlify.takeUpFollowUpsLater();
+      await replyInThread(h, job, 'Also add an example with curl');
+      release();
+      await settle(h, sentinel, 5);
+
+      // The reply reopened the job: its card says so, not "Pull request ready".
+      const lastCard = () => JSON.stringify(cardEdits(h, job).at(-1)?.args.blocks);
+      expect(lastCard()).toContain('Working on it');
+
+      // The agent takes it up, then is done with it: the thread is told of that round's end.
+      h.mintlify.setJob(job.jobId, { status: 'active', prLink: null });
+      await settle(h, sentinel, 5);
+      expect(lastCard()).toContain('Working on it');
+      h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+      await waitForReply(h, job, 'The docs agent is done with the latest replies');
+      await settle(h, sentinel, 5);
+      // The first round's end was not posted: the reply had reopened the job before it could be.
+      expect(threadReplies(h, job).filter((call) => textOf(call).includes(PR))).toHaveLength(1);
     } finally {
       await h.close();
     }
