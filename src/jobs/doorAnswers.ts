@@ -33,7 +33,12 @@ export function cannotStopText(word: string): string {
 }
 
 /** The answer to `status` or `digest` said to the bot (a mention, its DM) or in a job's thread. */
-export function commandWordText(word: 'status' | 'digest', where: 'new' | 'thread' | 'form'): string {
+export function commandWordText(
+  word: 'status' | 'digest',
+  where: 'new' | 'thread' | 'form',
+  /** What was said in a thread ("any update?"), quoted there without its last "?", "." or "!". */
+  said: string = word,
+): string {
   const what =
     word === 'status'
       ? 'To see a channel’s recent jobs, type `/docs-agent status` in it; my Home tab lists yours.'
@@ -42,7 +47,7 @@ export function commandWordText(word: 'status' | 'digest', where: 'new' | 'threa
     case 'new':
       return `${what} I didn’t start a job for “${word}”.`;
     case 'thread':
-      return `${what} I didn’t send “${word}” to the agent; this job’s card shows where it stands.`;
+      return `${what} I didn’t send “${escapeSlackText(truncate(said.replace(/[.!?]+$/, ''), 100))}” to the agent; this job’s card shows where it stands.`;
     case 'form':
       // A form's error is plain text: no code marks.
       return `This form starts a job. ${what.replaceAll('`', '')} Or tell the agent what to change in the docs.`;

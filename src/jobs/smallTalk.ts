@@ -8,29 +8,37 @@ const GREETINGS = new Set(['hi', 'hello', 'hey', 'hiya', 'howdy', 'yo', 'morning
 const THANKS = new Set([
   ...['thanks', 'thank', 'thx', 'ty', 'tysm', 'cheers', 'appreciated', 'appreciate', 'kudos'],
   ...['ok', 'okay', 'kk', 'k', 'cool', 'great', 'nice', 'awesome', 'perfect', 'lgtm', 'noted'],
-  ...['brilliant', 'amazing', 'excellent', 'wonderful', 'sweet', 'neat', 'good'],
+  ...['brilliant', 'amazing', 'excellent', 'wonderful', 'sweet', 'neat', 'good', 'wow', 'yay'],
+  // What reviewers write under a ready pull request.
+  ...['merged', 'approved', 'shipped'],
 ]);
 // Words that go with the ones above without making an instruction of them.
 const FILLERS = new Set([
   ...['you', 'u', 'so', 'much', 'very', 'a', 'lot', 'again', 'all', 'everyone', 'team', 'guys', 'folks'],
   ...['there', 'mate', 'work', 'job', 'sounds', 'got', 'it', 'and', 'really', 'many', 'bot'],
-  ...['docs-agent', 'for', 'that', 'looks', 'look', 'to', 'me'],
+  ...['docs-agent', 'for', 'that', 'looks', 'look', 'to', 'me', 'one'],
   ...["that's", 'thats', "it's", 'its', 's'],
 ]);
-// Mentions of people (thanking one by name), Slack's emoji codes, pictographs and emoticons.
+// Mentions of people (thanking one by name), Slack's emoji codes, pictographs, emoticons and a "+1".
 const MENTION = /<[@!][^>]*>/g;
 const EMOJI =
-  /:[a-z0-9_+'-]+:|\p{Extended_Pictographic}|[\u{1F3FB}-\u{1F3FF}]|\u{FE0F}|\u{200D}|[:;]-?[)(DPp]|<3/gu;
+  /:[a-z0-9_+'-]+:|\p{Extended_Pictographic}|[\u{1F3FB}-\u{1F3FF}]|\u{FE0F}|\u{200D}|[:;]-?[)(DPp]|<3|(?<!\w)\+1(?!\d)/gu;
+// A wave says hello, as "hi" does.
+const WAVE = /:wave:|\u{1F44B}/u;
 const MOST_WORDS = 8;
 // Asking what the bot is or does, or trying it: answered with help, as a greeting is (after any
-// greeting or "please" before it). Anything longer is an instruction.
+// greeting, "hello there", or "please" before it). Anything longer is an instruction.
 const ABOUT_THE_BOT = new Set([
   ...['help', 'help me', 'can you help', 'can you help me', 'what can you do', 'what do you do'],
   ...['what are you', 'who are you', 'how does this work', 'how does it work', 'how do you work'],
   ...['how do i use this', 'how do i use you', 'how do i use it', 'how to use', 'how to use this'],
   ...['usage', 'commands', 'test', 'testing', 'are you there', 'are you working', 'is this working'],
+  ...['what can you do for me', 'what can you help with', 'how can you help', 'how can you help me'],
+  ...['how can i use you', 'how can i use this', 'how can i use it', 'help status', 'help digest'],
 ]);
 const POLITE = new Set(['please', 'pls', 'plz']);
+// What opens a message without saying anything ("hello there", "good morning, bot").
+const OPENING = new Set([...GREETINGS, ...POLITE, 'there', 'good', 'bot', 'docs-agent']);
 const STATUS_QUESTION = new Set([
   'what',
   "what's",
@@ -46,10 +54,18 @@ const STATUS_QUESTION = new Set([
   'job',
   'jobs',
 ]);
+// Asking for the jobs: `status`, `jobs` or `list` alone or asked for ("show my jobs"), or an
+// "update", asked for ("any update?"), followed by words naming the job ("of this").
+const STATUS_WORDS = new Set(['status', 'jobs', 'list']);
+const ASKED_STATUS_WORDS = new Set(['update', 'updates', 'news', 'progress']);
+const ABOUT_THE_JOB = new Set([
+  ...['of', 'on', 'for', 'this', 'it', 'that', 'the', 'my', 'our', 'all', 'job', 'jobs', 'here', 'now'],
+  ...['so', 'far'],
+]);
 
 /**
- * `greeting` (answered with help; punctuation alone, a "?", is one too, and so is asking what the
- * bot does, "help" or "test"), `thanks` (left unanswered),
+ * `greeting` (answered with help; punctuation alone, a "?", is one too, and so are a wave and asking
+ * what the bot does, "help" or "test"), `thanks` (left unanswered; so is an emoji other than a wave),
  * or undefined for an instruction. `text` is as Slack delivered it (mentions of people as `<@U…>`,
  * `&`, `<` and `>` escaped).
  */
@@ -63,7 +79,9 @@ export function smallTalkOf(text: string): 'greeting' | 'thanks' | undefined {
   const words = wordsOf(withoutEmoji);
   if (words.length === 0) {
     if (withoutMentions.trim() === '') return undefined; // nothing said (a bare mention has its own answer)
-    return withoutEmoji.trim() === withoutMentions.trim() ? 'greeting' : 'thanks'; // a "?"; an emoji
+    if (withoutEmoji.trim() === withoutMentions.trim()) return 'greeting'; // a "?"
+    // A wave is a hello (unless it is to someone named); any other emoji a thanks or an OK.
+    return WAVE.test(withoutMentions) && text.search(MENTION) === -1 ? 'greeting' : 'thanks';
   }
   if (words.length > MOST_WORDS) return undefined;
   if (ABOUT_THE_BOT.has(unwrapped(words).join(' '))) return 'greeting';
@@ -85,15 +103,19 @@ export function isStopWord(text: string): boolean {
 /**
  * The slash command's own words, said to the bot in a mention or its DM rather than after
  * `/docs-agent`: alone, or with a greeting or a "please" around them (`hi, status?`, `status
- * please`), as help is read. Anything more (`digest the API page`) is an instruction.
+ * please`), as help is read; `jobs`, `list` and "any update?" ask for the status too. Anything more
+ * (`digest the API page`, `list the env vars`) is an instruction.
  */
 export function commandWordOf(text: string): 'status' | 'digest' | undefined {
   const said = unwrapped(wordsOf(text));
-  // "what's the status?", "show me the status": asking for it, not an instruction called that.
-  const lead = said.slice(0, -1);
-  const asked = lead.length <= 4 && lead.every((w) => STATUS_QUESTION.has(w));
-  const word = said.length === 1 || asked ? said[said.length - 1] : undefined;
-  return word === 'status' || word === 'digest' ? word : undefined;
+  // "what's the status?", "show me my jobs": asking for it, not an instruction called that.
+  const first = said.findIndex((w) => !STATUS_QUESTION.has(w));
+  const at = first === -1 ? said.length - 1 : first;
+  if (at < 0 || at > 4) return undefined;
+  const [word, after] = [said[at]!, said.slice(at + 1)];
+  if (word === 'digest') return after.length === 0 ? 'digest' : undefined;
+  const asked = STATUS_WORDS.has(word) || (at > 0 && ASKED_STATUS_WORDS.has(word));
+  return asked && after.every((w) => ABOUT_THE_JOB.has(w)) ? 'status' : undefined;
 }
 
 /** The words of a message, lower-cased, without their punctuation. */
@@ -108,7 +130,7 @@ function wordsOf(text: string): string[] {
 /** The words without a greeting or a "please" before them, nor the bot's name or a "please" after them. */
 function unwrapped(words: string[]): string[] {
   let from = 0;
-  while (from < words.length && (GREETINGS.has(words[from]!) || POLITE.has(words[from]!))) from += 1;
+  while (from < words.length && OPENING.has(words[from]!)) from += 1;
   let to = words.length;
   while (to > from && (POLITE.has(words[to - 1]!) || /^(docs-agent|bot)$/.test(words[to - 1]!))) to -= 1;
   return words.slice(from, to);

@@ -147,7 +147,7 @@ async function steerTheJob(
   }
   // Told once (after the dedupe), however often Slack delivers it.
   const word = files === '' ? commandWordOf(said) : undefined;
-  if (word) return { kind: 'command_word', text: commandWordText(word, 'thread') };
+  if (word) return { kind: 'command_word', text: commandWordText(word, 'thread', said) };
   if (files === '' && isStopWord(said))
     return { kind: 'cannot_stop', text: cannotStopText(said.replace(/[.!]+$/, '')) };
   const forwarded = input.forwarded ? (await slackToPlainText(input.forwarded, userNames)).trim() : '';

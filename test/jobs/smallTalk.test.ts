@@ -7,6 +7,11 @@ describe('smallTalkOf', () => {
     // Asking about the bot, or trying it, is answered with help too.
     ...['help', 'Help me!', 'hey, can you help me?', 'What can you do?', 'how does this work?'],
     ...['test', 'testing', 'how do I use this?', 'please help', 'are you there <@U0BOT>?'],
+    // After a greeting of more than one word, or asked another way.
+    ...['Hello there, what can you do?', 'Good morning! How can you help?', 'What can you do for me?'],
+    ...['How can I use you?', 'hi bot, what can you help with?', 'help status', 'help digest?'],
+    // A wave alone says hello, as "hi" does.
+    ...['👋', ':wave:', ':wave::skin-tone-3:', '👋🏽'],
   ])('%j is a greeting', (text) => {
     expect(smallTalkOf(text)).toBe('greeting');
   });
@@ -35,6 +40,16 @@ describe('smallTalkOf', () => {
     'looks good to me',
     'Thanks, that’s perfect!',
     "it's great",
+    'Merged, thanks!',
+    'approved',
+    '+1',
+    '+1 :tada:',
+    'nice one',
+    'Wow, nice!',
+    'yay!',
+    // A wave to someone named is theirs.
+    '<@U0JANE> 👋',
+    'Thanks 👋',
   ])('%j is a thanks', (text) => {
     expect(smallTalkOf(text)).toBe('thanks');
   });
@@ -58,6 +73,16 @@ describe('smallTalkOf', () => {
     // A review with something to change is an instruction.
     'looks good to me, but add an example',
     'that is good except the title',
+    // Near misses: a thanks or a greeting with something to change.
+    'Nice, but also add an example for --json',
+    '+1 and mention the flag in the FAQ',
+    'Thanks! Now also document X',
+    'merged the two install pages into one',
+    'Hello there, what can you do with the --json flag?',
+    'help page for SSO is wrong',
+    'help status codes',
+    'wave the fee on the pricing page',
+    'set retries to +1',
   ])('%j is no small talk', (text) => {
     expect(smallTalkOf(text)).toBeUndefined();
   });
@@ -85,6 +110,16 @@ describe('commandWordOf', () => {
     ['show me the digest', 'digest'],
     ['hi, status please', 'status'],
     ['check my jobs status', 'status'],
+    // The person's jobs, asked for another way.
+    ['jobs', 'status'],
+    ['my jobs', 'status'],
+    ['list', 'status'],
+    ['show my jobs', 'status'],
+    ['list my jobs please', 'status'],
+    ['any update?', 'status'],
+    ['Any updates on this?', 'status'],
+    ['what’s the status of this?', 'status'],
+    ['hello there, status?', 'status'],
   ])('reads %j as asking for %s', (text, word) => expect(commandWordOf(text)).toBe(word));
 
   it.each([
@@ -93,6 +128,13 @@ describe('commandWordOf', () => {
     'update the status page',
     'document what the digest endpoint returns',
     'digest the changelog into a summary',
+    'status codes page needs a 429 row',
+    'list the env vars on the config page',
+    'update the status on this page',
+    'update',
+    'any update to the FAQ?',
+    'show the list of supported jobs',
+    'digest it',
   ])('reads %j as an instruction', (text) => expect(commandWordOf(text)).toBeUndefined());
 });
 

@@ -154,6 +154,18 @@ describe('@docs-agent <instruction>', () => {
     expect(prompts(h)).toEqual([]); // not a job called “@cat”, spending one of the hour’s agent uses
   });
 
+  it('answers a wave or “hello there, what can you do?” with the help, as a DM and the slash command do, starting no job', async () => {
+    h = await startBot();
+    for (const text of ['👋', ':wave:', 'Hello there, what can you do?']) {
+      const said = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: `<@${BOT}> ${text}` });
+      await h.event(mention({ ts: said.ts, text: said.text }));
+      const answer = await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === said.ts);
+      expect(String(answer.args.text)).toContain('Tell me what to change in the docs');
+    }
+    await h.bot.drained();
+    expect(prompts(h)).toEqual([]);
+  });
+
   it('answers a lone “stop” with help at the top of a channel, starting no job', async () => {
     h = await startBot();
     const said = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: `<@${BOT}> stop` });

@@ -183,6 +183,45 @@ describe('a direct message to the bot', () => {
     expect(h.slack.callsTo('chat.postMessage')).toHaveLength(4);
   });
 
+  it('answers a first “Hello there, what can you do?” with the help, as README promises for a greeting or a question about the bot, starting no job', async () => {
+    h = await startBot();
+    // What a newcomer writes first: each would start an agent job of that name, spending an agent use.
+    for (const text of ['Hello there, what can you do?', 'What can you do for me?', 'How can I use you?'])
+      await sendDm(h, text);
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('createJob').map((r) => r.body)).toEqual([]);
+    const answers = h.slack.callsTo('chat.postMessage').map((call) => String(call.args.text));
+    expect(answers).toHaveLength(3);
+    for (const answer of answers) expect(answer).toContain('How to use the docs agent');
+  });
+
+  it('lists the person’s jobs for “my jobs” or “any update?”, while instructions with those words start jobs', async () => {
+    h = await startBot();
+    for (const text of ['my jobs', 'any update?']) await sendDm(h, text);
+    const lists = await h.slack.waitForCalls('chat.postMessage', 2);
+    for (const list of lists) expect(String(list.args.text)).toContain('You have no docs agent jobs yet');
+    await sendDm(h, 'status codes page needs a 429 row');
+    await h.slack.waitForCall('chat.postMessage', (call) => String(call.args.text).includes('429'));
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('createJob').map((r) => r.body)).toEqual([
+      { prompt: 'status codes page needs a 429 row' },
+    ]);
+  });
+
+  it('answers a wave alone (👋, :wave:) as it answers “hi”, as `/docs-agent :wave:` is answered, rather than with silence', async () => {
+    h = await startBot();
+    // `/docs-agent :wave:` is told no job was started, with the help; a DM saying the same gets nothing.
+    const typed = await h.command(':wave:');
+    expect(String((typed.json as { text: string }).text)).toContain('How to use the docs agent');
+    await sendDm(h, ':wave:');
+    await sendDm(h, '👋');
+    await h.bot.drained();
+    const help = h.slack.callsTo('chat.postMessage').map((call) => String(call.args.text));
+    expect(help).toHaveLength(2);
+    for (const answer of help) expect(answer).toContain('How to use the docs agent');
+    expect(h.mintlify.requestsFor('createJob')).toEqual([]);
+  });
+
   it('asked “what’s the status?” while a job runs, lists the person’s jobs rather than starting a job called that', async () => {
     h = await startBot();
     await sendDm(h, 'Document the --json flag');

@@ -170,6 +170,33 @@ describe('/docs-agent <instruction>', () => {
     expect(blocksText(card.args.blocks)).toContain('Document the export flag');
   });
 
+  it('reads `help status` as help, and `jobs`, `my jobs` or `list` as `status`, while instructions using those words start jobs', async () => {
+    h = await startBot();
+    const help = await h.command('help status');
+    expect(help.json).toMatchObject({
+      response_type: 'ephemeral',
+      text: expect.stringContaining('How to use'),
+    });
+    for (const [i, text] of ['jobs', 'my jobs', 'list'].entries()) {
+      await h.command(text, { response_url: h.slack.responseUrl(`status-${i}`) });
+      const listed = await h.slack.waitForCall('response_url', (call) => call.responseId === `status-${i}`);
+      expect(String(listed.args.text)).toContain('No docs agent jobs in this channel yet');
+    }
+    await h.bot.drained();
+    expect(h.mintlify.requests).toHaveLength(0);
+
+    for (const text of ['help page for SSO is wrong', 'list the env vars on the config page']) {
+      await h.command(text);
+    }
+    await h.slack.waitForCalls('chat.postMessage', 2);
+    await h.bot.drained();
+    // Started side by side: in either order.
+    const prompts = h.mintlify
+      .requestsFor('createJob')
+      .map((request) => (request.body as { prompt: string }).prompt);
+    expect(prompts.sort()).toEqual(['help page for SSO is wrong', 'list the env vars on the config page']);
+  });
+
   it('reads `help?` and `status.` as the subcommands they are', async () => {
     h = await startBot();
     const help = await h.command('help?');

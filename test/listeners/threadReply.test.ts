@@ -112,6 +112,54 @@ describe('replies in a job’s thread', () => {
     expect(followUps(h).map((request) => request.body)).toEqual([{ prompt: 'Mention the config file too' }]);
   });
 
+  it('keep the replies people write under a ready pull request (“Merged, thanks!”, “+1”, “any update?”) from the agent, as “LGTM” and “what’s the status?” are', async () => {
+    const h = await bot();
+    const thread = await startJob(h);
+    const prLink = 'https://github.com/acme/docs/pull/7';
+    h.mintlify.setJob('job-1', { status: 'completed', prLink });
+    await h.bot.context.jobs.records.update('job-1', (record) => ({
+      ...record,
+      status: 'completed',
+      prLink,
+    }));
+    // Sent, each reopens the finished job (its card back to "Working on it"), spends an agent use,
+    // and has the agent work on a pull request that may be merged already.
+    await h.event(reply(thread, 'Merged, thanks!'));
+    await h.event(reply(thread, '+1'));
+    await h.event(reply(thread, 'nice one'));
+    await h.event(reply(thread, 'Wow, nice!'));
+    // Asking people how it goes, as “what’s the status?” is asked (answered with where to look, not sent).
+    await h.event(reply(thread, 'any update?'));
+    await h.event(reply(thread, 'what’s the status of this?'));
+    // A reply that does go through, last: once it has arrived, the ones before it were handled.
+    await h.event(reply(thread, 'Mention the config file too'));
+    await h.slack.waitForCall('reactions.add');
+    await h.bot.drained();
+
+    expect(followUps(h).map((request) => request.body)).toEqual([{ prompt: 'Mention the config file too' }]);
+    // Each question told, in its own words, where to look.
+    const told = h.slack.callsTo('chat.postEphemeral').map((call) => String(call.args.text));
+    expect(told).toEqual([
+      expect.stringContaining('I didn’t send “any update” to the agent'),
+      expect.stringContaining('I didn’t send “what’s the status of this” to the agent'),
+    ]);
+  });
+
+  it('send a thanks or a +1 with something to change, as the instruction it is', async () => {
+    const h = await bot();
+    const thread = await startJob(h);
+    const said = [
+      'Nice, but also add an example for --json',
+      '+1 and mention the flag in the FAQ',
+      'Thanks! Now also document the --yaml flag',
+      'any update to the FAQ?',
+    ];
+    for (const text of said) await h.event(reply(thread, text));
+    await h.slack.waitForCalls('reactions.add', said.length);
+    await h.bot.drained();
+    expect(followUps(h).map((request) => request.body)).toEqual(said.map((prompt) => ({ prompt })));
+  });
+
   it('answer “what’s the status?” with where to look, rather than send it to the job as an instruction', async () => {
     const h = await bot();
     const thread = await startJob(h);

@@ -17,12 +17,15 @@ export type DocsAgentRequest =
   | { kind: 'instruction'; text: string };
 
 const SUBCOMMAND = /^(help|status|digest)[.!?]*$/i;
+// `help status`: the help, which says what each subcommand does.
+const HELP_ON = /^help\s+(?:help|status|digest)[.!?]*$/i;
 
 export function parseDocsAgentCommand(text: string | undefined): DocsAgentRequest {
   const trimmed = (text ?? '').trim();
   if (trimmed === '') return { kind: 'empty' };
   const subcommand = SUBCOMMAND.exec(trimmed)?.[1];
   if (subcommand) return { kind: subcommand.toLowerCase() as 'help' | 'status' | 'digest' };
+  if (HELP_ON.test(trimmed)) return { kind: 'help' };
   // `status please`, `hi, digest?`: read as a mention or a DM reads them, not as a job called that.
   const word = commandWordOf(trimmed);
   if (word) return { kind: word };
