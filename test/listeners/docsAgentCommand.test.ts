@@ -170,6 +170,23 @@ describe('/docs-agent <instruction>', () => {
     expect(blocksText(card.args.blocks)).toContain('Document the export flag');
   });
 
+  it('starts no job for a mention of people alone (`@cat`, `@here`), as a mention or a DM of the same gets the help', async () => {
+    h = await startBot();
+    // The manifest has should_escape: false, so Slack sends a mention in a command as the plain text typed.
+    for (const text of ['@cat', '@here']) {
+      const res = await h.command(text);
+      expect(String((res.json as { text: string }).text)).toContain(`I didn’t start a job for “${text}”`);
+    }
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('createJob').map((request) => request.body)).toEqual([]);
+    // Naming someone with something to change is an instruction.
+    await h.command('@cat document the export flag');
+    await h.slack.waitForCall('chat.postMessage');
+    expect(h.mintlify.requestsFor('createJob').map((request) => request.body)).toEqual([
+      { prompt: '@cat document the export flag' },
+    ]);
+  });
+
   it('reads `help status` as help, and `jobs`, `my jobs` or `list` as `status`, while instructions using those words start jobs', async () => {
     h = await startBot();
     const help = await h.command('help status');

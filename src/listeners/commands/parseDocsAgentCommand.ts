@@ -1,4 +1,4 @@
-import { commandWordOf, isStopWord, smallTalkOf } from '../../jobs/smallTalk.js';
+import { commandWordOf, isStopWord, onlyMentions, smallTalkOf } from '../../jobs/smallTalk.js';
 
 /**
  * What `/docs-agent <text>` asks for. A word is a subcommand only when it stands alone (a "?" or a
@@ -11,7 +11,8 @@ export type DocsAgentRequest =
   | { kind: 'digest' }
   /**
    * Words that are no instruction: a greeting, a thanks, "test", "what can you do?" (as every door
-   * reads them), or a lone "stop", which no door can do. Sent, each would start a job of that name.
+   * reads them), a mention of people alone (`@cat`), or a lone "stop", which no door can do. Sent,
+   * each would start a job of that name.
    */
   | { kind: 'not_an_instruction'; text: string; stop: boolean }
   | { kind: 'instruction'; text: string };
@@ -19,6 +20,8 @@ export type DocsAgentRequest =
 const SUBCOMMAND = /^(help|status|digest)[.!?]*$/i;
 // `help status`: the help, which says what each subcommand does.
 const HELP_ON = /^help\s+(?:help|status|digest)[.!?]*$/i;
+// `@cat`, `@here`: the manifest's should_escape: false has Slack send a mention as the text typed.
+const TYPED_MENTIONS = /^(?:@[\p{L}\p{N}._-]+[\s.,;:!?…]*)+$/u;
 
 export function parseDocsAgentCommand(text: string | undefined): DocsAgentRequest {
   const trimmed = (text ?? '').trim();
@@ -30,6 +33,9 @@ export function parseDocsAgentCommand(text: string | undefined): DocsAgentReques
   const word = commandWordOf(trimmed);
   if (word) return { kind: word };
   const stop = isStopWord(trimmed);
-  if (stop || smallTalkOf(trimmed) !== undefined) return { kind: 'not_an_instruction', text: trimmed, stop };
+  // A call to people says nothing to change, as a mention or a DM of only that gets the help.
+  const calls = TYPED_MENTIONS.test(trimmed) || onlyMentions(trimmed);
+  if (stop || calls || smallTalkOf(trimmed) !== undefined)
+    return { kind: 'not_an_instruction', text: trimmed, stop };
   return { kind: 'instruction', text: trimmed };
 }
