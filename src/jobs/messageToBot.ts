@@ -126,8 +126,10 @@ async function handleOnce(
   if (jobThread && input.threadTs) {
     if (input.door === 'dm') return { kind: 'job_thread' };
     // An empty mention, a greeting, "help" or a question about the bot asks for the thread's help.
-    // The rest is the job's (a thanks, `status`: `steerJob` knows what to do with them).
-    const forTheJob = instruction !== '' && !(talk === 'greeting' && !input.files?.length);
+    // The rest is the job's (a thanks, `status`: `steerJob` knows what to do with them), and so is a
+    // message forwarded with the mention, words or none, as a reply that forwards one without it is.
+    const shared = Boolean(input.files?.length) || Boolean(input.forwarded);
+    const forTheJob = (instruction !== '' || Boolean(input.forwarded)) && !(talk === 'greeting' && !shared);
     if (input.editedTs !== undefined) {
       // An edit is only an edit (a typo fixed in a reply the job has, however long ago), unless the
       // mention got the help alone: then its first edit with words is the reply it meant to be.

@@ -65,6 +65,9 @@ export type SteerJobOutcome =
   | { kind: 'sent'; record: JobRecord; budget: AgentBudget | undefined }
   | { kind: 'failed'; record: JobRecord; text: string; error: unknown };
 
+/** The follow-up's words for a message forwarded into the job's thread with none typed. */
+const FORWARDED_ALONE = 'Take into account the message below, forwarded into this job’s thread.';
+
 /** How long the answer to a follow-up is tried to be recorded while Redis is away. */
 const KEEP_ANSWER_MS = 30 * 60_000;
 // As long as the message's own dedupe: past it, a queue job is not run again.
@@ -80,9 +83,11 @@ export async function steerJob(
   input: SteerJobInput,
 ): Promise<SteerJobOutcome> {
   // A thanks or an OK is for the people in the thread: sent, it would set a finished job working again
-  // and spend an agent use. Known from the words alone, before the thread's job is looked up.
+  // and spend an agent use. Known from the words alone, before the thread's job is looked up. Typed
+  // with a file or a forwarded message, it is only their comment: what was shared is looked at.
   const talk = smallTalkOf(input.text);
-  if (talk === 'thanks' && !input.files?.length) return { kind: 'ignored', why: 'small_talk' };
+  if (talk === 'thanks' && !input.files?.length && !input.forwarded)
+    return { kind: 'ignored', why: 'small_talk' };
   // A `//` aside, or a call to people (`@cat`, `@here`) and nothing else, is theirs too.
   const amongPeople = betweenPeople(input.text);
   let record = await ctx.records.byThread(input.channel, input.threadTs);
@@ -128,15 +133,18 @@ async function steerTheJob(
   if (amongPeople) return { kind: 'ignored', why: 'between_people' };
   const plain = (await slackToPlainText(input.text, userNames)).trim();
   const files = filesNote(input.files);
-  // With files, a thanks is the files alone (which the agent cannot open).
+  // A message forwarded into the thread is for the job, with or without words typed with it.
+  const forwarded = input.forwarded ? (await slackToPlainText(input.forwarded, userNames)).trim() : '';
+  // With files or a forwarded message, a thanks or a greeting is what was shared alone.
   const said = talk ? '' : plain;
-  // No words: nothing for the job. A bare mention (with a file or not) is the mention's to answer,
-  // with help; Slack sends no mention for a message in the bot's DM.
+  // No words and nothing forwarded: nothing for the job. A bare mention (with a file or not) is the
+  // mention's to answer, with help; Slack sends no mention for a message in the bot's DM.
   const mentionAnswers = input.mentionsBot === true && !isDirectMessage(input.channel);
   // A "hi", a "help" or a "?" is answered with the thread's help (a mention's by the mention itself).
-  const greeted = talk === 'greeting' && files === '';
+  const greeted = talk === 'greeting' && files === '' && forwarded === '';
   if (greeted && mentionAnswers) return { kind: 'ignored', why: 'small_talk' };
-  if (said === '' && !greeted && (files === '' || mentionAnswers)) return { kind: 'ignored', why: 'empty' };
+  if (said === '' && !greeted && ((files === '' && forwarded === '') || mentionAnswers))
+    return { kind: 'ignored', why: 'empty' };
   // Written before the mention that started the job (and delivered late): the job has it already.
   if (record.contextBefore && tsBefore(input.messageTs, record.contextBefore)) {
     return { kind: 'ignored', why: 'already_sent' };
@@ -150,15 +158,16 @@ async function steerTheJob(
   if (word) return { kind: 'command_word', text: commandWordText(word, 'thread', said) };
   if (files === '' && isStopWord(said))
     return { kind: 'cannot_stop', text: cannotStopText(said.replace(/[.!]+$/, '')) };
-  const forwarded = input.forwarded ? (await slackToPlainText(input.forwarded, userNames)).trim() : '';
-  const asked = files ? `${said}\n${files}` : said;
+  // Forwarded with no words: the follow-up says what it is, and the forwarded message stays quoted context.
+  const words = said === '' && forwarded !== '' ? FORWARDED_ALONE : said;
+  const asked = files ? `${words}\n${files}` : words;
   const prompt = forwarded ? `${asked}\n\n${forwardedSection(forwarded)}` : asked;
   // After the dedupe, so a reply delivered as both a message and a mention is refused once.
   if (refusal) return { kind: 'refused', text: refusal };
   if (greeted)
     return { kind: 'help', text: isDirectMessage(input.channel) ? DM_JOB_THREAD_HELP : JOB_THREAD_HELP };
   // Told once (after the dedupe), however often Slack delivers it.
-  if (said === '') return { kind: 'files_only', text: FILES_ONLY_TEXT };
+  if (said === '' && forwarded === '') return { kind: 'files_only', text: FILES_ONLY_TEXT };
 
   // After any earlier reply of the thread: the job takes them in the order they were written.
   await underWay.earlierSent(input.signal);

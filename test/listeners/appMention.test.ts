@@ -649,6 +649,35 @@ describe('@docs-agent <instruction>', () => {
   });
 
   it.each(['the message', 'the mention'])(
+    'alone with a forwarded message in a job’s thread sends it to the job once, as a reply forwarding it does, %s first',
+    async (first) => {
+      h = await startBot();
+      seedPeople(h);
+      const thread = await jobThread(h);
+      const attachments = [forwardedMessage('Can the export skip empty rows?')];
+      const said = h.slack.seedMessage('C0DOCS', {
+        user: 'U0BEA',
+        thread_ts: thread,
+        text: `<@${BOT}>`,
+        attachments,
+      } as SeededMessage);
+      const event = mention({ ts: said.ts, thread_ts: thread, text: said.text, user: 'U0BEA', attachments });
+      const [one, other] = first === 'the message' ? [asMessage(event), event] : [event, asMessage(event)];
+      await h.event(one);
+      await h.event(other);
+      await h.slack.waitForCall('reactions.add');
+      await h.bot.drained();
+      // Not the thread's help: the forwarded message is what the mention brings to the job.
+      expect(followUps(h)).toHaveLength(1);
+      expect((followUps(h)[0] as { prompt: string }).prompt).toContain(
+        'Forwarded message from @cat:\n  Can the export skip empty rows?',
+      );
+      expect(h.slack.callsTo('chat.postEphemeral')).toEqual([]);
+      expect(h.slack.callsTo('reactions.add')).toHaveLength(1);
+    },
+  );
+
+  it.each(['the message', 'the mention'])(
     'alone with a file in a job’s thread is answered once, as files alone, %s first',
     async (first) => {
       h = await startBot();

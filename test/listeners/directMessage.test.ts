@@ -108,6 +108,21 @@ describe('a direct message to the bot', () => {
     expect(h.mintlify.requestsFor('sendMessage')).toEqual([]);
   });
 
+  it('in a job’s thread, sends a message forwarded there with no words to the job, as in a channel’s job thread', async () => {
+    h = await startBot();
+    const asked = await sendDm(h, 'Document the --json flag');
+    await expect.poll(async () => (await h.bot.context.jobs.records.byThread(DM, asked))?.door).toBe('dm');
+    const forward = await sendDm(h, '', {
+      thread_ts: asked,
+      attachments: [forwardedMessage('Does --json print nulls?')],
+    });
+    const delivered = await h.slack.waitForCall('reactions.add');
+    expect(delivered.args).toMatchObject({ channel: DM, timestamp: forward, name: 'white_check_mark' });
+    const prompt = (h.mintlify.requestsFor('sendMessage')[0]?.body as { prompt: string }).prompt;
+    expect(prompt).toContain('Does --json print nulls?');
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+  });
+
   it('says why a message of files alone starts nothing, rather than answering with help', async () => {
     h = await startBot();
     await sendDm(h, '', { subtype: 'file_share', files: [{ id: 'F0SHOT', name: 'shot.png' }] });

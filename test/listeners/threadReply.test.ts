@@ -290,6 +290,33 @@ describe('replies in a job’s thread', () => {
     expect(prompt).toContain('Forwarded message from @cat:\n  Does --dry-run still write the lock file?');
   });
 
+  it('with a message forwarded into the thread and no words typed with it (or only a thanks), send the forwarded message', async () => {
+    const h = await bot();
+    h.slack.seedUser({ id: 'U0CAT', name: 'cat' });
+    const thread = await startJob(h);
+    // Forwarded under the card with nothing typed: the person means it for the job, as a comment would say.
+    const forward = reply(thread, '', {
+      attachments: [forwardedMessage('Does --dry-run still write the lock file?')],
+    });
+    await h.event(forward);
+    await h.slack.waitForCall('reactions.add');
+    expect(h.slack.message('C0DOCS', String(forward.ts))?.reactions?.map((r) => r.name)).toEqual([
+      'white_check_mark',
+    ]);
+    // Said what it is, the forwarded words kept apart as context, as with a comment.
+    const prompt = (followUps(h)[0]?.body as { prompt: string }).prompt;
+    expect(prompt.split('\n')[0]).toBe(
+      'Take into account the message below, forwarded into this job’s thread.',
+    );
+    expect(prompt).toContain('Forwarded message from @cat:\n  Does --dry-run still write the lock file?');
+    // A thanks typed with it is only its comment, as with a file: the forwarded message is sent.
+    await h.event(reply(thread, 'thanks!', { attachments: [forwardedMessage('Is the lock file v2 now?')] }));
+    await h.slack.waitForCalls('reactions.add', 2);
+    expect((followUps(h)[1]?.body as { prompt: string }).prompt).toContain('Is the lock file v2 now?');
+    await h.bot.drained();
+    expect(h.slack.callsTo('chat.postEphemeral')).toEqual([]);
+  });
+
   it('with files and no words tell the author, once, and send nothing', async () => {
     const h = await bot();
     const thread = await startJob(h);
