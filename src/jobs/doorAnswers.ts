@@ -61,12 +61,18 @@ export const DM_HELP = [
   DM_USAGE,
 ].join('\n');
 
-/** Said in the DM thread of a job whose card could not go where it was asked for. */
-export function followedHereText(channel: string): string {
+/**
+ * Said in the DM thread of a job whose card could not go where it was asked for. `notAllowed`: Slack
+ * does not let the bot post there, member or not (an announcement-only channel), and inviting it
+ * would change nothing.
+ */
+export function followedHereText(channel: string, notAllowed = false): string {
   // An app cannot be invited to a DM between people: there is nothing to do but follow it here.
   const why = isDirectMessage(channel)
     ? 'I can’t post in a direct message between other people (no app can be added to one)'
-    : `I couldn’t post this job’s card in <#${channel}> (I’m probably not a member: \`/invite @docs-agent\` there)`;
+    : notAllowed
+      ? `Slack doesn’t let me post in <#${channel}> (posting there is restricted, or it is archived)`
+      : `I couldn’t post this job’s card in <#${channel}> (I’m probably not a member: \`/invite @docs-agent\` there)`;
   return `${why}, so I’m following the job here. Reply in this thread to steer it.`;
 }
 

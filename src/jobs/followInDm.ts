@@ -9,16 +9,20 @@ import { isStoreUnavailable } from '../store/storeErrors.js';
 const KEEP_MOVE_MS = 30 * 60_000;
 
 /**
- * A job whose card could not be posted where it was asked for (the bot is not in that channel)
- * moves to the requester's DM with the bot: the card is posted there, its thread becomes the
- * job's thread, and the follower reports there. Returns the moved record, or undefined when Slack
- * would not take the DM either (the job is still followed, without a thread).
+ * A job whose card could not be posted where it was asked for (the bot is not in that channel, or
+ * may not post there) moves to the requester's DM with the bot: the card is posted there, its
+ * thread becomes the job's thread, and the follower reports there. Returns the moved record, or
+ * undefined when Slack would not take the DM either (the job is still followed, without a thread).
  */
 export async function followInDm(
   ctx: JobsContext,
   record: JobRecord,
-  /** Told why the DM did not take the card, when it did not. */
-  onRefused?: (error: unknown) => void,
+  options: {
+    /** The channel refused the card though the bot may be a member (postingNotAllowed): the note says so. */
+    notAllowed?: boolean;
+    /** Told why the DM did not take the card, when it did not. */
+    onRefused?: (error: unknown) => void;
+  } = {},
 ): Promise<JobRecord | undefined> {
   const wanted = record.channel;
   let posted: Awaited<ReturnType<typeof postJobCard>>;
@@ -28,7 +32,7 @@ export async function followInDm(
     if (posted.kind !== 'posted') throw posted.error;
   } catch (error) {
     ctx.logger.warn(`job ${record.jobId}: could not post its card in the DM either: ${String(error)}`);
-    onRefused?.(error);
+    options.onRefused?.(error);
     return undefined;
   }
   const place = { channel: posted.channel, threadTs: posted.ts, cardTs: posted.ts, pendingCard: undefined };
@@ -52,7 +56,11 @@ export async function followInDm(
     return undefined;
   });
   await ctx.slack.chat
-    .postMessage({ channel: place.channel, thread_ts: place.threadTs, text: followedHereText(wanted) })
+    .postMessage({
+      channel: place.channel,
+      thread_ts: place.threadTs,
+      text: followedHereText(wanted, options.notAllowed),
+    })
     .catch((error: unknown) =>
       ctx.logger.warn(`could not explain the DM card of ${record.jobId}: ${String(error)}`),
     );

@@ -145,9 +145,16 @@ export function notInChannelText(jobId: string): string {
   ].join(' ');
 }
 
-/** The slash command's answer when its job moved to the person's DM (followInDm.ts). */
-export const CARD_IN_DM_TEXT =
-  'Job started. I can’t post its card in this conversation (I’m probably not a member: `/invite @docs-agent` in a channel), so it is in our DM: reply in its thread there to steer the job.';
+/**
+ * The slash command's answer when its job moved to the person's DM (followInDm.ts). `notAllowed`:
+ * Slack does not let the bot post in the channel, member or not (an announcement-only channel).
+ */
+export function cardInDmText(notAllowed = false): string {
+  const why = notAllowed
+    ? 'Slack doesn’t let me post its card in this channel (posting in it is restricted, or it is archived)'
+    : 'I can’t post its card in this conversation (I’m probably not a member: `/invite @docs-agent` in a channel)';
+  return `Job started. ${why}, so it is in our DM: reply in its thread there to steer the job.`;
+}
 
 export function cannotPostText(jobId: string): string {
   return `The job started (id \`${escapeSlackText(jobId)}\`), but Slack would not let me post its card here. I’m still following it; its pull request will appear in the docs repository.`;

@@ -1,5 +1,5 @@
 import { findPostedMessage } from '../slack/postedMessages.js';
-import { isPassingSlackFailure, surelyNotDone } from '../slack/slackErrors.js';
+import { isPassingSlackFailure, postingNotAllowed, surelyNotDone } from '../slack/slackErrors.js';
 import { withRenewedLease } from '../store/lease.js';
 import { followInDm } from './followInDm.js';
 import type { JobRecord } from './jobRecord.js';
@@ -84,7 +84,7 @@ async function cardRefused(
   const moving = await ctx.records.update(record.jobId, (current) =>
     current.pendingCard ? { ...current, pendingCard: { ...current.pendingCard, inDm: true } } : current,
   );
-  return moving ? moveToDm(ctx, moving, lost) : 'done';
+  return moving ? moveToDm(ctx, moving, lost, postingNotAllowed(error)) : 'done';
 }
 
 /**
@@ -95,10 +95,17 @@ async function cardRefused(
  * cannot look in the DM for it (finding the DM's channel takes `conversations.open`, and so the
  * `im:write` scope, which the bot does not ask for), so it is not posted twice.
  */
-async function moveToDm(ctx: JobsContext, record: JobRecord, lost: AbortSignal): Promise<CardRecovery> {
+async function moveToDm(
+  ctx: JobsContext,
+  record: JobRecord,
+  lost: AbortSignal,
+  /** The channel refused the card though the bot may be a member (unknown on a later try: not said then). */
+  notAllowed = false,
+): Promise<CardRecovery> {
   lost.throwIfAborted();
   let refusal: unknown;
-  if (await followInDm(ctx, record, (error) => (refusal = error))) return 'done';
+  const onRefused = (error: unknown) => (refusal = error);
+  if (await followInDm(ctx, record, { notAllowed, onRefused })) return 'done';
   if (surelyNotDone(refusal)) return 'retry';
   await ctx.records.update(record.jobId, (current) => ({ ...current, pendingCard: undefined }));
   return 'done';

@@ -120,7 +120,7 @@ export async function startFromShortcut(
     case 'unposted': {
       // Slack was only busy: the follower posts the card where it was asked for, shortly.
       if (outcome.reason === 'later') return { kind: 'unposted', record: outcome.record, text: outcome.text };
-      const moved = await followInDm(ctx, outcome.record);
+      const moved = await followInDm(ctx, outcome.record, { notAllowed: outcome.reason === 'not_allowed' });
       return moved
         ? { kind: 'started', record: moved, budget: outcome.budget, where: 'dm', ...leftOut }
         : { kind: 'unposted', record: outcome.record, text: outcome.text };

@@ -1,7 +1,12 @@
 import { didNothing } from '../mintlify/index.js';
 import { truncate } from '../slack/escape.js';
 import { findPostedMessage } from '../slack/postedMessages.js';
-import { classifySlackError, slackErrorCode, threadTakesNoReply } from '../slack/slackErrors.js';
+import {
+  classifySlackError,
+  postingNotAllowed,
+  slackErrorCode,
+  threadTakesNoReply,
+} from '../slack/slackErrors.js';
 import { type HeldLease, withRenewedLease } from '../store/lease.js';
 import type { AgentBudget } from '../store/rateLedger.js';
 import {
@@ -62,14 +67,15 @@ export type StartJobOutcome =
   | { kind: 'started'; record: JobRecord; budget: AgentBudget }
   /**
    * The job exists but its card is not posted: the record is kept and followed. `later`: Slack was
-   * busy, and the follower posts the card shortly; otherwise Slack refused it here.
+   * busy, and the follower posts the card shortly; otherwise Slack refused it here: `not_allowed`,
+   * where posting is not allowed to the bot (an announcement-only channel: it may well be a member).
    */
   | {
       kind: 'unposted';
       record: JobRecord;
       budget: AgentBudget;
       text: string;
-      reason: 'not_in_channel' | 'later' | 'other';
+      reason: 'not_in_channel' | 'not_allowed' | 'later' | 'other';
     }
   /** `madeNothing`: Mintlify refused it before making anything, so asking again starts no second job. */
   | { kind: 'failed'; text: string; error: unknown; madeNothing?: true };
@@ -375,7 +381,12 @@ async function createAndPost(
     (await ctx.records
       .update(record.jobId, (current) => ({ ...current, pendingCard: undefined }))
       .catch(() => undefined)) ?? record;
-  const reason = classifySlackError(posted.error) === 'not_in_channel' ? 'not_in_channel' : 'other';
+  const reason =
+    classifySlackError(posted.error) === 'not_in_channel'
+      ? 'not_in_channel'
+      : postingNotAllowed(posted.error)
+        ? 'not_allowed'
+        : 'other';
   const text = reason === 'not_in_channel' ? notInChannelText(record.jobId) : cannotPostText(record.jobId);
   return { kind: 'unposted', record, budget, text, reason };
 }

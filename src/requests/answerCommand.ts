@@ -3,7 +3,7 @@ import { digestRequestAnswer, rateLimitWaitText } from '../digest/digestAnswers.
 import type { DigestContext } from '../digest/digestContext.js';
 import { postDigestNow } from '../digest/postDigest.js';
 import { failureWithInstruction, SOMETHING_WRONG } from '../jobs/doorAnswers.js';
-import { budgetNote, CARD_IN_DM_TEXT } from '../jobs/jobAnswers.js';
+import { budgetNote, cardInDmText } from '../jobs/jobAnswers.js';
 import { followInDm } from '../jobs/followInDm.js';
 import { channelJobList, personJobList } from '../jobs/jobList.js';
 import { isDirectMessage } from '../slack/conversations.js';
@@ -82,11 +82,13 @@ export function answerCommand(
             // The card in the channel says the rest.
             return note ? { response_type: 'ephemeral', text: withNote('Job started.') } : undefined;
           }
-          // Slack refused the card here (a channel the bot is not in, a DM between people): as from
-          // the other doors, the job moves to the person's DM with the bot. Slack only busy: the
-          // follower posts the card here shortly.
-          const moved = outcome.reason === 'later' ? undefined : await followInDm(jobs, outcome.record);
-          const text = moved ? withNote(CARD_IN_DM_TEXT) : outcome.text;
+          // Slack refused the card here (a channel the bot is not in, a DM between people, a channel
+          // where posting is limited): as from the other doors, the job moves to the person's DM with
+          // the bot. Slack only busy: the follower posts the card here shortly.
+          const notAllowed = outcome.reason === 'not_allowed';
+          const moved =
+            outcome.reason === 'later' ? undefined : await followInDm(jobs, outcome.record, { notAllowed });
+          const text = moved ? withNote(cardInDmText(notAllowed)) : outcome.text;
           return { response_type: 'ephemeral', text };
         },
         prompt,

@@ -41,6 +41,17 @@ export function classifySlackError(error: unknown): SlackRefusal {
 }
 
 /**
+ * Slack will not let the bot post in the channel, though it may well be a member: posting there is
+ * limited (an announcement-only or read-only channel), the channel is archived, or the app is not
+ * granted in its workspace. Not `not_in_channel` nor `channel_not_found` (a private channel the bot
+ * is not in, a DM between people), where inviting the bot is the way.
+ */
+export function postingNotAllowed(error: unknown): boolean {
+  const code = slackErrorCode(error);
+  return classifySlackError(error) === 'channel_gone' && code !== 'channel_not_found';
+}
+
+/**
  * Slack's answers to a reply the thread will not take, while the channel still takes messages: the
  * parent was deleted (a tombstone), an admin locked the thread, the channel has no threads.
  */

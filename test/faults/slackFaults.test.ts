@@ -89,6 +89,8 @@ describe('the job card', () => {
       const answer = await command(channel, instruction);
       expect(answer).toMatchObject({ response_type: 'ephemeral' });
       expect(String(answer?.text)).toContain('it is in our DM');
+      // Inviting the bot helps where it is not a member, not in a channel that takes no posts.
+      expect(String(answer?.text).includes('/invite @docs-agent')).toBe(error === 'channel_not_found');
       const dmCard = await h.slack.waitForCall(
         'chat.postMessage',
         (call) => call.args.channel === 'U0USER' && JSON.stringify(call.args.blocks).includes(instruction),

@@ -67,8 +67,11 @@ describe('the news a job thread gets', () => {
     expect(jobNewsText('gone', inDm, when)).not.toContain('/docs-agent');
   });
 
-  it('says why a card was posted in the DM: not a member of a channel, or a DM between people', () => {
+  it('says why a card was posted in the DM: not a member of a channel, a channel Slack does not let it post in, or a DM between people', () => {
     expect(followedHereText('C0DOCS')).toContain('`/invite @docs-agent` there');
+    // Where Slack lets no app post (an announcement-only channel), the bot is likely a member already.
+    expect(followedHereText('C0DOCS', true)).toMatch(/^Slack doesn’t let me post in <#C0DOCS>/);
+    expect(followedHereText('C0DOCS', true)).not.toContain('/invite');
     expect(followedHereText('D0PEOPLE')).toMatch(
       /^I can’t post in a direct message between other people \(no app can be added to one\), so/,
     );

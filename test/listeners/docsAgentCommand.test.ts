@@ -569,6 +569,24 @@ describe('/docs-agent when something goes wrong', () => {
     expect(dmCards()).toHaveLength(1);
   });
 
+  it('in a channel where the bot is a member but may not post (announcement-only), does not tell the person to invite it', async () => {
+    h = await startBot();
+    // Slack's answer where posting is limited to admins: the bot is in the channel already.
+    h.slack.failNext('chat.postMessage', { error: 'restricted_action' });
+    await h.command('Document X', { channel_id: 'C0DOCS' });
+    const answer = String((await ephemeral(h)).text);
+    expect(answer).toContain('in our DM');
+    const note = await h.slack.waitForCall('chat.postMessage', (call) =>
+      String(call.args.text).includes('following the job here'),
+    );
+    // “/invite @docs-agent” there only gets “already in this channel”: the words name the wrong cause.
+    expect(answer).not.toContain('/invite @docs-agent');
+    expect(String(note.args.text)).not.toContain('/invite @docs-agent');
+    // Said as it is: Slack does not let the bot post there.
+    expect(answer).toContain('Slack doesn’t let me post its card in this channel');
+    expect(String(note.args.text)).toMatch(/^Slack doesn’t let me post in <#C0DOCS>/);
+  });
+
   it('keeps a job whose card neither the channel nor the DM takes, and says where to see it', async () => {
     h = await startBot();
     h.slack.failNext('chat.postMessage', { error: 'not_in_channel' }, 2);
