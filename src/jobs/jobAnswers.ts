@@ -27,6 +27,19 @@ export const USAGE = [
   '• `/docs-agent help`: this message.',
 ].join('\n');
 
+/**
+ * `/docs-agent help` typed in a direct message (the bot's, or one between people: the payload does
+ * not say which): no channel is "this" one, and `status` there lists the person's own jobs.
+ */
+export const COMMAND_DM_USAGE = [
+  ...DOORS,
+  '• A direct message to me starts a job too; my Home tab lists your recent jobs.',
+  STEERING,
+  '• `/docs-agent status` in a direct message: your recent jobs; in a channel: that channel’s recent jobs.',
+  '• `/docs-agent digest` in a channel: the most visited docs pages of the last 7 days, posted there.',
+  '• `/docs-agent help`: this message.',
+].join('\n');
+
 /** The same, said in the bot's DM (where the DM door is the one in use, and no channel is "this" one). */
 export const DM_USAGE = [
   ...DOORS,

@@ -214,6 +214,22 @@ describe('/docs-agent <instruction>', () => {
     expect(prompts.sort()).toEqual(['help page for SSO is wrong', 'list the env vars on the config page']);
   });
 
+  it('typed in the bot’s own DM, `help` describes `status` as it works there (the person’s own jobs), not as “this channel’s”', async () => {
+    h = await startBot();
+    const dm = h.slack.dmWith('U0ADA');
+    const help = await h.command('help', { channel_id: dm, user_id: 'U0ADA' });
+    const text = String((help.json as { text: string }).text);
+    expect(text).toContain('/docs-agent status');
+    // In the DM, `/docs-agent status` answers “Your recent docs agent jobs”: the help must not send the
+    // person to it for “this channel’s recent jobs”, nor say the digest is posted “in this channel”.
+    expect(text).not.toContain('this channel’s recent jobs');
+    expect(text).not.toContain('posted in this channel');
+    expect(text).toContain('`/docs-agent status` in a direct message: your recent jobs');
+    // The same help follows “tell me what to change” when nothing was typed.
+    const empty = await h.command('', { channel_id: dm, user_id: 'U0ADA' });
+    expect(String((empty.json as { text: string }).text)).not.toContain('this channel’s recent jobs');
+  });
+
   it('reads `help?` and `status.` as the subcommands they are', async () => {
     h = await startBot();
     const help = await h.command('help?');

@@ -8,14 +8,18 @@ import type {
 import type { Config } from '../../config.js';
 import { accessRefusal } from '../../jobs/access.js';
 import { NO_STOP_TEXT } from '../../jobs/doorAnswers.js';
-import { USAGE } from '../../jobs/jobAnswers.js';
+import { COMMAND_DM_USAGE, USAGE } from '../../jobs/jobAnswers.js';
+import { isDirectMessage } from '../../slack/conversations.js';
 import { escapeSlackText, truncate } from '../../slack/escape.js';
 import { decodeEntities } from '../../slack/plainText.js';
 import type { SlackRequest } from '../../requests/slackRequest.js';
 import { type ListenerContext, notQueuedReason, notQueuedText } from '../context.js';
 import { type DocsAgentRequest, parseDocsAgentCommand } from './parseDocsAgentCommand.js';
 
-const EMPTY = `Tell me what to change in the docs, for example \`/docs-agent Document the new --dry-run flag\`.\n\n${USAGE}`;
+/** The help, as it holds where the command was typed: a DM has no "this channel", and `status` there lists your own jobs. */
+const usageIn = (channel: string) => (isDirectMessage(channel) ? COMMAND_DM_USAGE : USAGE);
+const empty = (channel: string) =>
+  `Tell me what to change in the docs, for example \`/docs-agent Document the new --dry-run flag\`.\n\n${usageIn(channel)}`;
 // Each stays as it is (Slack does not let a command's answer be replaced): true once all is done, too.
 const STARTING = ':hourglass_flowing_sand: Starting a docs agent job: its card will appear here.';
 const GATHERING =
@@ -35,15 +39,15 @@ export function acknowledgeCommand(
   const request = parseDocsAgentCommand(command.text);
   switch (request.kind) {
     case 'empty':
-      return { reply: ephemeral(EMPTY), work: undefined };
+      return { reply: ephemeral(empty(command.channel_id)), work: undefined };
     case 'help':
-      return { reply: ephemeral(USAGE), work: undefined };
+      return { reply: ephemeral(usageIn(command.channel_id)), work: undefined };
     case 'not_an_instruction': {
       // Slack escapes &, < and >: decoded before the cut, so the cut never splits an entity.
       const typed = escapeSlackText(truncate(decodeEntities(request.text), 100));
       const said = `I didn’t start a job for “${typed}”.`;
       return {
-        reply: ephemeral(request.stop ? `${NO_STOP_TEXT} ${said}` : `${said} ${EMPTY}`),
+        reply: ephemeral(request.stop ? `${NO_STOP_TEXT} ${said}` : `${said} ${empty(command.channel_id)}`),
         work: undefined,
       };
     }
