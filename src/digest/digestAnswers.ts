@@ -11,7 +11,25 @@ import type { DigestRequestOutcome } from './postDigest.js';
  * be posted. Never the key, never a stack trace; always what to do next.
  */
 
+/**
+ * Slack failed as the digest was posted (a 5xx, a cut connection), and the channel could not be read
+ * to see whether it stored it all the same: it is not posted again, which could post it twice.
+ */
+export class MaybePostedError extends Error {
+  constructor(
+    override readonly cause: unknown,
+    readonly lookError: unknown,
+  ) {
+    super(`Slack may have stored the digest: ${String(cause)}`);
+    this.name = 'MaybePostedError';
+  }
+}
+
+const MAYBE_POSTED_TEXT =
+  'Slack failed as I posted the digest, and I couldn’t check whether it arrived anyway. If it is not in this channel, please try again in a few minutes.';
+
 export function digestFailureText(error: unknown, now: Date): string {
+  if (error instanceof MaybePostedError) return MAYBE_POSTED_TEXT;
   if (error instanceof DigestGaveUpError) {
     const again =
       error.retryAfterMs === undefined

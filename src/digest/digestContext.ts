@@ -15,7 +15,7 @@ export interface DigestContext {
   store: Store;
   records: DigestRecords;
   slack: Pick<webApi.WebClient, 'chat' | 'conversations' | 'paginate'>;
-  /** Posts the scheduled digest: sends each call once (`SENT_ONCE`, slack/postedMessages.ts). */
+  /** Posts the digests: sends each call once (`SENT_ONCE`, slack/postedMessages.ts). */
   slackOnce: Pick<webApi.WebClient, 'chat'>;
   /** The bot's own bot id (auth.test): what it posted carries it. */
   botId: string;

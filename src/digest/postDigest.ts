@@ -1,10 +1,16 @@
+import { setTimeout as sleepFor } from 'node:timers/promises';
 import { findPostedMessage, type MessageMark, postMarked } from '../slack/postedMessages.js';
-import { classifySlackError, slackErrorCode } from '../slack/slackErrors.js';
+import {
+  classifySlackError,
+  isPassingSlackFailure,
+  slackErrorCode,
+  surelyNotDone,
+} from '../slack/slackErrors.js';
 import { readChannelMessage } from '../slack/threadMessages.js';
 import { RENEWED_LEASE_MS, withRenewedLease } from '../store/lease.js';
 import { collectDigest, type ReadOptions } from './collectDigest.js';
 import { digestMark } from './digestMark.js';
-import { digestFailureText, STOPPED_TEXT } from './digestAnswers.js';
+import { digestFailureText, MaybePostedError, STOPPED_TEXT } from './digestAnswers.js';
 import type { DigestContext } from './digestContext.js';
 import { type DigestMessage, digestMessage } from './digestMessage.js';
 import { ASKED_KEEP_MS, type PostedDigest } from './digestRecords.js';
@@ -99,8 +105,8 @@ export async function postScheduledDigest(
             // Nobody waits for it: Mintlify in trouble is waited out, rather than every page read again.
             waitOutTrouble: true,
             mark: digestMark(period, channel),
-            // A try that fails looks for it by its mark (postedEarlier): it is sent once.
-            sentOnce: true,
+            // Not posted again at once: the next try looks for it by its mark first (postedEarlier).
+            triedAgainLater: true,
             lost,
           });
         },
@@ -299,7 +305,7 @@ async function gatherAndPost(
   ctx: DigestContext,
   period: DigestPeriod,
   channel: string,
-  options: ReadOptions & { mark: MessageMark; sentOnce?: boolean },
+  options: ReadOptions & { mark: MessageMark; triedAgainLater?: boolean },
 ): Promise<DigestOutcome> {
   const what = `the digest for ${periodKey(period)} in ${channel}`;
   let message: DigestMessage;
@@ -318,27 +324,90 @@ async function gatherAndPost(
   // may be posting the scheduled digest now. A person's digest is posted anyway: its lease only kept
   // two requests from spending the analytics budget twice, and that is spent by now.
   options.lost?.throwIfAborted();
-  const post = (content: { text: string; blocks?: DigestMessage['blocks'] }) => {
-    const message = { channel, ...content, unfurl_links: false, unfurl_media: false, metadata: options.mark };
-    // A person's digest is not looked for before it is posted: the client's retries stand.
-    return options.sentOnce ? postMarked(ctx.slackOnce, message) : ctx.slack.chat.postMessage(message);
-  };
-  try {
-    let answer;
+  // Sent once (`SENT_ONCE`): Slack may store a post whose answer is lost (a 5xx, a cut connection),
+  // and the client's retries would post it again. The scheduled digest's next try looks for it by
+  // its mark (postedEarlier); a person's digest is looked for at once (postLookingFirst).
+  const post = (content: { text: string; blocks?: DigestMessage['blocks'] }) =>
+    postMarked(ctx.slackOnce, {
+      channel,
+      ...content,
+      unfurl_links: false,
+      unfurl_media: false,
+      metadata: options.mark,
+    });
+  const postBlocksOrText = async (): Promise<{ ts?: string | undefined }> => {
     try {
-      answer = await post({ text: message.text, blocks: message.blocks });
+      return await post({ text: message.text, blocks: message.blocks });
     } catch (error) {
       const code = slackErrorCode(error);
       if (code !== 'invalid_blocks' && code !== 'msg_blocks_too_long') throw error;
       // Our bug, or a limit Slack does not publish: the week's digest still goes out, as text.
       ctx.logger.error(`Slack refused the blocks of ${what} (${code}); posting it as text instead`);
-      answer = await post({ text: message.plain });
+      return post({ text: message.plain });
     }
+  };
+  try {
+    const answer = options.triedAgainLater
+      ? await postBlocksOrText()
+      : await postLookingFirst(ctx, channel, options.mark, what, postBlocksOrText);
     ctx.logger.info(`posted ${what}`);
     return { kind: 'posted', period, channel, ts: answer.ts ?? '' };
   } catch (error) {
+    if (error instanceof MaybePostedError) {
+      ctx.logger.error(
+        `${what} may have been posted: Slack failed (${slackProblem(error.cause)}), and the channel could not be read to look for it (${slackProblem(error.lookError)}); not posted again`,
+      );
+      return { kind: 'failed', period, error, text: digestFailureText(error, ctx.now()) };
+    }
     ctx.logger.error(`${what} was not posted: Slack refused it (${slackProblem(error)})`);
     return { kind: 'failed', period, error, text: digestFailureText(error, ctx.now()) };
+  }
+}
+
+// A person's digest whose post failed is posted again this many times at most, after these waits.
+const POST_AGAIN_WAITS_MS = [1_000, 4_000];
+
+/**
+ * A person's digest, posted with `send` (sent once), and posted again after Slack failed (a 5xx, a
+ * cut connection, no answer in time) only once it is not found in the channel by its mark: Slack
+ * may have stored the post before its answer was lost. When the bot cannot look, it does not post
+ * again (that could post it twice): Slack's failure is thrown, and the person told.
+ */
+async function postLookingFirst(
+  ctx: DigestContext,
+  channel: string,
+  mark: MessageMark,
+  what: string,
+  send: () => Promise<{ ts?: string | undefined }>,
+): Promise<{ ts?: string | undefined }> {
+  // Slack's clock, not `ctx.now`: the channel is read back to the moment the post was begun.
+  const since = new Date();
+  for (let tries = 0; ; tries += 1) {
+    try {
+      return await send();
+    } catch (error) {
+      // A refusal (not_in_channel, ...) is Slack's answer; a rate limit postMarked waited out already.
+      const passing = isPassingSlackFailure(error) && classifySlackError(error) !== 'rate_limited';
+      const wait = POST_AGAIN_WAITS_MS[tries];
+      if (!passing || wait === undefined || ctx.shutdown.aborted) throw error;
+      if (!surelyNotDone(error)) {
+        let found;
+        try {
+          found = await findPostedMessage(ctx.slack, { channel, threadTs: null, since }, mark, ctx.botId);
+        } catch (lookError) {
+          throw new MaybePostedError(error, lookError);
+        }
+        if (found) {
+          ctx.logger.info(`${what} was posted, though Slack's answer was lost (${slackProblem(error)})`);
+          return { ts: found.ts };
+        }
+      }
+      try {
+        await sleepFor(wait, undefined, { signal: ctx.shutdown });
+      } catch {
+        throw error;
+      }
+    }
   }
 }
 

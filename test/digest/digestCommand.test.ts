@@ -439,6 +439,57 @@ describe('/docs-agent digest', () => {
     expect(h.slack.callsTo('chat.postMessage').map((call) => call.args.channel)).toEqual(['C0FIRST']);
   });
 
+  it('is in the channel once when Slack stored the post but its answer was lost (a 503)', async () => {
+    h = await startBot();
+    h.mintlify.setVisitors(rows(3), { human: 40, ai: 5, total: 43 });
+    // Slack stores the digest, then its edge answers 503: the bot never hears it landed.
+    h.slack.failNext('chat.postMessage', { status: 503, landed: true, channel: 'C0DOCS' });
+
+    await h.command('digest', { channel_id: 'C0DOCS' });
+    await h.slack.waitForCall('chat.postMessage');
+    await h.bot.drained();
+
+    const digests = h.slack
+      .history('C0DOCS')
+      .filter((message) => String(message.text).startsWith('Docs digest'));
+    expect(digests).toHaveLength(1);
+    // Found by its mark, it is not posted again, and the person is told nothing more.
+    expect(h.slack.callsTo('chat.postMessage')).toHaveLength(1);
+    expect(h.slack.callsTo('response_url').filter((call) => call.args.text !== undefined)).toEqual([]);
+  });
+
+  it('is posted again, once, when Slack failed (a 503) before storing it', async () => {
+    h = await startBot();
+    h.mintlify.setVisitors(rows(3), { human: 40, ai: 5, total: 43 });
+    h.slack.failNext('chat.postMessage', { status: 503 });
+
+    await h.command('digest', { channel_id: 'C0DOCS' });
+    await h.slack.waitForCalls('chat.postMessage', 2);
+    await h.bot.drained();
+
+    const digests = h.slack
+      .history('C0DOCS')
+      .filter((message) => String(message.text).startsWith('Docs digest'));
+    expect(digests).toHaveLength(1);
+  });
+
+  it('is not posted again after a lost answer when the channel cannot be read to look for it: the person is told', async () => {
+    h = await startBot();
+    h.mintlify.setVisitors(rows(3), { human: 40, ai: 5, total: 43 });
+    h.slack.failNext('chat.postMessage', { status: 503, landed: true, channel: 'C0DOCS' });
+    // The check before gathering reads the channel once; the look for the lost post finds Slack down.
+    await h.command('digest', { channel_id: 'C0DOCS' });
+    await h.slack.waitForCall('conversations.history');
+    h.slack.failNext('conversations.history', { status: 503 }, 10);
+    const answer = await h.slack.waitForCall('response_url', (call) => call.args.text !== undefined);
+    await h.bot.drained();
+
+    expect(h.slack.callsTo('chat.postMessage')).toHaveLength(1);
+    expect(answer.args.text).toBe(
+      'Slack failed as I posted the digest, and I couldn’t check whether it arrived anyway. If it is not in this channel, please try again in a few minutes.',
+    );
+  });
+
   it('posts a short digest for a week without visits', async () => {
     h = await startBot();
 
