@@ -1,12 +1,12 @@
-import type { MintlifyClient } from '../mintlify/index.js';
+import type { FeedbackStatus, MintlifyClient } from '../mintlify/index.js';
 import { cursorPages, isMintlifyError } from '../mintlify/index.js';
 import { cutAt } from '../slack/escape.js';
 import type { PeriodDates } from './collectVisitors.js';
 
 /**
- * "Where readers struggled": the pages with the most thumbs down (with a reader's comment), the
- * searches nobody clicked, and the questions the assistant could not answer, over the digest's
- * period. At most 10 analytics reads in all (the organization has 100 requests an hour for
+ * "Where readers struggled": the pages with the most thumbs down (with a reader's comment) in
+ * feedback the docs team has not resolved or dismissed in Mintlify, the searches nobody clicked, and
+ * the questions the assistant could not answer, over the digest's period. At most 10 analytics reads in all (the organization has 100 requests an hour for
  * every analytics endpoint, and the digest's own pages spend some): one for feedback by page, and
  * at most three pages of each list. Only a 5xx or a cut connection is tried again (the client's
  * retries, each a request Mintlify counts), a 429 never.
@@ -39,6 +39,11 @@ export interface Struggles {
 
 /** Pages read of each list, at most: with feedback by page, 1 + 3 x 3 = 10 requests a digest. */
 const LIST_PAGES = 3;
+/**
+ * Feedback the docs team has not dealt with yet in Mintlify's dashboard: what they resolved or
+ * dismissed (spam, a page fixed since) is neither counted nor offered to a job again.
+ */
+const OPEN_FEEDBACK: readonly FeedbackStatus[] = ['pending', 'in_progress'];
 /** Readers' text is cut to this before it is kept (shown shorter still). */
 const READER_TEXT_MAX = 500;
 
@@ -72,7 +77,12 @@ export async function collectStruggles(
   const pages = await attempt('page', async () => {
     // Page-level feedback only (its thumbs are what ranks a page): the 100 rows are all such pages.
     const byPage = await counted(() =>
-      mintlify.feedbackByPage(projectId, { ...dates, limit: 100, source: 'contextual' }),
+      mintlify.feedbackByPage(projectId, {
+        ...dates,
+        limit: 100,
+        source: 'contextual',
+        status: OPEN_FEEDBACK,
+      }),
     );
     const worst = byPage.feedback
       .filter((row) => row.thumbsDown > 0)
@@ -87,7 +97,13 @@ export async function collectStruggles(
     const feedback = cursorPages(
       (cursor) =>
         counted(() =>
-          mintlify.feedbackPage(projectId, { ...dates, limit: 100, source: 'contextual', ...cursor }),
+          mintlify.feedbackPage(projectId, {
+            ...dates,
+            limit: 100,
+            source: 'contextual',
+            status: OPEN_FEEDBACK,
+            ...cursor,
+          }),
         ),
       LIST_PAGES,
     );

@@ -64,6 +64,9 @@ export interface VisitorsQuery {
 /** The `source` filter of the feedback endpoints. */
 export type FeedbackSource = 'code_snippet' | 'contextual' | 'agent' | 'thumbs_only';
 
+/** A feedback entry's review status in Mintlify's dashboard: the `status` filter of the feedback endpoints. */
+export type FeedbackStatus = 'pending' | 'in_progress' | 'resolved' | 'dismissed';
+
 /**
  * The analytics endpoints below share one limit with the visitors export: 100 requests per
  * organization per hour. Dates are ISO 8601 or YYYY-MM-DD, `dateTo` exclusive, both always sent.
@@ -79,12 +82,16 @@ export interface FeedbackQuery extends AnalyticsRange {
   /** The previous page's `nextCursor`, as is. */
   cursor?: string;
   source?: FeedbackSource;
+  /** Only entries of these statuses (sent comma-separated); every status when left out. */
+  status?: readonly FeedbackStatus[];
 }
 
 export interface FeedbackByPageQuery extends AnalyticsRange {
   /** Pages (paths) to return, 1 to 100; the service's default is 10. There is no cursor. */
   limit?: number;
   source?: FeedbackSource;
+  /** Only entries of these statuses (sent comma-separated) are counted; every status when left out. */
+  status?: readonly FeedbackStatus[];
 }
 
 export interface SearchesQuery extends AnalyticsRange {
@@ -221,6 +228,7 @@ export class MintlifyClient {
     if (query.limit !== undefined) params.set('limit', String(query.limit));
     if (query.cursor !== undefined) params.set('cursor', query.cursor);
     if (query.source !== undefined) params.set('source', query.source);
+    if (query.status !== undefined) params.set('status', query.status.join(','));
     return this.#call({
       operation: 'feedbackPage',
       method: 'GET',
@@ -235,6 +243,7 @@ export class MintlifyClient {
     const params = new URLSearchParams({ dateFrom: query.dateFrom, dateTo: query.dateTo });
     if (query.limit !== undefined) params.set('limit', String(query.limit));
     if (query.source !== undefined) params.set('source', query.source);
+    if (query.status !== undefined) params.set('status', query.status.join(','));
     return this.#call({
       operation: 'feedbackByPage',
       method: 'GET',

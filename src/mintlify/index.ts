@@ -3,6 +3,7 @@ export type {
   FeedbackByPageQuery,
   FeedbackQuery,
   FeedbackSource,
+  FeedbackStatus,
   MintlifyClientOptions,
   SearchesQuery,
   VisitorsQuery,

@@ -141,7 +141,7 @@ describe('the Mintlify fake answers what the published specs allow', () => {
     for (const answer of [first, last, invalid, failed]) expectDeclared('analytics', 'GET', VISITORS, answer);
   });
 
-  it('feedback: 200 pages through the cursor, filtered by source; 400 with details; 429', async () => {
+  it('feedback: 200 pages through the cursor, filtered by source and status; 400 with details; 429', async () => {
     fake.setFeedback([
       {
         id: 'fb-1',
@@ -178,6 +178,8 @@ describe('the Mintlify fake answers what the published specs allow', () => {
     const first = await call('GET', analyticsPath('feedback', `${RANGE}&limit=2`));
     const second = await call('GET', analyticsPath('feedback', `${RANGE}&limit=2&cursor=${cursorOf(first)}`));
     const contextual = await call('GET', analyticsPath('feedback', `${RANGE}&source=contextual`));
+    // The spec's status filter: a comma-separated list of statuses.
+    const open = await call('GET', analyticsPath('feedback', `${RANGE}&status=pending,in_progress`));
     const invalid = await call('GET', analyticsPath('feedback', 'dateTo=2025-01-08&limit=101&source=email'));
     const badCursor = await call('GET', analyticsPath('feedback', `${RANGE}&cursor=nope`));
     fake.injectFault('feedback', { status: 429 });
@@ -193,6 +195,7 @@ describe('the Mintlify fake answers what the published specs allow', () => {
       hasMore: false,
     });
     expect(contextual.body).toMatchObject({ feedback: [{ id: 'fb-1' }], nextCursor: null, hasMore: false });
+    expect(open.body).toMatchObject({ feedback: [{ id: 'fb-1' }, { id: 'fb-3' }], hasMore: false });
     // Each entry in the spec's variant for its source, nothing more.
     const base = ['comment', 'createdAt', 'id', 'path', 'source', 'status'];
     const served = [...(first.body as FeedbackBody).feedback, ...(second.body as FeedbackBody).feedback];
@@ -202,23 +205,27 @@ describe('the Mintlify fake answers what the published specs allow', () => {
       [...base, 'code', 'filename', 'lang'].sort(),
     ]);
     expect((invalid.body as { details: unknown[] }).details).toHaveLength(3);
-    for (const answer of [first, second, contextual, invalid, badCursor])
+    for (const answer of [first, second, contextual, open, invalid, badCursor])
       expectDeclared('analytics', 'GET', FEEDBACK, answer);
     expectRateLimitBody(limited);
   });
 
-  it('feedback by page: 200 counts per path, in the order first seen; 400 with details; 429', async () => {
+  it('feedback by page: 200 counts per path, in the order first seen, filtered by status; 400 with details; 429', async () => {
     const entry = { comment: null, createdAt: null, status: 'pending', contact: null } as const;
     fake.setFeedback([
       { ...entry, id: 'a', path: '/intro', source: 'contextual', helpful: true },
-      { ...entry, id: 'b', path: '/api', source: 'code_snippet', helpful: false },
-      { ...entry, id: 'c', path: '/api', source: 'thumbs_only', helpful: false },
+      { ...entry, id: 'b', path: '/api', source: 'code_snippet', helpful: false, status: 'resolved' },
+      { ...entry, id: 'c', path: '/api', source: 'thumbs_only', helpful: false, status: 'dismissed' },
       { ...entry, id: 'd', path: '/api', source: 'contextual', helpful: true },
       { ...entry, id: 'e', path: '/faq', source: 'agent', helpful: false },
     ]);
 
     const all = await call('GET', analyticsPath('feedback/by-page', RANGE));
     const top = await call('GET', analyticsPath('feedback/by-page', `${RANGE}&limit=1`));
+    const resolved = await call(
+      'GET',
+      analyticsPath('feedback/by-page', `${RANGE}&status=resolved,dismissed`),
+    );
     const invalid = await call('GET', analyticsPath('feedback/by-page', 'dateFrom=2025-13-45&limit=0'));
     fake.injectFault('feedbackByPage', { status: 429, retryAfter: '120' });
     const limited = await call('GET', analyticsPath('feedback/by-page', RANGE));
@@ -234,8 +241,14 @@ describe('the Mintlify fake answers what the published specs allow', () => {
       hasMore: false,
     });
     expect(top.body).toMatchObject({ feedback: [{ path: '/intro' }], hasMore: true });
+    // Only the entries of the statuses asked for are counted.
+    expect(resolved.body).toEqual({
+      feedback: [{ path: '/api', thumbsUp: 0, thumbsDown: 0, code: 1, total: 2 }],
+      hasMore: false,
+    });
     expect(invalid.body).toMatchObject({ details: expect.arrayContaining([expect.any(Object)]) });
-    for (const answer of [all, top, invalid]) expectDeclared('analytics', 'GET', FEEDBACK_BY_PAGE, answer);
+    for (const answer of [all, top, resolved, invalid])
+      expectDeclared('analytics', 'GET', FEEDBACK_BY_PAGE, answer);
     expectRateLimitBody(limited);
   });
 

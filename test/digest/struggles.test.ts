@@ -209,6 +209,27 @@ describe('the digest’s “Where readers struggled”', () => {
     expect(lines).toContain('👎 3 thumbs down  ·  /quickstart');
   });
 
+  it('leaves out feedback the docs team already dismissed or resolved in Mintlify: no job is offered for it again', async () => {
+    await bot({ env: { DIGEST_STRUGGLES: '2' } });
+    const triaged = (status: string, comment: string | null = null) => ({
+      ...feedback('/pricing', false, comment),
+      status,
+    });
+    h.mintlify.setFeedback([
+      // Spam the team dismissed, and a complaint they fixed mid-week.
+      ...Array.from({ length: 4 }, () => triaged('dismissed')),
+      triaged('dismissed', 'BUY CHEAP FOLLOWERS at evil.example'),
+      ...Array.from({ length: 3 }, () => triaged('resolved')),
+      // What still waits for the team.
+      feedback('/quickstart', false, 'The token step is missing'),
+      feedback('/quickstart', false),
+    ]);
+    const lines = struggleLines(await digestNow());
+    expect(lines).toContain('👎 2 thumbs down  ·  /quickstart');
+    expect(lines.join('\n')).not.toContain('/pricing');
+    expect(lines.join('\n')).not.toContain('BUY CHEAP FOLLOWERS');
+  });
+
   it('reads a list’s next page only while it lacks what the digest shows, and never more than three pages of one', async () => {
     await bot({ env: { DIGEST_STRUGGLES: '2' } });
     // Each of the two worst pages has its comment on the first page of feedback; 250 thumbs up follow.

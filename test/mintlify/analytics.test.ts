@@ -38,12 +38,12 @@ function conversation(id: string, patch: Partial<FakeConversation> = {}): FakeCo
 }
 
 describe('the analytics exports beyond visitors', () => {
-  it('feedbackPage sends the range, limit, cursor and source, and follows nextCursor', async () => {
+  it('feedbackPage sends the range, limit, cursor, source and statuses, and follows nextCursor', async () => {
     const { fake, client } = await fakeAndClient();
     fake.setFeedback([
       feedbackEntry('fb-1', { comment: 'Step 3 is out of date', contact: 'ada@example.com' }),
-      feedbackEntry('fb-2', { source: 'thumbs_only' }),
-      feedbackEntry('fb-3', { path: '/faq', createdAt: null }),
+      feedbackEntry('fb-2', { source: 'thumbs_only', status: 'in_progress' }),
+      feedbackEntry('fb-3', { path: '/faq', createdAt: null, status: 'dismissed' }),
     ]);
 
     const first = await client.feedbackPage(PROJECT_ID, { ...range, limit: 1, source: 'contextual' });
@@ -54,13 +54,14 @@ describe('the analytics exports beyond visitors', () => {
       source: 'contextual',
     });
     const all = await client.feedbackPage(PROJECT_ID, range);
+    const open = await client.feedbackPage(PROJECT_ID, { ...range, status: ['pending', 'in_progress'] });
 
     expect(first).toMatchObject({ hasMore: true, nextCursor: expect.any(String) });
     expect(first.feedback).toEqual([
       feedbackEntry('fb-1', { comment: 'Step 3 is out of date', contact: 'ada@example.com' }),
     ]);
     expect(second).toEqual({
-      feedback: [feedbackEntry('fb-3', { path: '/faq', createdAt: null })],
+      feedback: [feedbackEntry('fb-3', { path: '/faq', createdAt: null, status: 'dismissed' })],
       nextCursor: null,
       hasMore: false,
     });
@@ -70,32 +71,41 @@ describe('the analytics exports beyond visitors', () => {
       ['fb-2', 'thumbs_only', undefined],
       ['fb-3', 'contextual', false],
     ]);
+    expect(open.feedback.map((entry) => entry.id)).toEqual(['fb-1', 'fb-2']);
     expect(fake.requestsFor('feedback').map((request) => request.query)).toEqual([
       { ...range, limit: '1', source: 'contextual' },
       { ...range, limit: '1', cursor: first.nextCursor, source: 'contextual' },
       range,
+      { ...range, status: 'pending,in_progress' },
     ]);
   });
 
-  it('feedbackByPage sends the range, limit and source, and reads the counts per path', async () => {
+  it('feedbackByPage sends the range, limit, source and statuses, and reads the counts per path', async () => {
     const { fake, client } = await fakeAndClient();
     fake.setFeedback([
       feedbackEntry('a', { path: '/api', helpful: true }),
-      feedbackEntry('b', { path: '/api', source: 'code_snippet' }),
+      feedbackEntry('b', { path: '/api', source: 'code_snippet', status: 'dismissed' }),
       feedbackEntry('c', { path: '/intro' }),
     ]);
 
     const page = await client.feedbackByPage(PROJECT_ID, { ...range, limit: 1 });
     const contextual = await client.feedbackByPage(PROJECT_ID, { ...range, source: 'contextual' });
+    const open = await client.feedbackByPage(PROJECT_ID, { ...range, status: ['pending', 'in_progress'] });
 
     expect(page).toEqual({
       feedback: [{ path: '/api', thumbsUp: 1, thumbsDown: 0, code: 1, total: 2 }],
       hasMore: true,
     });
     expect(contextual.feedback.map((row) => row.path)).toEqual(['/api', '/intro']);
+    // The docs team dismissed the code block's feedback: it is not counted.
+    expect(open.feedback).toEqual([
+      { path: '/api', thumbsUp: 1, thumbsDown: 0, code: 0, total: 1 },
+      { path: '/intro', thumbsUp: 0, thumbsDown: 1, code: 0, total: 1 },
+    ]);
     expect(fake.requestsFor('feedbackByPage').map((request) => request.query)).toEqual([
       { ...range, limit: '1' },
       { ...range, source: 'contextual' },
+      { ...range, status: 'pending,in_progress' },
     ]);
   });
 
