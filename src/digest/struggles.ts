@@ -23,6 +23,11 @@ export interface Struggle {
   count: number;
   /** A reader's comment on the page (untrusted), when there is one. */
   comment?: string;
+  /**
+   * The page's feedback was all read, and none of it had a comment. Left out when the feedback list
+   * was read only in part: a comment may lie past what was read.
+   */
+  noComment?: true;
 }
 
 export interface Struggles {
@@ -107,7 +112,10 @@ export async function collectStruggles(
         ),
       LIST_PAGES,
     );
+    // Whether the list was read to its end: only then is a page without a comment known to have none.
+    let readToEnd = false;
     for await (const answer of feedback) {
+      if (answer.hasMore === false || !answer.nextCursor) readToEnd = true;
       for (const entry of answer.feedback) {
         const comment = entry.comment?.trim();
         if (
@@ -124,7 +132,8 @@ export async function collectStruggles(
     }
     return worst.map((row): Struggle => {
       const comment = comments.get(row.path);
-      return { kind: 'page', subject: row.path, count: row.thumbsDown, ...(comment ? { comment } : {}) };
+      const said = comment ? { comment } : readToEnd ? { noComment: true as const } : {};
+      return { kind: 'page', subject: row.path, count: row.thumbsDown, ...said };
     });
   });
 

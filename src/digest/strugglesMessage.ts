@@ -26,6 +26,8 @@ export const struggleValueSchema = z.object({
   subject: z.string().max(VALUE_TEXT_MAX),
   count: z.number().int().nonnegative(),
   comment: z.string().max(VALUE_TEXT_MAX).optional(),
+  /** Readers wrote no comment on the page (its feedback was all read); unknown when left out. */
+  noComment: z.literal(true).optional(),
   /** The digest's period, as shown: `15–21 Nov 2026`. */
   range: z.string().max(100),
 });
@@ -171,6 +173,7 @@ function buttonValue(item: Struggle, range: string): string {
       subject: truncate(item.subject, subjectMax),
       count: item.count,
       ...(item.comment && commentMax > 0 ? { comment: truncate(item.comment, commentMax) } : {}),
+      ...(item.noComment ? { noComment: true as const } : {}),
       range: truncate(range, 100),
     };
     const json = JSON.stringify(value);
@@ -191,9 +194,10 @@ export function suggestedInstruction(value: StruggleValue): string {
   switch (value.kind) {
     case 'page':
       // Their words only when one wrote any: else the agent would look for feedback that is not there.
+      // "With no comment" only when none was written: a comment may lie past the feedback read.
       return value.comment
         ? `Improve the page ${named}: readers gave it ${plural(value.count, 'thumbs down', 'thumbs down')} (${value.range}). Find what confuses them, using their feedback given with this instruction, and fix the page.`
-        : `Improve the page ${named}: readers gave it ${plural(value.count, 'thumbs down', 'thumbs down')} (${value.range}), with no comment. Find what is unclear, missing or out of date on it, and fix the page.`;
+        : `Improve the page ${named}: readers gave it ${plural(value.count, 'thumbs down', 'thumbs down')} (${value.range})${value.noComment ? ', with no comment' : ''}. Find what is unclear, missing or out of date on it, and fix the page.`;
     case 'search':
       return `Readers searched the docs ${plural(value.count, 'time', 'times')} (${value.range}) for the term ${named} (in full in the evidence given with this instruction) and clicked no result. Make the docs answer what they were looking for, on the page they would expect.`;
     case 'question':

@@ -309,9 +309,13 @@ describe('pieces of the digest message', () => {
     expect(suggestedInstruction({ ...page, comment: 'The flags are wrong' })).toContain(
       'using their feedback',
     );
-    const silent = suggestedInstruction(page);
+    const silent = suggestedInstruction({ ...page, noComment: true });
     expect(silent).not.toContain('feedback');
     expect(silent).toContain('with no comment');
+    // The feedback read only in part (or the comment left out of the button to fit): no claim either way.
+    const unknown = suggestedInstruction(page);
+    expect(unknown).not.toContain('feedback');
+    expect(unknown).not.toContain('comment');
   });
 
   it('reads the period as the days it covers, the last being the day before dateTo', () => {

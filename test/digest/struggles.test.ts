@@ -504,6 +504,47 @@ describe('the digest’s “Where readers struggled”', () => {
     expect(instruction).toContain('(in full in the evidence given with this instruction)');
   });
 
+  it('does not tell the agent a page got no comment when the comment lies past the feedback it read', async () => {
+    await bot({ env: { DIGEST_STRUGGLES: '1' } });
+    // A busy week: 300 readers liked three guides, then readers of /quickstart thumbed it down, one with a comment.
+    h.mintlify.setFeedback([
+      ...Array.from({ length: 300 }, (_, index) => feedback(`/guides/${index % 3}`, true)),
+      feedback('/quickstart', false, 'The token step is missing'),
+      feedback('/quickstart', false),
+      feedback('/quickstart', false),
+    ]);
+    const digest = await digestNow();
+    expect(struggleLines(digest)).toContain('👎 3 thumbs down  ·  /quickstart');
+    const items = blocksOf(digest).filter((block) => block.accessory?.action_id === 'fix_with_docs_agent');
+    const worst = items.findIndex((block) => block.block_id === 'struggle-page-0');
+    await click(digest, worst);
+    const opened = await h.slack.waitForCall('views.open');
+    const view = opened.args.view as {
+      blocks: Array<{ block_id?: string; element?: { initial_value?: string } }>;
+    };
+    const instruction =
+      view.blocks.find((block) => block.block_id === 'instruction')?.element?.initial_value ?? '';
+    // A reader did comment: the agent must not be told there is none.
+    expect(instruction).not.toContain('with no comment');
+    expect(instruction).toContain('readers gave it 3 thumbs down');
+  });
+
+  it('tells the agent a page got no comment when the feedback was read to its end without one', async () => {
+    await bot({ env: { DIGEST_STRUGGLES: '1' } });
+    h.mintlify.setFeedback([feedback('/quickstart', false), feedback('/quickstart', false)]);
+    const digest = await digestNow();
+    const items = blocksOf(digest).filter((block) => block.accessory?.action_id === 'fix_with_docs_agent');
+    const worst = items.findIndex((block) => block.block_id === 'struggle-page-0');
+    await click(digest, worst);
+    const opened = await h.slack.waitForCall('views.open');
+    const view = opened.args.view as {
+      blocks: Array<{ block_id?: string; element?: { initial_value?: string } }>;
+    };
+    const instruction =
+      view.blocks.find((block) => block.block_id === 'instruction')?.element?.initial_value ?? '';
+    expect(instruction).toContain('with no comment');
+  });
+
   it('refuses a person outside the allowlist, at the button, with nothing opened', async () => {
     await bot({ env: { DIGEST_STRUGGLES: '1', ALLOWED_USER_IDS: 'U0USER' } });
     const digest = await digestNow();
