@@ -184,13 +184,17 @@ function buttonValue(item: Struggle, range: string): string {
 }
 
 /**
- * The form's instruction, already filled. It names the page, term or question, but only as a short
- * JSON-quoted string (a reader's quote marks cannot end it) pointing at the evidence, which carries
- * readers' words in full: what readers wrote is never the instruction itself.
+ * The form's instruction, already filled. It names the page (its path in full), term or question as
+ * a JSON-quoted string (a reader's quote marks cannot end it), a term or question only short,
+ * pointing at the evidence, which carries readers' words in full: what readers wrote is never the
+ * instruction itself.
  */
 export function suggestedInstruction(value: StruggleValue): string {
   // U+0085 (next line) is no whitespace to JavaScript, and JSON leaves it as it is: it could break the line.
-  const named = JSON.stringify(truncate(value.subject.replace(/[\s\u0085]+/g, ' '), 60));
+  const oneLine = value.subject.replace(/[\s\u0085]+/g, ' ');
+  // A page is named in full (its path is at most VALUE_TEXT_MAX): cut, it would name no page the agent
+  // could find. A reader's search or question is named short, and given in full in the evidence.
+  const named = JSON.stringify(value.kind === 'page' ? oneLine : truncate(oneLine, 60));
   switch (value.kind) {
     case 'page':
       // Their words only when one wrote any: else the agent would look for feedback that is not there.

@@ -545,6 +545,25 @@ describe('the digest’s “Where readers struggled”', () => {
     expect(instruction).toContain('with no comment');
   });
 
+  it('names the page to fix in full in the filled-in instruction, however long its path', async () => {
+    await bot({ env: { DIGEST_STRUGGLES: '1' } });
+    // A real API reference path: 74 characters, no reader's words in it.
+    const path = '/api-reference/endpoint/organizations/create-organization-api-key-rotation';
+    h.mintlify.setFeedback([feedback(path, false), feedback(path, false)]);
+    const digest = await digestNow();
+    const items = blocksOf(digest).filter((block) => block.accessory?.action_id === 'fix_with_docs_agent');
+    const worst = items.findIndex((block) => block.block_id === 'struggle-page-0');
+    expect((await click(digest, worst)).status).toBe(200);
+    const opened = await h.slack.waitForCall('views.open');
+    const view = opened.args.view as {
+      blocks: Array<{ block_id?: string; element?: { initial_value?: string } }>;
+    };
+    const instruction =
+      view.blocks.find((block) => block.block_id === 'instruction')?.element?.initial_value ?? '';
+    // The agent is told which page to improve: not a path cut short with an ellipsis that names no page.
+    expect(instruction).toContain(`Improve the page "${path}"`);
+  });
+
   it('refuses a person outside the allowlist, at the button, with nothing opened', async () => {
     await bot({ env: { DIGEST_STRUGGLES: '1', ALLOWED_USER_IDS: 'U0USER' } });
     const digest = await digestNow();
