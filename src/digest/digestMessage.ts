@@ -3,7 +3,7 @@ import { MESSAGE_BLOCKS_TEXT_MAX, blocksTextLength } from '../slack/blockText.js
 import { escapeSlackText, truncate } from '../slack/escape.js';
 import type { SiteTotals, VisitorNumbers } from './collectVisitors.js';
 import { addDays } from './period.js';
-import type { Struggles } from './struggles.js';
+import type { Struggle, Struggles } from './struggles.js';
 import { struggleLine, strugglesBlocks } from './strugglesMessage.js';
 import type { PageVisitors } from './topPages.js';
 
@@ -152,8 +152,11 @@ function plainDigest(view: DigestView, text: string, pageLines: string[]): strin
   const parts = [text];
   if (pageLines.length > 0) parts.push(`*Top ${pageLines.length} pages* by unique visitors`, ...pageLines);
   if (items.length > 0) {
-    // Readers' words, escaped: in a text they could otherwise mention or link.
-    parts.push('*Where readers struggled*', ...items.map((item) => escapeSlackText(struggleLine(item))));
+    // Readers' words, escaped: in a text they could otherwise mention or link, or (its markup made
+    // inert) turn bold, strike through, or open a code block that swallows the rest of the digest.
+    const line = (item: Struggle) =>
+      escapeSlackText(struggleLine({ ...item, subject: inertMarkup(item.subject) }));
+    parts.push('*Where readers struggled*', ...items.map(line));
   }
   parts.push(
     items.length > 0
@@ -161,6 +164,15 @@ function plainDigest(view: DigestView, text: string, pageLines: string[]): strin
       : '_Slack did not take this digest as laid out, so it is shown as text._',
   );
   return truncate(parts.join('\n'), PLAIN_MAX);
+}
+
+/**
+ * Slack's mrkdwn has no escape for its formatting marks: in readers' words shown as mrkdwn text, each
+ * is replaced by a character that looks alike and formats nothing (∗ ˍ ∼ ˋ), so the words read as typed.
+ */
+const INERT: Record<string, string> = { '*': '\u2217', _: '\u02cd', '~': '\u223c', '`': '\u02cb' };
+export function inertMarkup(text: string): string {
+  return text.replace(/[*_~`]/g, (mark) => INERT[mark] ?? mark);
 }
 
 function fallbackText(view: DigestView, range: string): string {

@@ -247,6 +247,24 @@ describe('the digest message', () => {
   });
 });
 
+describe('the digest as text, with readers’ formatting', () => {
+  it('shows a reader’s markup as typed, never as bold, strike-through or a code block that swallows the rest of the digest', () => {
+    const struggles = ordinaryStruggles(2);
+    struggles.searches[0] = { kind: 'search', subject: '*URGENT* read ~this~', count: 4 };
+    struggles.questions[0] = { kind: 'question', subject: 'Why ```', count: 2 };
+    const { plain } = digestMessage({ numbers: numbers(pages), timeZone: 'UTC', struggles });
+    // In the laid-out digest these are plain_text; as text, Slack's mrkdwn would format them.
+    expect(plain).not.toContain('*URGENT*');
+    expect(plain).not.toContain('~this~');
+    expect(plain).not.toContain('```');
+    // Shown as typed, with marks that look alike and format nothing.
+    expect(plain).toContain('“\u2217URGENT\u2217 read \u223cthis\u223c”');
+    expect(plain).toContain('“Why \u02cb\u02cb\u02cb”');
+    // The digest's own markup stands.
+    expect(plain).toContain('*Where readers struggled*');
+  });
+});
+
 /** What readers ordinarily write: a sentence of feedback, a search term, a question. */
 function ordinaryStruggles(top: number): Struggles {
   const items = (kind: StruggleKind): Struggle[] =>
