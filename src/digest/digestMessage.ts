@@ -85,7 +85,10 @@ export function digestMessage(view: DigestView): DigestMessage {
   const previous = view.previous;
   const totals = numbers.totals;
   const struggles = view.struggles ? strugglesBlocks(view.struggles, range) : [];
-  const notes = [`${n(numbers.pathCount)} page${numbers.pathCount === 1 ? '' : 's'} had visits`];
+  // Cut at DIGEST_MAX_PAGES, the export held more paths than were read: their count is a floor.
+  const notes = [
+    `${numbers.complete ? '' : 'at least '}${n(numbers.pathCount)} page${numbers.pathCount === 1 ? '' : 's'} had visits`,
+  ];
   const blocks: KnownBlock[] = [
     header,
     when,
@@ -133,7 +136,7 @@ export function digestMessage(view: DigestView): DigestMessage {
 
   if (!numbers.complete) {
     notes.push(
-      `:warning: ranked from the first ${n(numbers.pagesRead)} pages of the export only (DIGEST_MAX_PAGES); the site has more paths`,
+      `:warning: ranked from the first ${n(numbers.pathCount)} paths of Mintlify’s export only (DIGEST_MAX_PAGES stopped the read after ${n(numbers.pagesRead)} requests); the site has more paths`,
     );
   }
   if (!previous?.totals) notes.push('no numbers from last week to compare with');

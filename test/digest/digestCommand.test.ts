@@ -79,7 +79,9 @@ describe('/docs-agent digest', () => {
     expect(offsets(pageRequests(h))).toEqual([0, 250]);
     await h.command('digest', { channel_id: 'C0OTHER' });
     const second = await h.slack.waitForCall('chat.postMessage', (call) => call.args.channel === 'C0OTHER');
-    expect(shown(second)).toContain('ranked from the first 2 pages of the export only');
+    expect(shown(second)).toContain(
+      'at least 500 pages had visits  ·  :warning: ranked from the first 500 paths of Mintlify’s export only (DIGEST_MAX_PAGES stopped the read after 2 requests); the site has more paths',
+    );
     expect(offsets(pageRequests(h))).toEqual([0, 250]);
   });
 

@@ -125,9 +125,22 @@ describe('the digest message', () => {
       expect(message.text).not.toContain('<!channel>');
       expect(message.text).toContain('&lt;!channel&gt;-page-0 (1,000)');
       expect(allText(message)).toContain('*40.*');
-      expect(allText(message)).toContain('ranked from the first 1,000 pages');
+      expect(allText(message)).toContain(
+        'ranked from the first 250,000 paths of Mintlify’s export only (DIGEST_MAX_PAGES stopped the read after 1,000 requests)',
+      );
       expect(message.text.length).toBeLessThan(400);
     }
+  });
+
+  it('does not state the paths read so far as the number of pages that had visits when the export was cut at DIGEST_MAX_PAGES', () => {
+    const message = digestMessage({
+      numbers: { ...numbers(pages), complete: false, pagesRead: 4, pathCount: 1_000 },
+      timeZone: 'UTC',
+    });
+    // The site has more paths than the 1,000 read: "1,000 pages had visits" is not so.
+    expect(allText(message)).not.toContain(`"1,000 pages had visits`);
+    // "pages" of the export (requests of 250 rows) are not docs pages: 4 of them hold 1,000 paths.
+    expect(allText(message)).not.toContain('ranked from the first 4 pages of the export');
   });
 
   it('tells Slack to parse no `@channel` or bare link in a path readers’ visits gave', () => {
