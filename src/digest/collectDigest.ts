@@ -42,7 +42,13 @@ export async function collectDigest(
   const numbers = await periodNumbers(ctx, period, options);
   const before = previousPeriod(period);
   const kept = await ctx.records.numbers(before);
-  const previous = kept ? { totals: kept.totals, top: kept.top } : await previousTotals(ctx, before);
+  const previous = kept
+    ? {
+        totals: kept.totals,
+        top: kept.top,
+        topHoldsAll: kept.complete && kept.top.length >= kept.pathCount,
+      }
+    : await previousTotals(ctx, before);
   const struggles = config.digest.struggles > 0 ? await periodStruggles(ctx, period) : undefined;
   return { numbers, timeZone: period.timeZone, previous, siteUrl: config.digest.siteUrl, struggles };
 }

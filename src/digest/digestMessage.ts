@@ -19,7 +19,14 @@ export interface DigestView {
   numbers: VisitorNumbers;
   timeZone: string;
   /** Last week's numbers: totals when known, and the top pages when last week's digest was kept. */
-  previous?: { totals?: SiteTotals; top?: PageVisitors[] } | undefined;
+  previous?:
+    | {
+        totals?: SiteTotals;
+        top?: PageVisitors[];
+        /** Last week's top holds every page that had visits then: a page not in it had none. */
+        topHoldsAll?: boolean;
+      }
+    | undefined;
   /** When set, paths link to the docs site. */
   siteUrl?: string | undefined;
   /** "Where readers struggled", when DIGEST_STRUGGLES asks for it. */
@@ -111,6 +118,8 @@ export function digestMessage(view: DigestView): DigestMessage {
       best,
       siteTotal: totals.total,
       previousTop: previous?.top,
+      previousTopHoldsAll: previous?.topHoldsAll === true,
+      shownTop: numbers.top.length,
       siteUrl: view.siteUrl,
     }),
   );
@@ -197,6 +206,9 @@ interface LineContext {
   best: number;
   siteTotal: number;
   previousTop: PageVisitors[] | undefined;
+  previousTopHoldsAll: boolean;
+  /** How many pages this week's top lists. */
+  shownTop: number;
   siteUrl: string | undefined;
 }
 
@@ -208,7 +220,11 @@ function pageLine(rank: number, page: PageVisitors, ctx: LineContext): string {
   ];
   if (ctx.previousTop) {
     const before = ctx.previousTop.find((entry) => entry.path === page.path);
-    parts.push(before ? changeText(page.total, before.total) || 'no change' : 'new in the top pages');
+    if (before) parts.push(changeText(page.total, before.total) || 'no change');
+    // Not in last week's list: new in this week's top only if that list was as long as this one (a
+    // DIGEST_TOP raised since lists more pages now), or held every page with visits. Else nothing is said.
+    else if (ctx.previousTopHoldsAll || ctx.previousTop.length >= ctx.shownTop)
+      parts.push('new in the top pages');
   }
   return `*${rank}.* ${pageLabel(page.path, ctx.siteUrl)}\n${parts.join('  ·  ')}`;
 }

@@ -588,6 +588,38 @@ describe('week over week', () => {
     expect(h.mintlify.requestsFor('visitors').map((request) => request.query.limit)).toEqual(['250']);
   });
 
+  it('after DIGEST_TOP was raised, a page below last week’s shorter list is not called new in the top pages', async () => {
+    h = await startBot({ env: { DIGEST_TOP: '10' } });
+    h.mintlify.setVisitors(
+      [
+        { path: '/quickstart', human: 90, ai: 30, total: 110 },
+        { path: '/guide', human: 40, ai: 0, total: 40 },
+      ],
+      { human: 130, ai: 30, total: 150 },
+    );
+    const period = lastSevenDays();
+    const before = { dateFrom: addDays(period.dateFrom, -7), dateTo: period.dateFrom };
+    // Last week's digest ranked 1 page (DIGEST_TOP=1 then) of the 2 with visits: /guide was second.
+    await new DigestRecords(h.bot.store).saveNumbers(
+      {
+        period: before,
+        totals: { human: 130, ai: 30, total: 150 },
+        top: [{ path: '/quickstart', human: 90, ai: 30, total: 110 }],
+        pathCount: 2,
+        pagesRead: 1,
+        complete: true,
+      },
+      new Date(),
+    );
+
+    await h.command('digest');
+
+    const post = await h.slack.waitForCall('chat.postMessage');
+    expect(shown(post)).toContain('(40 human, 0 AI)');
+    // It was second of two last week: in any top 2, never new in it.
+    expect(shown(post)).not.toContain('(40 human, 0 AI)  ·  new in the top pages');
+  });
+
   it('without a kept digest reads last week’s totals with one request of one row', async () => {
     h = await startBot();
     h.mintlify.setVisitors([{ path: '/quickstart', human: 90, ai: 30, total: 110 }]);

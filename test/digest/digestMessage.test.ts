@@ -57,6 +57,7 @@ describe('the digest message', () => {
           { path: '/quickstart', human: 300, ai: 100, total: 400 },
           { path: '/api-reference/jobs', human: 250, ai: 50, total: 250 },
         ],
+        topHoldsAll: true,
       },
     });
 
@@ -69,6 +70,25 @@ describe('the digest message', () => {
     expect(text).toContain('(10 human, 0 AI)  ·  new in the top pages');
     expect(text).not.toContain('no numbers from last week');
     expect(message.text).toContain('1,100 visitors (900 human, 300 AI), ↑ 10% from last week.');
+  });
+
+  it('calls a page new in the top pages only when last week’s list shows it was not in it', () => {
+    const lastWeek = (top: PageVisitors[], topHoldsAll = false) =>
+      allText(
+        digestMessage({
+          numbers: numbers(pages),
+          timeZone: 'UTC',
+          previous: { totals: { human: 1_000, ai: 300, total: 1_000 }, top, topHoldsAll },
+        }),
+      );
+    const two = pages.slice(0, 2);
+    // Last week listed 2 pages (a smaller DIGEST_TOP) of more: /changelog may have been third.
+    expect(lastWeek(two)).toMatch(/\(10 human, 0 AI\)(?! {2}·)/);
+    expect(lastWeek(two)).not.toContain('new in the top pages');
+    // As long a list as this week's, or every page with visits: it was not in it.
+    const other = { path: '/other', human: 1, ai: 0, total: 1 };
+    expect(lastWeek([...two, other])).toContain('(10 human, 0 AI)  ·  new in the top pages');
+    expect(lastWeek(two, true)).toContain('(10 human, 0 AI)  ·  new in the top pages');
   });
 
   it('links paths to the docs site when DOCS_SITE_URL is set', () => {
