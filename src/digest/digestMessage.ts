@@ -125,7 +125,7 @@ export function digestMessage(view: DigestView): DigestMessage {
   );
   if (lines.length > 0) {
     const heading = (count: number) =>
-      section(`*Top ${count} pages* by unique visitors  ·  _% is the share of all visitors_`);
+      section(`*${topOf(count)}* by unique visitors  ·  _% is the share of all visitors_`);
     // Slack takes 50 blocks a message, and only so much text in all: the list (after its divider and
     // heading) gives way to the notes and the struggles after it.
     let textRoom =
@@ -140,7 +140,11 @@ export function digestMessage(view: DigestView): DigestMessage {
       blocks.push({ type: 'divider' }, heading(count), ...shown.map(({ text }) => section(text)));
     }
     if (count < lines.length)
-      notes.push(`the other ${lines.length - count} pages did not fit in one message`);
+      notes.push(
+        lines.length - count === 1
+          ? 'the last page did not fit in one message'
+          : `the other ${lines.length - count} pages did not fit in one message`,
+      );
   }
 
   if (!numbers.complete) {
@@ -162,7 +166,7 @@ function plainDigest(view: DigestView, text: string, pageLines: string[]): strin
   const { struggles } = view;
   const items = struggles ? [...struggles.pages, ...struggles.searches, ...struggles.questions] : [];
   const parts = [text];
-  if (pageLines.length > 0) parts.push(`*Top ${pageLines.length} pages* by unique visitors`, ...pageLines);
+  if (pageLines.length > 0) parts.push(`*${topOf(pageLines.length)}* by unique visitors`, ...pageLines);
   if (items.length > 0) {
     // Readers' words, escaped: in a text they could otherwise mention or link, or (its markup made
     // inert) turn bold, strike through, or open a code block that swallows the rest of the digest.
@@ -192,14 +196,14 @@ function fallbackText(view: DigestView, range: string): string {
   const change = changeText(totals.total, view.previous?.totals?.total);
   const first = top[0];
   return [
-    `Docs digest, ${range} (${view.timeZone}): ${n(totals.total)} visitors (${n(totals.human)} human, ${n(totals.ai)} AI)${change ? `, ${change} from last week` : ''}.`,
+    `Docs digest, ${range} (${view.timeZone}): ${n(totals.total)} visitors (${n(totals.human)} human, ${n(totals.ai)} AI)${change ? `, ${sinceLastWeek(change)}` : ''}.`,
     first ? ` Top page: ${escapeSlackText(shortPath(first.path))} (${n(first.total)}).` : '',
   ].join('');
 }
 
 function totalField(label: string, value: number, previous: number | undefined): types.MrkdwnElement {
   const change = changeText(value, previous);
-  return { type: 'mrkdwn', text: `*${label}*\n${n(value)}${change ? `  ${change} from last week` : ''}` };
+  return { type: 'mrkdwn', text: `*${label}*\n${n(value)}${change ? `  ${sinceLastWeek(change)}` : ''}` };
 }
 
 interface LineContext {
@@ -229,6 +233,13 @@ function pageLine(rank: number, page: PageVisitors, ctx: LineContext): string {
   return `*${rank}.* ${pageLabel(page.path, ctx.siteUrl)}\n${parts.join('  ·  ')}`;
 }
 
+/** `Top page`, `Top 10 pages`. */
+const topOf = (count: number) => (count === 1 ? 'Top page' : `Top ${n(count)} pages`);
+
+/** `↑ 12% from last week`; `up from 0 last week` rather than "up from 0 from last week". */
+const sinceLastWeek = (change: string) =>
+  change === UP_FROM_ZERO ? `${change} last week` : `${change} from last week`;
+
 /** A bar as long as the page's visitors are next to the first page's. */
 export function bar(value: number, best: number): string {
   const filled = best > 0 ? Math.round((value / best) * BAR_WIDTH) : 0;
@@ -236,10 +247,12 @@ export function bar(value: number, best: number): string {
   return `${'█'.repeat(shown)}${'░'.repeat(BAR_WIDTH - shown)}`;
 }
 
+const UP_FROM_ZERO = 'up from 0';
+
 /** `↑ 12%`, `↓ 5%`, `no change`, `up from 0`; empty when there is nothing to compare with. */
 export function changeText(value: number, previous: number | undefined): string {
   if (previous === undefined) return '';
-  if (previous === 0) return value === 0 ? 'no change' : 'up from 0';
+  if (previous === 0) return value === 0 ? 'no change' : UP_FROM_ZERO;
   const percent = Math.round(((value - previous) / previous) * 100);
   if (percent === 0) return value === previous ? 'no change' : value > previous ? '↑ &lt;1%' : '↓ &lt;1%';
   return percent > 0 ? `↑ ${percent}%` : `↓ ${-percent}%`;

@@ -91,6 +91,24 @@ describe('the digest message', () => {
     expect(lastWeek(two, true)).toContain('(10 human, 0 AI)  ·  new in the top pages');
   });
 
+  it('words one page, and a rise from none last week, in plain English', () => {
+    const message = digestMessage({
+      numbers: { ...numbers(pages.slice(0, 1), { human: 400, ai: 120, total: 500 }), pathCount: 1 },
+      timeZone: 'UTC',
+      previous: { totals: { human: 0, ai: 0, total: 0 } },
+    });
+    const text = allText(message);
+    expect(text).toContain('*Top page* by unique visitors');
+    expect(text).toContain('1 page had visits');
+    expect(text).toContain('*Human visitors*\\n400  up from 0 last week');
+    expect(message.text).toContain('500 visitors (400 human, 120 AI), up from 0 last week.');
+    expect(message.plain).toContain('*Top page* by unique visitors');
+    for (const said of [text, message.text, message.plain]) {
+      expect(said).not.toContain('Top 1 pages');
+      expect(said).not.toContain('up from 0 from last week');
+    }
+  });
+
   it('links paths to the docs site when DOCS_SITE_URL is set', () => {
     const message = digestMessage({
       numbers: numbers([{ path: '/a b|c&d', human: 1, ai: 0, total: 1 }]),
@@ -247,6 +265,16 @@ describe('the digest message', () => {
     expect(shown).toBeGreaterThanOrEqual(20);
     expect(allText(message)).toContain(`the other ${40 - shown} pages did not fit in one message`);
     expect(allText(message)).toContain('case 4');
+    // One page more than fits: it is the last one, not "the other 1 pages".
+    const oneOver = digestMessage({
+      numbers: numbers(top.slice(0, shown + 1), { human: 52_000, ai: 9_000, total: 60_000 }),
+      timeZone: 'Europe/Berlin',
+      previous: { totals: { human: 50_000, ai: 8_000, total: 57_000 }, top },
+      siteUrl: 'https://docs.acme-corp.com',
+      struggles: ordinaryStruggles(5),
+    });
+    expect(allText(oneOver)).toContain(`*Top ${shown} pages*`);
+    expect(allText(oneOver)).toContain('the last page did not fit in one message');
 
     // With the defaults (10 pages, 3 of each struggle) everything is shown.
     const usual = digestMessage({
