@@ -4,7 +4,7 @@ import { escapeSlackText, truncate } from '../slack/escape.js';
 import type { SiteTotals, VisitorNumbers } from './collectVisitors.js';
 import { addDays } from './period.js';
 import type { Struggle, Struggles } from './struggles.js';
-import { struggleLine, strugglesBlocks } from './strugglesMessage.js';
+import { pagesCutText, struggleLine, strugglesBlocks } from './strugglesMessage.js';
 import type { PageVisitors } from './topPages.js';
 
 type KnownBlock = types.KnownBlock;
@@ -173,6 +173,10 @@ function plainDigest(view: DigestView, text: string, pageLines: string[]): strin
     const line = (item: Struggle) =>
       escapeSlackText(struggleLine({ ...item, subject: inertMarkup(item.subject) }));
     parts.push('*Where readers struggled*', ...items.map(line));
+  }
+  if (struggles?.pagesCut && !struggles.unread.includes('page')) {
+    if (items.length === 0) parts.push('*Where readers struggled*');
+    parts.push(pagesCutText(struggles.pages.length > 0));
   }
   parts.push(
     items.length > 0

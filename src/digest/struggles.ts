@@ -36,6 +36,11 @@ export interface Struggles {
   questions: Struggle[];
   /** The kinds that could not be read (a refusal, a timeout): the digest says so in one line. */
   unread: StruggleKind[];
+  /**
+   * Feedback by page gave its first 100 pages of more (it has no cursor): pages past them, perhaps
+   * with more thumbs down, are missing, and the digest says the list may miss some.
+   */
+  pagesCut?: true;
   /** Analytics requests this read spent (0 when a second digest reused what was read). */
   requests: number;
   /** How many of each kind were asked for (DIGEST_STRUGGLES). */
@@ -67,6 +72,7 @@ export async function collectStruggles(
     return read();
   };
   const unread: StruggleKind[] = [];
+  let pagesCut = false;
   const attempt = async <T>(kind: StruggleKind, read: () => Promise<T[]>): Promise<T[]> => {
     try {
       return await read();
@@ -89,6 +95,7 @@ export async function collectStruggles(
         status: OPEN_FEEDBACK,
       }),
     );
+    pagesCut = byPage.hasMore;
     const worst = byPage.feedback
       .filter((row) => row.thumbsDown > 0)
       .sort((a, b) => b.thumbsDown - a.thumbsDown || a.path.localeCompare(b.path))
@@ -179,5 +186,5 @@ export async function collectStruggles(
       .slice(0, top);
   });
 
-  return { pages, searches, questions, unread, requests, top };
+  return { pages, searches, questions, unread, requests, top, ...(pagesCut ? { pagesCut: true } : {}) };
 }

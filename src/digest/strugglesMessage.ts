@@ -74,7 +74,8 @@ export function strugglesBlocks(struggles: Struggles, range: string): KnownBlock
   ];
   const shown = kinds.filter(([, items]) => items.length > 0);
   const unread = struggles.unread.map((kind) => UNREAD[kind]);
-  if (shown.length === 0 && unread.length === 0) return [];
+  const pagesCut = struggles.pagesCut === true && !struggles.unread.includes('page');
+  if (shown.length === 0 && unread.length === 0 && !pagesCut) return [];
   const blocks: KnownBlock[] = [
     { type: 'divider' },
     {
@@ -89,9 +90,14 @@ export function strugglesBlocks(struggles: Struggles, range: string): KnownBlock
     blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: `*${TITLES[kind]}*` }] });
     // Each item's block has an id of its own: a click names it, and the digest's item is read back by it.
     items.forEach((item, index) => blocks.push(...itemBlocks(item, range, `struggle-${kind}-${index}`)));
+    if (kind === 'page' && pagesCut) blocks.push(pagesCutNote(true));
   }
-  // With nothing to show, the kinds that were read say they were empty; the unread ones are named below.
-  const empty = shown.length === 0 ? kinds.filter(([kind]) => !struggles.unread.includes(kind)) : [];
+  // With nothing to show, the kinds that were read say they were empty; the unread ones are named
+  // below. Pages past the first 100 of feedback by page were not seen: none is not known.
+  const empty =
+    shown.length === 0
+      ? kinds.filter(([kind]) => !struggles.unread.includes(kind) && !(kind === 'page' && pagesCut))
+      : [];
   if (empty.length > 0) {
     const list = listOf(
       empty.map(([kind]) => NONE[kind]),
@@ -99,6 +105,7 @@ export function strugglesBlocks(struggles: Struggles, range: string): KnownBlock
     );
     blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: `No ${list} this week.` }] });
   }
+  if (pagesCut && struggles.pages.length === 0) blocks.push(pagesCutNote(false));
   if (unread.length > 0) {
     blocks.push({
       type: 'context',
@@ -112,6 +119,18 @@ export function strugglesBlocks(struggles: Struggles, range: string): KnownBlock
   }
   return blocks;
 }
+
+/** Said when feedback by page had more pages than it gave (`pagesCut`): under the pages listed, or in their place. */
+export function pagesCutText(listed: boolean): string {
+  return listed
+    ? 'Mintlify gave the feedback counts of 100 pages only, and has more pages: this list may miss some with more thumbs down.'
+    : 'Mintlify gave the feedback counts of 100 pages only, and has more pages: some of those may have thumbs down.';
+}
+
+const pagesCutNote = (listed: boolean): KnownBlock => ({
+  type: 'context',
+  elements: [{ type: 'mrkdwn', text: pagesCutText(listed) }],
+});
 
 /** `a`, `a and b`, `a, b and c` (or `or`). */
 export function listOf(names: string[], word: 'and' | 'or'): string {

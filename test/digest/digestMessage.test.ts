@@ -308,6 +308,32 @@ describe('the digest message', () => {
   });
 });
 
+describe('the pages with the most thumbs down, when feedback by page had more pages than it gave', () => {
+  it('says the list may miss pages, under it or in its place, and as text too', () => {
+    const cut = { ...ordinaryStruggles(2), pagesCut: true as const };
+    const listed = digestMessage({ numbers: numbers(pages), timeZone: 'UTC', struggles: cut });
+    expect(allText(listed)).toContain('has more pages: this list may miss some with more thumbs down');
+    expect(listed.plain).toContain('has more pages: this list may miss some with more thumbs down');
+
+    const none = digestMessage({
+      numbers: numbers(pages),
+      timeZone: 'UTC',
+      struggles: { ...cut, pages: [], searches: [], questions: [] },
+    });
+    // Not "no thumbs down this week": the pages not given may have some.
+    expect(allText(none)).toContain('No empty searches or unanswered questions this week.');
+    expect(allText(none)).toContain('has more pages: some of those may have thumbs down');
+    expect(none.plain).toContain('has more pages: some of those may have thumbs down');
+
+    const whole = digestMessage({
+      numbers: numbers(pages),
+      timeZone: 'UTC',
+      struggles: ordinaryStruggles(2),
+    });
+    expect(allText(whole)).not.toContain('Mintlify gave the feedback counts');
+  });
+});
+
 describe('the digest as text, with readers’ formatting', () => {
   it('shows a reader’s markup as typed, never as bold, strike-through or a code block that swallows the rest of the digest', () => {
     const struggles = ordinaryStruggles(2);

@@ -230,6 +230,23 @@ describe('the digest’s “Where readers struggled”', () => {
     expect(lines.join('\n')).not.toContain('BUY CHEAP FOLLOWERS');
   });
 
+  it('does not present the worst pages as complete when Mintlify’s feedback by page said it has more pages than it gave', async () => {
+    await bot({ env: { DIGEST_STRUGGLES: '2' } });
+    // 120 pages with a reader's thumbs up, seen first; the one page readers thumbed down comes after.
+    h.mintlify.setFeedback([
+      ...Array.from({ length: 120 }, (_, index) => feedback(`/guides/${index}`, true)),
+      ...Array.from({ length: 5 }, () => feedback('/quickstart', false, 'The token step is missing')),
+    ]);
+    const digest = await digestNow();
+    const lines = struggleLines(digest);
+    const [byPage] = h.mintlify.requestsFor('feedbackByPage');
+    expect(byPage).toBeDefined();
+    // Either the page readers thumbed down five times is listed, or the digest says the list may miss pages.
+    const listed = lines.includes('👎 5 thumbs down  ·  /quickstart');
+    const saysPartial = lines.some((line) => /more pages|not all|partial|may miss/i.test(line));
+    expect({ listed, saysPartial }).not.toEqual({ listed: false, saysPartial: false });
+  });
+
   it('reads a list’s next page only while it lacks what the digest shows, and never more than three pages of one', async () => {
     await bot({ env: { DIGEST_STRUGGLES: '2' } });
     // Each of the two worst pages has its comment on the first page of feedback; 250 thumbs up follow.
