@@ -48,6 +48,8 @@ export function digestFailureText(error: unknown, now: Date): string {
         return 'Mintlify could not find the docs project. Please ask the person who installed this app to check MINTLIFY_PROJECT_ID.';
       case 'invalid_request':
         return `Mintlify did not accept the request for visitor numbers${error.serviceMessage ? ` (${escapeSlackText(error.serviceMessage)})` : ''}. Please let the person who installed this app know.`;
+      case 'redirected':
+        return 'The address this app has for Mintlify’s API sends requests elsewhere, so there is no digest. Please ask the person who installed this app to check MINTLIFY_API_URL.';
       default:
         return 'Mintlify’s analytics did not answer properly, so there is no digest this time. Please try again in a few minutes.';
     }

@@ -75,6 +75,9 @@ export function budgetNote(budget: AgentBudget): string | undefined {
   return `${budget.remaining} agent use${budget.remaining === 1 ? '' : 's'} left this hour for this project.`;
 }
 
+/** Refusals about the words sent (bad, too long), which rewording may cure. */
+const ABOUT_THE_WORDS = new Set([400, 413, 422]);
+
 function describe(
   error: unknown,
   action: 'start' | 'send',
@@ -96,8 +99,16 @@ function describe(
       return action === 'send'
         ? 'Mintlify no longer knows this job, so your reply was not sent. Start a new job with `/docs-agent &lt;instruction&gt;`.'
         : 'Mintlify could not find the docs project. Please ask the person who installed this app to check MINTLIFY_PROJECT_ID.';
-    case 'invalid_request':
-      return `Mintlify did not accept that${error.serviceMessage ? ` (${escapeSlackText(error.serviceMessage)})` : ''}. Please rephrase and try again.`;
+    case 'invalid_request': {
+      const words = error.serviceMessage ? escapeSlackText(error.serviceMessage) : '';
+      // A 400, 413 or 422 is about what was asked; another 4xx (409, 405, ...) is not for the person to reword.
+      if (ABOUT_THE_WORDS.has(error.status))
+        return `Mintlify did not accept that${words ? ` (${words})` : ''}. Please rephrase and try again.`;
+      const nothing = action === 'start' ? 'Nothing was started.' : 'The job did not get your reply.';
+      return `Mintlify refused the request (${error.status}${words ? `: ${words}` : ''}), so I couldn’t ${what}. ${nothing} If this happens again, please let the person who installed this app know.`;
+    }
+    case 'redirected':
+      return `The address this app has for Mintlify’s API sends requests elsewhere, so I couldn’t ${what}. ${action === 'start' ? 'Nothing was started.' : 'The job did not get your reply.'} Please ask the person who installed this app to check MINTLIFY_API_URL.`;
     case 'service':
     case 'timeout':
     case 'connection':
@@ -133,6 +144,8 @@ export function operatorHint(error: unknown): string {
       return " (check that MINTLIFY_PROJECT_ID is a project of the key's organization, then MINTLIFY_API_KEY's scopes, read and write, and its IP allowlist)";
     case 'not_found':
       return ' (check MINTLIFY_PROJECT_ID: the project ID of the key’s organization)';
+    case 'redirected':
+      return ` (check MINTLIFY_API_URL: Mintlify's API does not redirect, so it is not the API's address; unset it for https://api.mintlify.com)`;
     case 'connection':
     case 'timeout':
       // Never reached Mintlify: more likely this machine's network than the service.

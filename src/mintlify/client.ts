@@ -344,7 +344,14 @@ export class MintlifyClient {
 
     const { statusCode } = response;
     if (statusCode < 200 || statusCode > 299) {
-      throw errorFromStatus(facts, statusCode, headerValue(response.headers['retry-after']), bodyText);
+      const { headers } = response;
+      throw errorFromStatus(
+        facts,
+        statusCode,
+        headerValue(headers['retry-after']),
+        bodyText,
+        headerValue(headers.location),
+      );
     }
     let json: unknown;
     try {

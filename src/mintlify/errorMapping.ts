@@ -10,6 +10,7 @@ import {
   type MintlifyError,
   NotFoundError,
   RateLimitedError,
+  RedirectedError,
   SchemaError,
   ServiceError,
   TimeoutError,
@@ -36,8 +37,13 @@ export function errorFromStatus(
   status: number,
   retryAfter: string | undefined,
   bodyText: string,
+  location?: string,
 ): MintlifyError {
   const { operation } = facts;
+  if (REDIRECTS.has(status)) {
+    const where = location?.trim() ? shorten(facts.redact(location), MAX_MESSAGE_CHARS) : undefined;
+    return new RedirectedError(operation, status, where);
+  }
   const { message, details } = readErrorBody(bodyText, facts.redact);
   if (status === 400) return new InvalidRequestError(operation, message ?? '', details);
   if (status === 401) return new UnauthorizedError(operation, message);
@@ -45,10 +51,16 @@ export function errorFromStatus(
     return new ForbiddenError(operation, facts.method === 'GET' ? 'read' : 'write', message);
   if (status === 404) return new NotFoundError(operation, message);
   if (status === 429) return new RateLimitedError(operation, parseRetryAfter(retryAfter), message);
+  // A 408 says the request did not arrive in time, so it may or may not have been acted on.
+  if (status >= 400 && status <= 499 && status !== 408)
+    return new InvalidRequestError(operation, message ?? '', details, status);
   if (status >= 500 && status <= 599)
     return new ServiceError(operation, status, message, parseRetryAfter(retryAfter));
   return new UnexpectedStatusError(operation, status, message);
 }
+
+/** Redirects that send the request elsewhere unhandled (a 303 answers one that was handled). */
+const REDIRECTS = new Set([301, 302, 307, 308]);
 
 export function schemaErrorFromBody(
   facts: RequestFacts,

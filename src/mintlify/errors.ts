@@ -14,6 +14,7 @@ export type MintlifyErrorKind =
   | 'connection'
   | 'timeout'
   | 'schema'
+  | 'redirected'
   | 'unexpected_status';
 
 export interface MintlifyErrorContext {
@@ -42,19 +43,25 @@ export abstract class MintlifyError extends Error {
 
 const said = (serviceMessage: string | undefined): string => (serviceMessage ? `: ${serviceMessage}` : '');
 
-/** 400: the request body or query broke the service's rules (empty prompt, limit out of range). */
+/**
+ * 400: the request body or query broke the service's rules (empty prompt, limit out of range).
+ * Also any other 4xx the specs do not list (409, 413, 422, ...) but 408 and those below: the
+ * service refused the request, so it did nothing with it.
+ */
 export class InvalidRequestError extends MintlifyError {
   readonly kind = 'invalid_request' as const;
+  override readonly status: number;
   override readonly serviceMessage: string;
   readonly details: string[];
 
-  constructor(operation: string, serviceMessage: string, details: string[] = []) {
+  constructor(operation: string, serviceMessage: string, details: string[] = [], status = 400) {
     const detailText = details.length > 0 ? ` (${details.join('; ')})` : '';
-    super(`${operation}: Mintlify rejected the request (400)${said(serviceMessage)}${detailText}`, {
+    super(`${operation}: Mintlify rejected the request (${status})${said(serviceMessage)}${detailText}`, {
       operation,
-      status: 400,
+      status,
       serviceMessage,
     });
+    this.status = status;
     this.serviceMessage = serviceMessage;
     this.details = details;
   }
@@ -194,7 +201,28 @@ export class SchemaError extends MintlifyError {
   }
 }
 
-/** Any status the specs and docs do not lead us to expect (3xx, 405, 409, ...). */
+/**
+ * 301, 302, 307 or 308: what answered sends the request elsewhere instead of handling it (it is
+ * not followed: the key would go along). Mintlify's API does not redirect, so MINTLIFY_API_URL is
+ * likely not its address; nothing was done.
+ */
+export class RedirectedError extends MintlifyError {
+  readonly kind = 'redirected' as const;
+  override readonly status: number;
+  /** Where the answer pointed (redacted, shortened); undefined when it did not say. */
+  readonly location: string | undefined;
+
+  constructor(operation: string, status: number, location: string | undefined) {
+    super(
+      `${operation}: Mintlify's API address answered with a redirect (${status}${location ? ` to ${location}` : ''}) instead of handling the request, which was not followed`,
+      { operation, status },
+    );
+    this.status = status;
+    this.location = location;
+  }
+}
+
+/** Any status the specs and docs do not lead us to expect (1xx, 303, 408, ...). */
 export class UnexpectedStatusError extends MintlifyError {
   readonly kind = 'unexpected_status' as const;
 
@@ -218,6 +246,7 @@ export type AnyMintlifyError =
   | ConnectionError
   | TimeoutError
   | SchemaError
+  | RedirectedError
   | UnexpectedStatusError;
 
 export function isMintlifyError(error: unknown): error is AnyMintlifyError {
@@ -235,6 +264,7 @@ const REFUSALS: ReadonlySet<MintlifyErrorKind> = new Set([
   'forbidden',
   'not_found',
   'invalid_request',
+  'redirected',
 ]);
 
 /** The connection failed, or no answer came, before the request was sent: Mintlify never saw it. */
@@ -243,8 +273,8 @@ export function failedBeforeSending(error: unknown): boolean {
 }
 
 /**
- * Mintlify did nothing with the request: it refused it (a 4xx), or the request never left this
- * machine. A create that failed this way made no job, so asking again cannot make a second one.
+ * Mintlify did nothing with the request: it refused it (a 4xx but 408), something else answered
+ * with a redirect, or the request never left this machine. A create that failed this way made no job, so asking again cannot make a second one.
  */
 export function didNothing(error: unknown): boolean {
   return (isMintlifyError(error) && REFUSALS.has(error.kind)) || failedBeforeSending(error);

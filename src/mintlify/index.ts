@@ -21,6 +21,7 @@ export {
   MintlifyError,
   NotFoundError,
   RateLimitedError,
+  RedirectedError,
   SchemaError,
   ServiceError,
   TimeoutError,

@@ -377,6 +377,8 @@ function plainReason(error: { kind: string; message: string }): string {
       return 'it refused the bot’s API key, which is wrong or has expired';
     case 'not_found':
       return 'it does not know the docs project: check MINTLIFY_PROJECT_ID';
+    case 'redirected':
+      return 'its address sends requests elsewhere: check MINTLIFY_API_URL';
     default:
       return 'an unexpected answer';
   }

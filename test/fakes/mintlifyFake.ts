@@ -64,7 +64,15 @@ export type Fault =
    * Answer this status with `{error}`, or `body` as JSON, or `rawBody` as is; e.g. 401, 403, 429, 503;
    * once `until` settles, when given (a refusal the test holds).
    */
-  | { status: number; retryAfter?: string; body?: unknown; rawBody?: string; until?: Promise<unknown> }
+  | {
+      status: number;
+      retryAfter?: string;
+      /** e.g. a redirect's `location`. */
+      headers?: Record<string, string>;
+      body?: unknown;
+      rawBody?: string;
+      until?: Promise<unknown>;
+    }
   /** Answer normally, but wait first: before the headers (default) or in the middle of the body. */
   | { delayMs: number; phase?: 'headers' | 'body' }
   /** Answer normally once `until` settles (a step the test holds); the request is acted on then. */
@@ -686,7 +694,10 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
       ]);
     }
     if (fault && 'status' in fault) {
-      const headers = fault.retryAfter === undefined ? undefined : { 'retry-after': fault.retryAfter };
+      const headers = {
+        ...fault.headers,
+        ...(fault.retryAfter === undefined ? {} : { 'retry-after': fault.retryAfter }),
+      };
       const body = fault.body ?? { error: DEFAULT_MESSAGES[fault.status] ?? 'Error' };
       await send(res, json(fault.status, body, headers), { rawText: fault.rawBody });
       return;

@@ -416,6 +416,17 @@ describe('/docs-agent when something goes wrong', () => {
       { status: 400, body: { error: 'Bad <!here> & <https://evil.example|docs>' } },
       'Mintlify did not accept that (Bad &lt;!here&gt; &amp; &lt;https://evil.example|docs&gt;)',
     ],
+    // A 4xx the spec does not list is a refusal too: no job was made.
+    [
+      'a conflict',
+      { status: 409, body: { error: 'a job for <!channel> is running' } },
+      'Mintlify refused the request (409: a job for &lt;!channel&gt; is running), so I couldn’t start the job. Nothing was started.',
+    ],
+    [
+      'a redirect',
+      { status: 308, headers: { location: 'https://www.mintlify.com/' } },
+      'Please ask the person who installed this app to check MINTLIFY_API_URL.',
+    ],
   ] as const;
 
   it.each(failures)(
@@ -447,6 +458,35 @@ describe('/docs-agent when something goes wrong', () => {
     const seconds = Number(at?.[1]);
     expect(seconds).toBeGreaterThanOrEqual(Math.floor((firstUse + 3_600_000) / 1000));
     expect(seconds).toBeLessThanOrEqual(Math.ceil((Date.now() + 3_600_000) / 1000));
+  });
+
+  it.each([
+    ['422 (a validation error)', 422, 'prompt must be at most 20000 characters'],
+    ['413 (a body too large for its proxy)', 413, 'Request Entity Too Large'],
+  ])(
+    'a create Mintlify refused with %s is told as refused, with its words, not as "it may have started anyway"',
+    async (_name, status, words) => {
+      h = await startBot();
+      // Not a status the spec lists for the create, but a 4xx: Mintlify refused it and made no job.
+      h.mintlify.injectFault('createJob', { status, body: { error: words } });
+      await h.command('Document X');
+      const text = String((await ephemeral(h)).text);
+      expect(text).not.toContain('may have started anyway');
+      expect(text).toContain(words);
+    },
+  );
+
+  it('a redirect tells the operator MINTLIFY_API_URL is not the API, and where it pointed', async () => {
+    h = await startBot();
+    h.mintlify.injectFault('createJob', { status: 301, headers: { location: 'https://www.mintlify.com/' } });
+    await h.command('Document X');
+    const text = String((await ephemeral(h)).text);
+    expect(text).toContain('Nothing was started.');
+    expect(text).not.toContain('may have started anyway');
+    const logged = h.logs.filter((line) => line.includes('could not start a job'));
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toContain('redirect (301 to https://www.mintlify.com/)');
+    expect(logged[0]).toContain('check MINTLIFY_API_URL');
   });
 
   it('a job Mintlify created but named no id for: the person is told it started, not to try again', async () => {

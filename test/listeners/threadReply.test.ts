@@ -454,6 +454,28 @@ describe('replies in a job’s thread', () => {
     await expect.poll(() => saidInThread(second) || cardShows(second), { timeout: 10_000 }).toBe(true);
   });
 
+  it('refused by Mintlify with a 4xx the spec does not list (422): told as refused, and the finished job is not reopened nor its end told again', async () => {
+    const h = await bot({ env: FAST_POLL, followUpGraceMs: 0 });
+    const thread = await startJob(h);
+    const prLink = 'https://github.com/acme/docs/pull/7';
+    const ends = () =>
+      h.slack
+        .callsTo('chat.postMessage')
+        .filter((call) => call.args.thread_ts === thread && String(call.args.text).includes('is done'));
+    h.mintlify.setJob('job-1', { status: 'completed', prLink });
+    await expect.poll(() => ends().length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(async () => (await h.bot.context.jobs.records.get('job-1'))?.status).toBe('completed');
+
+    h.mintlify.injectFault('sendMessage', { status: 422, body: { error: 'prompt is too long' } });
+    await h.event(reply(thread, 'Add an example'));
+    const told = String((await h.slack.waitForCall('chat.postEphemeral')).args.text);
+    await new Promise((resolve) => setTimeout(resolve, 1_500)); // several checks of the job
+    expect.soft(told).toContain('prompt is too long');
+    expect.soft(told).not.toContain('may have received it anyway');
+    expect.soft(ends()).toHaveLength(1);
+    expect((await h.bot.context.jobs.records.get('job-1'))?.status).toBe('completed');
+  });
+
   it('keep the pull request and branch Mintlify named before, when a later round answers none', async () => {
     const h = await bot({ env: { ...FAST_POLL, PREVIEWS: 'on' }, followUpGraceMs: 0 });
     const thread = await startJob(h);

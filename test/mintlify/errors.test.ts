@@ -2,11 +2,13 @@ import { Agent, errors as undiciErrors } from 'undici';
 import { describe, expect, it } from 'vitest';
 import {
   ConnectionError,
+  didNothing,
   ForbiddenError,
   InvalidRequestError,
   type MintlifyError,
   NotFoundError,
   RateLimitedError,
+  RedirectedError,
   SchemaError,
   ServiceError,
   TimeoutError,
@@ -133,14 +135,71 @@ describe('each failure becomes its own error class', () => {
     expect(error.message).toBe('getJob: Mintlify failed with 502');
   });
 
-  it('any other status is unexpected', async () => {
-    const { fake, client } = await fakeAndClient();
+  it('any other 4xx (409, 413, 422, 418) is a refusal with its status and words: nothing was done', async () => {
+    const { fake, client } = await fakeAndClient(noRetries);
+    fake.injectFault('createJob', { status: 422, body: { error: `too long for ${API_KEY}` } });
+    fake.injectFault('sendMessage', { status: 409, body: { error: 'job is busy' } });
     fake.injectFault('getJob', { status: 418, body: { error: 'teapot' } });
+    fake.injectFault('deployPreview', { status: 413, rawBody: 'Request Entity Too Large' });
 
-    const error = await failureOf(client.getJob(PROJECT_ID, 'job-1'));
+    const create = await failureOf(client.createJob(PROJECT_ID, 'x'));
+    const send = await failureOf(client.sendMessage(PROJECT_ID, 'job-1', 'x'));
+    const get = await failureOf(client.getJob(PROJECT_ID, 'job-1'));
+    const preview = await failureOf(client.deployPreview(PROJECT_ID, 'main'));
 
-    expect(error).toBeInstanceOf(UnexpectedStatusError);
-    expect(error).toMatchObject({ kind: 'unexpected_status', status: 418, serviceMessage: 'teapot' });
+    expect(create).toBeInstanceOf(InvalidRequestError);
+    expect(create).toMatchObject({ kind: 'invalid_request', status: 422 });
+    expect((create as InvalidRequestError).serviceMessage).toBe('too long for [redacted]');
+    expect(create.message).toBe('createJob: Mintlify rejected the request (422): too long for [redacted]');
+    expectNoKey(create);
+    expect(send).toMatchObject({ kind: 'invalid_request', status: 409, serviceMessage: 'job is busy' });
+    expect(get).toMatchObject({ kind: 'invalid_request', status: 418, serviceMessage: 'teapot' });
+    expect(preview).toMatchObject({ kind: 'invalid_request', status: 413 });
+    expect((preview as InvalidRequestError).serviceMessage).toBe('Request Entity Too Large');
+    for (const error of [create, send, get, preview]) expect(didNothing(error)).toBe(true);
+  });
+
+  it('a redirect is not followed (the key would go along): nothing was done, and where it pointed is kept', async () => {
+    const { fake, client } = await fakeAndClient(noRetries);
+    fake.injectFault('createJob', {
+      status: 301,
+      headers: { location: 'https://www.mintlify.com/v2/agent' },
+      rawBody: '<html>Moved</html>',
+    });
+    fake.injectFault('getJob', { status: 307 });
+
+    const create = await failureOf(client.createJob(PROJECT_ID, 'x'));
+    const get = await failureOf(client.getJob(PROJECT_ID, 'job-1'));
+
+    expect(create).toBeInstanceOf(RedirectedError);
+    expect(create).toMatchObject({
+      kind: 'redirected',
+      status: 301,
+      location: 'https://www.mintlify.com/v2/agent',
+    });
+    expect(create.message).toContain('redirect (301 to https://www.mintlify.com/v2/agent)');
+    expect(get).toMatchObject({ kind: 'redirected', status: 307, location: undefined });
+    expect(didNothing(create)).toBe(true);
+    expect(fake.requestsFor('createJob')).toHaveLength(1);
+  });
+
+  it('any other status is unexpected, and may have been acted on (408, 303)', async () => {
+    const { fake, client } = await fakeAndClient(noRetries);
+    fake.injectFault('createJob', { status: 408, body: { error: 'request timeout' } });
+    fake.injectFault('sendMessage', { status: 303 });
+
+    const create = await failureOf(client.createJob(PROJECT_ID, 'x'));
+    const send = await failureOf(client.sendMessage(PROJECT_ID, 'job-1', 'x'));
+
+    expect(create).toBeInstanceOf(UnexpectedStatusError);
+    expect(create).toMatchObject({
+      kind: 'unexpected_status',
+      status: 408,
+      serviceMessage: 'request timeout',
+    });
+    expect(send).toMatchObject({ kind: 'unexpected_status', status: 303 });
+    expect(didNothing(create)).toBe(false);
+    expect(didNothing(send)).toBe(false);
   });
 
   it('timeouts: waiting for headers, and a body that stalls', async () => {
