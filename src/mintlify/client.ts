@@ -7,7 +7,7 @@
  */
 
 import type { Dispatcher } from 'undici';
-import { Pool } from 'undici';
+import { errors, Pool } from 'undici';
 import type { z } from 'zod';
 import {
   errorFromNetworkFailure,
@@ -314,6 +314,10 @@ export class MintlifyClient {
       timeouts: this.#timeouts,
       redact: (text) => text.replaceAll(this.#apiKey, '[redacted]'),
     };
+    if (this.#closed) {
+      // Work the stop left running: nothing can be sent any more, and the caller must know it was not.
+      throw errorFromNetworkFailure(facts, new errors.ClientClosedError(), 'before-answer');
+    }
     const search = call.query ? `?${call.query.toString()}` : '';
     let response: Dispatcher.ResponseData;
     try {

@@ -82,6 +82,9 @@ const NOT_SENT_CODES = new Set([
   'ENETUNREACH',
   'EADDRNOTAVAIL',
   'UND_ERR_CONNECT_TIMEOUT',
+  // Asked of a pool being closed: undici refuses it before it is queued. (Not UND_ERR_DESTROYED,
+  // which a request already written also gets when its pool is destroyed.)
+  'UND_ERR_CLOSED',
 ]);
 
 const TIMEOUT_PHASES: Record<string, TimeoutPhase> = {

@@ -91,7 +91,13 @@ export async function withRetry<T>(
       const delayMs = requested ?? backoffDelayMs(attemptNumber, policy, random);
       // Waiting past the budget would only make the caller wait longer for the same failure.
       if (now() - startedAt + delayMs > policy.maxElapsedMs) throw error;
-      await sleep(delayMs);
+      try {
+        await sleep(delayMs);
+      } catch {
+        // The wait was cut (the bot is stopping): the caller needs this failure, which says
+        // whether the service may have acted, not the reason of the cut.
+        throw error;
+      }
     }
   }
 }

@@ -2,9 +2,13 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { StoreTimeoutError } from '../../src/store/deadline.js';
 import { RateLedger } from '../../src/store/rateLedger.js';
 import { FAST_POLL } from '../jobs/followSupport.js';
-import { type BotHarness, startBot } from '../support/botHarness.js';
+import { type BotHarness, PROJECT_ID, SECRETS, startBot } from '../support/botHarness.js';
+import { startMintlifyFake } from '../fakes/mintlifyFake.js';
+import { JobRecords } from '../../src/jobs/jobRecord.js';
+import { openStore } from '../../src/store/store.js';
 import { forwardedMessage } from '../support/slackRequests.js';
 import { uniqueNamespace } from '../support/redis.js';
+import { createLogger } from '../../src/log.js';
 
 const harnesses: BotHarness[] = [];
 afterEach(async () => {
@@ -393,6 +397,46 @@ describe('replies in a job’s thread', () => {
     expect(
       h.logs.filter((line) => line.includes('could not be recorded (the bot is stopping)')),
     ).toHaveLength(1);
+  });
+
+  it('a reply Mintlify never received (its connection refused), cut short by the bot stopping, is told as not sent and does not reopen the job', async () => {
+    const mintlify = await startMintlifyFake({ apiKey: SECRETS.mintlifyKey, projectId: PROJECT_ID });
+    const h = await bot({
+      mintlify,
+      // A wait before the retry that the stop's grace ends (the bot's own: up to 30 s).
+      mintlifyOptions: { retry: { baseDelayMs: 30_000, maxDelayMs: 30_000, maxElapsedMs: 600_000 } },
+    });
+    const thread = await startJob(h);
+    const prLink = 'https://github.com/acme/docs/pull/7';
+    mintlify.setJob('job-1', { status: 'completed', prLink });
+    await h.bot.context.jobs.records.update('job-1', (record) => ({
+      ...record,
+      status: 'completed',
+      prLink,
+    }));
+    // Mintlify is out of reach: the follow-up's connection is refused, so it is never sent.
+    await mintlify.close();
+    const sends = vi.spyOn(h.bot.context.jobs.mintlify, 'sendMessage');
+    vi.spyOn(Math, 'random').mockReturnValue(0.9);
+
+    await h.event(reply(thread, 'Also add an example'));
+    await expect.poll(() => sends.mock.calls.length).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 500)); // refused; waiting before the retry
+    await h.stopBot();
+    vi.restoreAllMocks();
+
+    const told = h.slack.callsTo('chat.postEphemeral').map((call) => String(call.args.text));
+    expect.soft(told).toEqual([expect.stringContaining('Nothing was sent')]);
+    const store = await openStore(h.config.store, createLogger({ level: 'error', secrets: [] }), {
+      retentionMs: h.config.jobRetentionMs,
+    });
+    try {
+      const record = await new JobRecords(store, h.config.jobRetentionMs).get('job-1');
+      // Not followed as if the job had taken it: that would say "Working on it" and tell its end again.
+      expect(record?.status).toBe('completed');
+    } finally {
+      await store.close();
+    }
   });
 
   it('tell the author when few agent uses are left this hour', async () => {

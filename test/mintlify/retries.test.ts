@@ -1,6 +1,14 @@
+import { setTimeout as sleepFor } from 'node:timers/promises';
 import { Agent, buildConnector, errors as undiciErrors } from 'undici';
 import { describe, expect, it, vi } from 'vitest';
-import { ConnectionError, RateLimitedError, ServiceError } from '../../src/mintlify/index.js';
+import {
+  ConnectionError,
+  didNothing,
+  MintlifyClient,
+  RateLimitedError,
+  ServiceError,
+} from '../../src/mintlify/index.js';
+import { followUpFailureText, startFailureText } from '../../src/jobs/jobAnswers.js';
 import type { MintlifyFake } from '../fakes/mintlifyFake.js';
 import {
   API_KEY,
@@ -225,6 +233,39 @@ describe('a POST that may have reached Mintlify is sent once', () => {
 
     expect(job.status).toBe('active');
     expect(fake?.requestsFor('createJob')).toHaveLength(1);
+  });
+
+  it('a create whose wait before its retry is cut by the bot stopping still says nothing was sent', async () => {
+    // The worker's sleep listens to the stop (worker.ts: sleepFor with the retryWaits signal): once the
+    // stop's grace ends, the wait rejects with the signal's reason.
+    const port = await closedPort();
+    const stopping = new AbortController();
+    stopping.abort(new Error('the bot is stopping'));
+    const { client } = newClient(`http://127.0.0.1:${port}`, {
+      sleep: (ms) => sleepFor(ms, undefined, { signal: stopping.signal }),
+    });
+
+    const error = await failureOf(client.createJob(PROJECT_ID, 'x'));
+
+    // Mintlify never saw the request: the caller must be able to tell (didNothing), or it says
+    // "something went wrong on my side", and a follow-up is followed as if the job had taken it.
+    expect(error).toMatchObject({ kind: 'connection', mayHaveReachedService: false });
+    expect(didNothing(error)).toBe(true);
+    expect(startFailureText(error, undefined, new Date())).toContain('Nothing was sent');
+    expect(followUpFailureText(error, undefined, new Date())).toContain('Nothing was sent');
+  });
+
+  it('a create asked for after close() (work the stop left running) says it was never sent', async () => {
+    const fake = await startFake();
+    // Made here, not by the harness, whose cleanup would close it a second time.
+    const client = new MintlifyClient({ apiKey: API_KEY, baseUrl: fake.url, userAgent: 'test' });
+    await client.close();
+
+    const error = await failureOf(client.createJob(PROJECT_ID, 'x'));
+
+    expect(fake.requestsFor('createJob')).toHaveLength(0);
+    expect(error).toMatchObject({ kind: 'connection', mayHaveReachedService: false });
+    expect(didNothing(error)).toBe(true);
   });
 
   it('a create whose connect timed out is retried', async () => {

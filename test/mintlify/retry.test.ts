@@ -86,4 +86,23 @@ describe('withRetry', () => {
     expect(attempts).toBe(1);
     expect(clock.waits).toEqual([]);
   });
+
+  it('throws the last error, not the reason, when a wait is cut short (the bot stopping)', async () => {
+    let attempts = 0;
+
+    const result = withRetry(
+      async () => {
+        attempts += 1;
+        throw new Error(`failure ${attempts}`);
+      },
+      {
+        policy,
+        shouldRetry: () => true,
+        sleep: () => Promise.reject(new DOMException('This operation was aborted', 'AbortError')),
+      },
+    );
+
+    await expect(result).rejects.toThrow('failure 1');
+    expect(attempts).toBe(1);
+  });
 });
