@@ -113,8 +113,38 @@ function shownEntry(entry: string, pattern: RegExp): string {
   return meant !== entry && likeAnId ? `"${entry}" (write ${meant})` : `"${entry}"`;
 }
 
+/**
+ * A key, token or secret is printable ASCII alone: a character pasted with it (a zero-width space,
+ * a non-breaking one, which trim() keeps) cannot go in an HTTP header, and every request would
+ * fail. The character is named by its code point and place, never shown with the value.
+ */
+function notPrintableAscii(value: string): string | undefined {
+  const chars = [...value];
+  const index = chars.findIndex((char) => !/^[\x21-\x7e]$/.test(char));
+  if (index === -1) return undefined;
+  const code = `U+${(chars[index]?.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+  const where =
+    index === 0
+      ? 'at its start'
+      : index === chars.length - 1
+        ? 'at its end'
+        : `after its first ${index} characters`;
+  return `has a character that is not printable ASCII (${code}, ${where}), likely an invisible one pasted with it: copy it again and paste it alone`;
+}
+
+/** Stops the checks after it: a secret with a stray character gets that one problem told. */
+function printableAscii(value: string, ctx: z.RefinementCtx): void {
+  const problem = notPrintableAscii(value);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem, continue: false });
+}
+
 const mintlifyKey = requiredText(`an admin API key, created at ${MINTLIFY_KEYS_PAGE}`).superRefine(
   (key, ctx) => {
+    const stray = notPrintableAscii(key);
+    if (stray !== undefined) {
+      ctx.addIssue({ code: 'custom', message: stray });
+      return;
+    }
     const kind = key.startsWith('mint_dsc_')
       ? 'an assistant key (mint_dsc_)'
       : key.startsWith('mint_us_')
@@ -132,15 +162,23 @@ const mintlifyKey = requiredText(`an admin API key, created at ${MINTLIFY_KEYS_P
 );
 
 const envSchema = z.object({
-  SLACK_BOT_TOKEN: requiredText('the Bot User OAuth Token (xoxb-...) from "OAuth & Permissions"').refine(
-    (token) => token.startsWith('xoxb-'),
-    'must be a bot token starting with xoxb- ("OAuth & Permissions" > Bot User OAuth Token)',
-  ),
-  SLACK_SIGNING_SECRET: optionalText,
-  SLACK_APP_TOKEN: optionalText.refine(
-    (token) => token === undefined || token.startsWith('xapp-'),
-    'must be an app-level token starting with xapp- ("Basic Information" > App-Level Tokens)',
-  ),
+  SLACK_BOT_TOKEN: requiredText('the Bot User OAuth Token (xoxb-...) from "OAuth & Permissions"')
+    .superRefine(printableAscii)
+    .refine(
+      (token) => token.startsWith('xoxb-'),
+      'must be a bot token starting with xoxb- ("OAuth & Permissions" > Bot User OAuth Token)',
+    ),
+  SLACK_SIGNING_SECRET: optionalText.superRefine((secret, ctx) => {
+    if (secret !== undefined) printableAscii(secret, ctx);
+  }),
+  SLACK_APP_TOKEN: optionalText
+    .superRefine((token, ctx) => {
+      if (token !== undefined) printableAscii(token, ctx);
+    })
+    .refine(
+      (token) => token === undefined || token.startsWith('xapp-'),
+      'must be an app-level token starting with xapp- ("Basic Information" > App-Level Tokens)',
+    ),
   SLACK_API_URL: apiUrl,
   MINTLIFY_API_KEY: mintlifyKey,
   MINTLIFY_PROJECT_ID: requiredText(`the project ID shown at ${MINTLIFY_KEYS_PAGE}`),

@@ -196,6 +196,30 @@ describe('configuration', () => {
     expect(error.message).not.toContain(key);
   });
 
+  it('refuses a Mintlify key with a character no HTTP header can carry (a zero-width space pasted with it), without printing it', () => {
+    // JavaScript's trim() keeps U+200B; undici then refuses every request's Authorization header
+    // ("invalid authorization header"), and the bot starts only to fail every call to Mintlify.
+    const key = 'mint_admin_secret_key_value\u200b';
+    const error = problemsOf({ ...valid, MINTLIFY_API_KEY: key });
+    expect(error.problems).toEqual([{ variable: 'MINTLIFY_API_KEY', problem: expect.any(String) }]);
+    expect(error.message).toContain(
+      'MINTLIFY_API_KEY has a character that is not printable ASCII (U+200B, at its end), likely an invisible one pasted with it: copy it again and paste it alone',
+    );
+    expect(error.message).not.toContain('mint_admin_secret_key_value');
+  });
+
+  it.each([
+    ['SLACK_BOT_TOKEN', '\u200bxoxb-1111-secret-bot-token', 'U+200B, at its start'],
+    ['SLACK_SIGNING_SECRET', 'signing-secret\u00a0value', 'U+00A0, after its first 14 characters'],
+    ['SLACK_APP_TOKEN', 'xapp-1-secret-app-token\u2060', 'U+2060, at its end'],
+  ])('refuses a %s with a stray character, told once, without printing it', (variable, value, where) => {
+    const error = problemsOf({ ...valid, [variable]: value });
+    expect(error.problems).toEqual([
+      { variable, problem: expect.stringContaining(`not printable ASCII (${where})`) },
+    ]);
+    expect(error.message).not.toContain('secret');
+  });
+
   it('refuses a REDIS_URL whose password was not percent-encoded, without printing it', () => {
     const error = problemsOf({ ...valid, REDIS_URL: 'redis://:s3cr3t#pw/x@redis.example.com:6379' });
     expect(error.problems).toEqual([

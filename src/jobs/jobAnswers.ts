@@ -148,6 +148,11 @@ export function operatorHint(error: unknown): string {
       return ` (check MINTLIFY_API_URL: Mintlify's API does not redirect, so it is not the API's address; unset it for https://api.mintlify.com)`;
     case 'connection':
     case 'timeout':
+      if (error.kind === 'connection' && error.code === 'UND_ERR_INVALID_ARG') {
+        // undici's words name the header, never its value.
+        const why = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+        return ` (this machine would not make the request${why}; check MINTLIFY_API_KEY for a character pasted with it, such as an invisible space)`;
+      }
       // Never reached Mintlify: more likely this machine's network than the service.
       return error.mayHaveReachedService
         ? ''

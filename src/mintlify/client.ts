@@ -12,10 +12,17 @@ import type { z } from 'zod';
 import {
   errorFromNetworkFailure,
   errorFromStatus,
+  INVALID_REQUEST_CODE,
   type RequestFacts,
   schemaErrorFromBody,
 } from './errorMapping.js';
-import { failedBeforeSending, isPassingFailure, RateLimitedError, ServiceError } from './errors.js';
+import {
+  ConnectionError,
+  failedBeforeSending,
+  isPassingFailure,
+  RateLimitedError,
+  ServiceError,
+} from './errors.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, type Sleep, withRetry } from './retry.js';
 import {
   type AgentJob,
@@ -300,7 +307,7 @@ export class MintlifyClient {
         ? { ...this.#retryPolicy, maxAttempts: Math.min(this.#retryPolicy.maxAttempts, ANALYTICS_ATTEMPTS) }
         : this.#retryPolicy,
       // After close() nothing new can be sent: waiting for a retry would only hold up shutdown.
-      shouldRetry: (error) => !this.#closed && retryable(error),
+      shouldRetry: (error) => !this.#closed && retryable(error) && !madeNoRequest(error),
       requestedDelayMs: (error) =>
         error instanceof RateLimitedError || error instanceof ServiceError ? error.retryAfterMs : undefined,
       ...(this.#sleep ? { sleep: this.#sleep } : {}),
@@ -371,6 +378,11 @@ export class MintlifyClient {
     }
     return parsed.data;
   }
+}
+
+/** undici would not make the request (an API key with a character no header can carry): the same again fails the same. */
+function madeNoRequest(error: unknown): boolean {
+  return error instanceof ConnectionError && error.code === INVALID_REQUEST_CODE;
 }
 
 /** Reads may be repeated safely: retry what is likely to pass on a second try. */

@@ -73,6 +73,9 @@ export function schemaErrorFromBody(
   return new SchemaError(facts.operation, status, problems.map(facts.redact), snippet, cause);
 }
 
+/** undici's code for a request it would not make (a header value it cannot carry, say): asking again is futile. */
+export const INVALID_REQUEST_CODE = 'UND_ERR_INVALID_ARG';
+
 /** Error codes of a connection that failed before any byte of the request was written. */
 const NOT_SENT_CODES = new Set([
   'ECONNREFUSED',
@@ -85,6 +88,8 @@ const NOT_SENT_CODES = new Set([
   // Asked of a pool being closed: undici refuses it before it is queued. (Not UND_ERR_DESTROYED,
   // which a request already written also gets when its pool is destroyed.)
   'UND_ERR_CLOSED',
+  // undici refused the request as made (a header no HTTP request can carry) before queueing it.
+  INVALID_REQUEST_CODE,
 ]);
 
 const TIMEOUT_PHASES: Record<string, TimeoutPhase> = {

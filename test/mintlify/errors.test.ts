@@ -1,5 +1,6 @@
 import { Agent, errors as undiciErrors } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { operatorHint, startFailureText } from '../../src/jobs/jobAnswers.js';
 import {
   ConnectionError,
   didNothing,
@@ -249,6 +250,33 @@ describe('each failure becomes its own error class', () => {
 
     expect(error).toBeInstanceOf(ConnectionError);
     expect(error).toMatchObject({ kind: 'connection', code: 'ECONNREFUSED', mayHaveReachedService: false });
+  });
+
+  it('a key HTTP cannot carry: the request was never sent, and the error says so', async () => {
+    // The config refuses such a key; should one come another way, undici refuses the
+    // Authorization header before any connection (UND_ERR_INVALID_ARG).
+    const { fake } = await fakeAndClient();
+    const waits: number[] = [];
+    const { client } = newClient(fake.url, {
+      apiKey: `${API_KEY}\u200b`,
+      sleep: async (ms) => {
+        waits.push(ms);
+      },
+    });
+
+    const error = await failureOf(client.createJob(PROJECT_ID, 'x'));
+    const read = await failureOf(client.getJob(PROJECT_ID, 'job-1'));
+
+    expect(fake.requests).toHaveLength(0);
+    expect(waits).toEqual([]); // the same request would fail the same: not tried again
+    expect(read).toMatchObject({ kind: 'connection', mayHaveReachedService: false });
+    expect(operatorHint(error)).toContain('invalid authorization header');
+    expectNoKey(error);
+    // Told as never sent: not "It may have started anyway: check the docs repository".
+    expect(didNothing(error)).toBe(true);
+    expect(startFailureText(error, undefined, new Date())).not.toContain('may have started anyway');
+    // The operator's log points at the key, not at "the connection broke after the request was sent".
+    expect(`${error.message}${operatorHint(error)}`).toContain('MINTLIFY_API_KEY');
   });
 
   it('a 2xx body that is not JSON or breaks the schema is a SchemaError', async () => {
