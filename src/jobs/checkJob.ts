@@ -271,7 +271,7 @@ async function readFailed(
   if (error instanceof UnauthorizedError || error instanceof ForbiddenError) {
     // The card would say "Working on it" for as long as nobody fixes the key: the thread is told, once.
     memory.refusedReads = (memory.refusedReads ?? 0) + 1;
-    const refused = makeNotice('refused', record, memory, now);
+    const refused = makeNotice('refused', record, memory, now, error.kind);
     if (
       memory.refusedReads >= REFUSED_READS_BEFORE_NOTICE &&
       record.threadTs !== null &&
@@ -303,7 +303,13 @@ async function readFailed(
   throw error;
 }
 
-function makeNotice(kind: JobNewsKind, record: JobRecord, memory: JobMemory, now: number): Notice {
+function makeNotice(
+  kind: JobNewsKind,
+  record: JobRecord,
+  memory: JobMemory,
+  now: number,
+  refusal?: 'unauthorized' | 'forbidden',
+): Notice {
   const when = {
     now: new Date(now),
     activeSince: new Date(memory.activeSince ?? now),
@@ -311,7 +317,7 @@ function makeNotice(kind: JobNewsKind, record: JobRecord, memory: JobMemory, now
   return {
     key: noticeKey(record.round, kind),
     round: record.round,
-    text: jobNewsText(kind, record, when),
+    text: jobNewsText(kind, record, when, refusal),
   };
 }
 

@@ -20,6 +20,8 @@ export function jobNewsText(
   record: JobRecord,
   /** `activeSince`: when this round of work began (the job's start, or the follow-up that reopened it). */
   when: { now: Date; activeSince: Date },
+  /** For `refused`: what Mintlify answered the last read, a key it refuses (401) or access it denies (403). */
+  refusal: 'unauthorized' | 'forbidden' = 'unauthorized',
 ): string {
   const requester = `<@${record.requestedBy}>`;
   // A round's end is news for whoever steered it, too.
@@ -49,7 +51,10 @@ export function jobNewsText(
     case 'slow':
       return `${to(requester)}:hourglass: This job has been running for ${elapsed(when.activeSince.toISOString(), when.now)}, which is unusually long. I’ll keep checking, less often, and post here when it ends. Reply in this thread to steer it.`;
     case 'refused':
-      return `${to(requester)}:warning: I can’t check on this job: Mintlify refuses the bot’s requests (its API key is wrong or has expired, or is not allowed from this server). Please ask the person who installed this app to fix the key. I’ll keep trying, and post here when the job ends.`;
+      // A 403 is no expired key (that is a 401): the key lacks the read scope, or access is denied.
+      return refusal === 'forbidden'
+        ? `${to(requester)}:warning: I can’t check on this job: Mintlify refuses the bot’s requests to read it (the API key lacks the read scope, the docs project is not the key’s, or the key is not allowed from this server). Please ask the person who installed this app to check the key’s scopes, its allowlist and the project ID. I’ll keep trying, and post here when the job ends.`
+        : `${to(requester)}:warning: I can’t check on this job: Mintlify refuses the bot’s requests (its API key is wrong or has expired). Please ask the person who installed this app to fix the key. I’ll keep trying, and post here when the job ends.`;
   }
 }
 

@@ -79,12 +79,29 @@ describe('following a job while Mintlify misbehaves', () => {
 
     const told = await waitForReply(h, job, 'Mintlify refuses the bot’s requests');
     expect(textOf(told)).toContain('<@U0USER>');
+    expect(textOf(told)).toContain('its API key is wrong or has expired');
     // The key works again once the faults are spent: the job's end is told as usual.
     h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
     await waitForReply(h, job, PR);
     await settle(h, sentinel);
     expect(threadReplies(h, job)).toHaveLength(2);
     expect((await record(h, job.jobId))?.announced).toEqual(['0:refused', '0:completed']);
+  });
+
+  it('names the read scope when Mintlify answers 403 to the job reads of a key that just created the job', async () => {
+    // The key created the job (POST: the write scope, from this server's address), so it is neither
+    // wrong, nor expired, nor refused from this server: a 403 on its reads is a key without the read
+    // scope (or a project not the key's). The log says so; the thread should not send the operator
+    // looking for an expired key.
+    const job = await startFollowedJob(h, 'Document the read scope');
+    h.mintlify.injectFault(requestsForJob(job.jobId), { status: 403 }, 6);
+
+    const told = await waitForReply(h, job, 'Mintlify refuses the bot’s requests');
+    expect(h.logs.join('\n')).toContain('lacks the "read" scope');
+    expect(textOf(told)).toContain('the API key lacks the read scope');
+    expect(textOf(told)).not.toContain('expired');
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+    await waitForReply(h, job, PR);
   });
 
   it('slows down on a 429 with Retry-After and still sees the job complete', async () => {
