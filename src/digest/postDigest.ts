@@ -1,4 +1,5 @@
 import { setTimeout as sleepFor } from 'node:timers/promises';
+import { operatorHint } from '../jobs/jobAnswers.js';
 import { findPostedMessage, type MessageMark, postMarked } from '../slack/postedMessages.js';
 import {
   classifySlackError,
@@ -316,7 +317,9 @@ async function gatherAndPost(
       ctx.logger.warn(`${what} was not posted: the bot stopped while it was being prepared`);
       return { kind: 'failed', period, error, text: STOPPED_TEXT };
     }
-    ctx.logger.error(`${what} was not posted: ${error instanceof Error ? error.message : String(error)}`);
+    ctx.logger.error(
+      `${what} was not posted: ${error instanceof Error ? error.message : String(error)}${operatorHint(error)}`,
+    );
     return { kind: 'failed', period, error, text: digestFailureText(error, ctx.now()) };
   }
 

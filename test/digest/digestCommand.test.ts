@@ -271,6 +271,20 @@ describe('/docs-agent digest', () => {
     expect(h.mintlify.requestsFor('visitors')).toHaveLength(1);
   });
 
+  it('a 404 for the project: the log names MINTLIFY_PROJECT_ID, as README’s troubleshooting says (a scheduled digest has only the log)', async () => {
+    h = await startBot();
+    h.mintlify.injectFault('visitors', { status: 404, body: { error: 'Project not found' } });
+
+    await h.command('digest');
+
+    const answer = await h.slack.waitForCall('response_url', (call) => call.args.text !== undefined);
+    expect(answer.args.text).toContain('check MINTLIFY_PROJECT_ID');
+    const logged = h.logs.filter((line) => line.includes('was not posted'));
+    expect(logged).toHaveLength(1);
+    // README: "Mintlify could not find the docs project" (404), and `check MINTLIFY_PROJECT_ID` in the log.
+    expect(logged[0]).toContain('check MINTLIFY_PROJECT_ID');
+  });
+
   it('shows Mintlify’s words about a 400 as text: they can disguise no link and ping nobody', async () => {
     h = await startBot();
     h.mintlify.injectFault('visitors', {
