@@ -137,6 +137,7 @@ export function startWorker(parts: WorkerParts): Worker {
     baseUrl: config.mintlify.apiUrl,
     userAgent: USER_AGENT,
     sleep: (ms) => sleepFor(ms, undefined, { signal: parts.retryWaits }),
+    stopping: parts.retryWaits,
     ...tuning.mintlify,
   });
   const jobs: JobsContext = {

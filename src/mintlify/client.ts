@@ -56,6 +56,12 @@ export interface MintlifyClientOptions {
   dispatcher?: Dispatcher;
   /** How to wait between retries; tests pass one that does not wait real seconds. */
   sleep?: Sleep;
+  /**
+   * Aborted when the bot stops and its work's grace is over: a read under way is cut then (it is
+   * asked again later), so a slow answer does not hold the stop past its hard exit. A create or a
+   * follow-up is never cut: its answer is what says whether the agent was started.
+   */
+  stopping?: AbortSignal;
 }
 
 export interface VisitorsQuery {
@@ -135,6 +141,7 @@ export class MintlifyClient {
   readonly #dispatcher: Dispatcher;
   readonly #ownsDispatcher: boolean;
   readonly #sleep: Sleep | undefined;
+  readonly #stopping: AbortSignal | undefined;
   #closed = false;
 
   constructor(options: MintlifyClientOptions) {
@@ -148,6 +155,7 @@ export class MintlifyClient {
     this.#timeouts = { ...DEFAULT_TIMEOUTS, ...definedOnly(options.timeouts ?? {}) };
     this.#retryPolicy = { ...DEFAULT_RETRY_POLICY, ...definedOnly(options.retry ?? {}) };
     this.#sleep = options.sleep;
+    this.#stopping = options.stopping;
     this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher =
       options.dispatcher ??
@@ -341,6 +349,7 @@ export class MintlifyClient {
         body: call.body === undefined ? null : JSON.stringify(call.body),
         headersTimeout: this.#timeouts.headersMs,
         bodyTimeout: this.#timeouts.bodyMs,
+        ...(call.method === 'GET' && this.#stopping ? { signal: this.#stopping } : {}),
       });
     } catch (error) {
       throw errorFromNetworkFailure(facts, error, 'before-answer');

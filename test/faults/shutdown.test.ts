@@ -90,6 +90,54 @@ describe('SIGTERM while jobs are followed and a digest is being gathered', () =>
   });
 });
 
+describe('SIGTERM while a job check waits for a slow Mintlify answer', () => {
+  it(
+    'cuts the request at the grace, and exits 0 within 10 s, leaving no lease behind',
+    { timeout: 90_000 },
+    async () => {
+      const slack: SlackFake = await startSlackFake({ botToken: SECRETS.botToken });
+      const mintlify: MintlifyFake = await startMintlifyFake({
+        apiKey: SECRETS.mintlifyKey,
+        projectId: PROJECT_ID,
+      });
+      cleanups.push(
+        () => slack.close(),
+        () => mintlify.close(),
+      );
+      const namespace = uniqueNamespace('shutdown');
+      const bot: BotProcess = runBot(
+        botEnv(slack, mintlify, {
+          REDIS_URL: TEST_REDIS_URL,
+          STORE_NAMESPACE: namespace,
+          POLL_INTERVAL_MS: '1000',
+        }),
+      );
+      cleanups.push(async () => bot.child.kill('SIGKILL'));
+      const url = await bot.listening();
+      await sendSlashCommand(url, SECRETS.signingSecret, {
+        text: 'Document the export command',
+        channel_id: 'C0JOBS',
+        response_url: slack.responseUrl('job'),
+      });
+      await expect
+        .poll(() => mintlify.requestsFor('getJob').length, { timeout: 10_000 })
+        .toBeGreaterThanOrEqual(1);
+      // The next check's answer is slow (within the client's 15 s wait for headers): it is under way at SIGTERM.
+      const reads = mintlify.requestsFor('getJob').length;
+      mintlify.injectFault('getJob', { delayMs: 14_000 });
+      await expect.poll(() => mintlify.requestsFor('getJob').length, { timeout: 10_000 }).toBe(reads + 1);
+
+      const stoppedAt = Date.now();
+      bot.child.kill('SIGTERM');
+      const code = await bot.exited;
+      // 0: stopped cleanly, before main.ts's hard exit at 9.5 s (which exits 1).
+      expect(code).toBe(0);
+      expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+      expect(await leaseKeys(namespace)).toEqual([]);
+    },
+  );
+});
+
 describe('stopping while a job check waits between Mintlify retries', () => {
   it(
     'cuts the wait short at the grace, so the check goes back to the queue instead of staying locked',

@@ -255,6 +255,29 @@ describe('a POST that may have reached Mintlify is sent once', () => {
     expect(followUpFailureText(error, undefined, new Date())).toContain('Nothing was sent');
   });
 
+  it('at the stop, a slow read is cut (it is asked again later) while a slow create is left to its answer', async () => {
+    const fake = await startFake();
+    fake.setJob('job-1', {});
+    fake.injectFault('getJob', { delayMs: 5_000 });
+    fake.injectFault('createJob', { delayMs: 500 });
+    const stopping = new AbortController();
+    const { client } = newClient(fake.url, {
+      stopping: stopping.signal,
+      sleep: (ms) => sleepFor(ms, undefined, { signal: stopping.signal }),
+    });
+
+    const read = failureOf(client.getJob(PROJECT_ID, 'job-1'));
+    const create = client.createJob(PROJECT_ID, 'x');
+    await expect.poll(() => fake.requestsFor('createJob').length).toBe(1);
+    const cutAt = Date.now();
+    stopping.abort(new Error('the bot is stopping'));
+
+    expect(await read).toMatchObject({ kind: 'connection' });
+    expect(Date.now() - cutAt).toBeLessThan(1_000);
+    expect(fake.requestsFor('getJob')).toHaveLength(1); // not asked again once stopping
+    await expect(create).resolves.toMatchObject({ id: expect.any(String) });
+  });
+
   it('a create asked for after close() (work the stop left running) says it was never sent', async () => {
     const fake = await startFake();
     // Made here, not by the harness, whose cleanup would close it a second time.
