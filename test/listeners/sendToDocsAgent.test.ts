@@ -257,10 +257,10 @@ describe('the “Send to docs agent” message shortcut', () => {
       ['stop', 'pull request'],
       ['status', '/docs-agent status'],
     ] as const) {
+      // Counted before: the form may open before the shortcut's ack reaches the test.
+      const forms = h.slack.callsTo('views.open').length;
       await chooseShortcut(h, { ts: lone.ts, user: 'U0ADA', text: lone.text });
-      const opened = (await h.slack.waitForCalls('views.open', h.slack.callsTo('views.open').length + 1)).at(
-        -1,
-      )!;
+      const opened = (await h.slack.waitForCalls('views.open', forms + 1)).at(-1)!;
       const answer = await submit(h, opened, said);
       expect(answer.json).toEqual({
         response_action: 'errors',

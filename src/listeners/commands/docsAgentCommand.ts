@@ -16,9 +16,13 @@ import type { SlackRequest } from '../../requests/slackRequest.js';
 import { type ListenerContext, notQueuedReason, notQueuedText } from '../context.js';
 import { type DocsAgentRequest, parseDocsAgentCommand } from './parseDocsAgentCommand.js';
 
-/** The help, as it holds where the command was typed: a DM has no "this channel", and `status` there lists your own jobs. */
-const usageIn = (channel: string) => (isDirectMessage(channel) ? COMMAND_DM_USAGE : USAGE);
-const empty = (channel: string) =>
+/**
+ * The help, as it holds where the command was typed: a DM has no "this channel", and `status` there
+ * lists your own jobs. (A payload without its usual fields has no channel: the channel's help.)
+ */
+const usageIn = (channel: string | undefined) =>
+  channel !== undefined && isDirectMessage(channel) ? COMMAND_DM_USAGE : USAGE;
+const empty = (channel: string | undefined) =>
   `Tell me what to change in the docs, for example \`/docs-agent Document the new --dry-run flag\`.\n\n${usageIn(channel)}`;
 // Each stays as it is (Slack does not let a command's answer be replaced): true once all is done, too.
 const STARTING = ':hourglass_flowing_sand: Starting a docs agent job: its card will appear here.';
