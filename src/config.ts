@@ -129,7 +129,7 @@ function notPrintableAscii(value: string): string | undefined {
       : index === chars.length - 1
         ? 'at its end'
         : `after its first ${index} characters`;
-  return `has a character that is not printable ASCII (${code}, ${where}), likely an invisible one pasted with it: copy it again and paste it alone`;
+  return `has a character no key or token holds (${code}, ${where}), likely a space or an invisible character pasted with it: copy it again and paste it alone`;
 }
 
 /** Stops the checks after it: a secret with a stray character gets that one problem told. */

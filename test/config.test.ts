@@ -203,7 +203,7 @@ describe('configuration', () => {
     const error = problemsOf({ ...valid, MINTLIFY_API_KEY: key });
     expect(error.problems).toEqual([{ variable: 'MINTLIFY_API_KEY', problem: expect.any(String) }]);
     expect(error.message).toContain(
-      'MINTLIFY_API_KEY has a character that is not printable ASCII (U+200B, at its end), likely an invisible one pasted with it: copy it again and paste it alone',
+      'MINTLIFY_API_KEY has a character no key or token holds (U+200B, at its end), likely a space or an invisible character pasted with it: copy it again and paste it alone',
     );
     expect(error.message).not.toContain('mint_admin_secret_key_value');
   });
@@ -215,7 +215,7 @@ describe('configuration', () => {
   ])('refuses a %s with a stray character, told once, without printing it', (variable, value, where) => {
     const error = problemsOf({ ...valid, [variable]: value });
     expect(error.problems).toEqual([
-      { variable, problem: expect.stringContaining(`not printable ASCII (${where})`) },
+      { variable, problem: expect.stringContaining(`a character no key or token holds (${where})`) },
     ]);
     expect(error.message).not.toContain('secret');
   });
