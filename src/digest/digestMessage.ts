@@ -171,7 +171,10 @@ function plainDigest(view: DigestView, text: string, pageLines: string[]): strin
     // Readers' words, escaped: in a text they could otherwise mention or link, or (its markup made
     // inert) turn bold, strike through, or open a code block that swallows the rest of the digest.
     const line = (item: Struggle) =>
-      escapeSlackText(struggleLine({ ...item, subject: inertMarkup(item.subject) }));
+      escapeSlackText(
+        // A page's path is Mintlify's, and copied into an instruction: shown as it is.
+        struggleLine(item.kind === 'page' ? item : { ...item, subject: inertMarkup(item.subject) }),
+      );
     parts.push('*Where readers struggled*', ...items.map(line));
   }
   if (struggles?.pagesCut && !struggles.unread.includes('page')) {

@@ -178,7 +178,15 @@ function reopenedAsTold(read: JobRecord, current: JobRecord, now: Date): JobReco
   if (FINISHED.has(current.status) || current.goneAt !== undefined || current.round !== read.round) {
     return current;
   }
-  return { ...current, round: current.round + 1, roundStartedAt: now.toISOString(), finishedAt: null };
+  // The new round is the replies' that came as the end was told: who steered the round before was told of its end.
+  const earlier = new Set(read.steeredBy ?? []);
+  return {
+    ...current,
+    round: current.round + 1,
+    roundStartedAt: now.toISOString(),
+    finishedAt: null,
+    steeredBy: (current.steeredBy ?? []).filter((user) => !earlier.has(user)),
+  };
 }
 
 /** Someone saved the job's own state since `read` was read (a follow-up, another check). */

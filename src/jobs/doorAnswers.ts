@@ -71,7 +71,7 @@ export function followedHereText(channel: string, notAllowed = false): string {
   const why = isDirectMessage(channel)
     ? 'I can’t post in a direct message between other people (no app can be added to one)'
     : notAllowed
-      ? `Slack doesn’t let me post in <#${channel}> (posting there is restricted, or it is archived)`
+      ? `Slack doesn’t let me post in <#${channel}> (posting there is restricted, it is archived, or this app is not allowed in its workspace)`
       : `I couldn’t post this job’s card in <#${channel}> (I’m probably not a member: \`/invite @docs-agent\` there)`;
   return `${why}, so I’m following the job here. Reply in this thread to steer it.`;
 }

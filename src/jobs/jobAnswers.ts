@@ -182,7 +182,7 @@ export function notInChannelText(jobId: string): string {
  */
 export function cardInDmText(notAllowed = false): string {
   const why = notAllowed
-    ? 'Slack doesn’t let me post its card in this channel (posting in it is restricted, or it is archived)'
+    ? 'Slack doesn’t let me post its card in this channel (posting in it is restricted, it is archived, or this app is not allowed in its workspace)'
     : 'I can’t post its card in this conversation (I’m probably not a member: `/invite @docs-agent` in a channel)';
   return `Job started. ${why}, so it is in our DM: reply in its thread there to steer the job.`;
 }

@@ -476,3 +476,19 @@ describe('the section with nothing to show', () => {
     expect(none).toContain('did not give the thumbs-down feedback, searches and assistant questions');
   });
 });
+
+describe('review-today: a page path in the digest as text', () => {
+  it('names a page with thumbs down by its real path, as the top pages do, so it can be copied into /docs-agent', () => {
+    const struggles = ordinaryStruggles(1);
+    struggles.pages[0] = { kind: 'page', subject: '/api_reference/get_user', count: 3 };
+    const { plain } = digestMessage({
+      numbers: numbers([{ path: '/api_reference/get_user', human: 5, ai: 0, total: 5 }]),
+      timeZone: 'UTC',
+      struggles,
+    });
+    // The top pages list shows the path as it is...
+    expect(plain).toContain('/api_reference/get_user (');
+    // ...and the struggles line names the same page: a path is no reader's markup.
+    expect(plain).toContain('👎 3 thumbs down  ·  /api_reference/get_user');
+  });
+});

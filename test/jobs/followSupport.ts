@@ -115,13 +115,18 @@ export async function settle(h: BotHarness, sentinel: StartedJob, rounds = 3): P
 export const record = (h: BotHarness, jobId: string) => h.bot.context.jobs.records.get(jobId);
 
 /** The requester replies under the job's card; resolves once the bot has taken the reply. */
-export async function replyInThread(h: BotHarness, job: StartedJob, text: string): Promise<void> {
-  const reply = h.slack.seedMessage(job.channel, { user: REQUESTER, text, thread_ts: job.cardTs });
+export async function replyInThread(
+  h: BotHarness,
+  job: StartedJob,
+  text: string,
+  user = REQUESTER,
+): Promise<void> {
+  const reply = h.slack.seedMessage(job.channel, { user, text, thread_ts: job.cardTs });
   await h.event({
     type: 'message',
     channel: job.channel,
     channel_type: 'channel',
-    user: REQUESTER,
+    user,
     text: reply.text,
     ts: reply.ts,
     thread_ts: job.cardTs,

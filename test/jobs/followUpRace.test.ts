@@ -14,6 +14,7 @@ import {
 } from './followSupport.js';
 
 const PR = 'https://github.com/acme/docs/pull/42';
+const ALICE = 'U0ALICE';
 
 describe('a follow-up sent while a check is ending the job', () => {
   it('keeps following the job the follow-up set working again', async () => {
@@ -110,6 +111,39 @@ describe('a follow-up sent while a check is ending the job', () => {
       await settle(h, sentinel, 5);
       // The first round's end was not posted: the reply had reopened the job before it could be.
       expect(threadReplies(h, job).filter((call) => textOf(call).includes(PR))).toHaveLength(1);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('tells the end of the round it opened to those who steered that round, not those of the round before', async () => {
+    const h = await startBot({ env: FAST_POLL });
+    try {
+      const sentinel = await startFollowedJob(h, 'Sentinel job that never ends');
+      const job = await startFollowedJob(h, 'Document the retry flag');
+      // Alice steers the first round while it works.
+      await replyInThread(h, job, 'Mention the default timeout too', ALICE);
+      expect((await record(h, job.jobId))?.steeredBy).toContain(ALICE);
+
+      // The first round ends; as its end is told, the requester replies (Mintlify takes it up at once).
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      h.slack.failNext('chat.update', { until: held, channel: job.channel });
+      h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+      await h.slack.waitForCall('chat.update', (call) => call.args.ts === job.cardTs);
+      await replyInThread(h, job, 'Also add an example with curl');
+      release();
+      await waitForReply(h, job, PR);
+      await settle(h, sentinel, 5);
+
+      // The requester's round ends: Alice, who did not steer it, is not pinged for it.
+      h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+      await waitForReply(h, job, 'The docs agent is done with the latest replies');
+      const ends = threadReplies(h, job)
+        .filter((call) => textOf(call).includes(PR))
+        .map(textOf);
+      expect(ends[0]).toContain(`<@${ALICE}>`); // the first round's end: she steered it
+      expect(ends.at(-1)).not.toContain(`<@${ALICE}>`);
     } finally {
       await h.close();
     }

@@ -135,6 +135,11 @@ describe('commandWordOf', () => {
     'any update to the FAQ?',
     'show the list of supported jobs',
     'digest it',
+    // "list" followed by what to list is the verb, as "digest it" is.
+    'list it',
+    'list this',
+    'list that',
+    'list it here',
   ])('reads %j as an instruction', (text) => expect(commandWordOf(text)).toBeUndefined());
 });
 

@@ -643,6 +643,20 @@ describe('/docs-agent when something goes wrong', () => {
     expect(String(note.args.text)).toMatch(/^Slack doesn’t let me post in <#C0DOCS>/);
   });
 
+  it('where the app is not granted in the channel’s workspace (Enterprise Grid), says that may be why, not only that posting there is restricted or archived', async () => {
+    h = await startBot();
+    h.slack.failNext('chat.postMessage', { error: 'team_access_not_granted' });
+    await h.command('Document X', { channel_id: 'C0DOCS' });
+    const answer = String((await ephemeral(h)).text);
+    expect(answer).toContain('in our DM');
+    const note = await h.slack.waitForCall('chat.postMessage', (call) =>
+      String(call.args.text).includes('following the job here'),
+    );
+    // The channel may be neither restricted nor archived: the app may lack access to its workspace.
+    expect(answer).toContain('or this app is not allowed in its workspace');
+    expect(String(note.args.text)).toContain('or this app is not allowed in its workspace');
+  });
+
   it('keeps a job whose card neither the channel nor the DM takes, and says where to see it', async () => {
     h = await startBot();
     h.slack.failNext('chat.postMessage', { error: 'not_in_channel' }, 2);
