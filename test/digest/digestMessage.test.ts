@@ -477,7 +477,7 @@ describe('the section with nothing to show', () => {
   });
 });
 
-describe('review-today: a page path in the digest as text', () => {
+describe('a page path in the digest as text', () => {
   it('names a page with thumbs down by its real path, as the top pages do, so it can be copied into /docs-agent', () => {
     const struggles = ordinaryStruggles(1);
     struggles.pages[0] = { kind: 'page', subject: '/api_reference/get_user', count: 3 };
