@@ -106,6 +106,8 @@ async function recordKept(ctx: JobsContext, kept: UnrecordedJob): Promise<void> 
   // One stored already may lack its lookups (its write was cut off between the two): touched, it gets them.
   if (!(await ctx.records.update(record.jobId, (stored) => stored))) await ctx.records.save(record);
   if (!kept.counted)
-    await ctx.ledger.recordUse(record.projectId, createUse(record.jobId)).catch(() => undefined);
+    await ctx.ledger
+      .recordUse(record.projectId, createUse(record.jobId), Date.parse(record.createdAt))
+      .catch(() => undefined);
   ctx.logger.info(`job ${record.jobId}: recorded once Redis answered again`);
 }

@@ -272,6 +272,7 @@ async function createAndPost(
     return cutShort(ctx, start);
   }
   let job: Awaited<ReturnType<JobsContext['mintlify']['createJob']>>;
+  const askedAt = ctx.now().getTime();
   try {
     job = await ctx.mintlify.createJob(projectId, input.prompt);
   } catch (error) {
@@ -288,14 +289,14 @@ async function createAndPost(
     // The spec marks no field required; a job without an id cannot be followed or steered. It was
     // created all the same: the person is told so, not to try again (that would start a second one).
     logger.error('Mintlify answered a created job without an id');
-    await ctx.ledger.recordUse(projectId, createUse(`start-${startId}`)).catch(() => undefined);
+    await ctx.ledger.recordUse(projectId, createUse(`start-${startId}`), askedAt).catch(() => undefined);
     const text = await refused(STARTED_WITHOUT_ID_TEXT);
     return { kind: 'failed', text, error: undefined };
   }
 
   const now = ctx.now();
   // Counted while the record is written (one round trip): only the answer waits for the count.
-  const counting = ctx.ledger.recordUse(projectId, createUse(job.id)).then(
+  const counting = ctx.ledger.recordUse(projectId, createUse(job.id), askedAt).then(
     (budget) => ({ budget, counted: true }),
     () => ({ budget: before, counted: false }),
   );

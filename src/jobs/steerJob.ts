@@ -181,9 +181,10 @@ async function steerTheJob(
   }
   try {
     // Sent even when the job looks finished: the agent takes it up in the background (applyFollowUpAnswer).
+    const sentAt = ctx.now().getTime();
     const job = await ctx.mintlify.sendMessage(record.projectId, record.jobId, prompt);
     const budget = await ctx.ledger
-      .recordUse(record.projectId, `follow-up:${input.handledBy}`)
+      .recordUse(record.projectId, `follow-up:${input.handledBy}`, sentAt)
       .catch(() => undefined);
     const updated = await ctx.records
       .update(record.jobId, (current) => applyFollowUpAnswer(current, job, ctx.now(), input.user))

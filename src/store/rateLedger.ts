@@ -17,8 +17,9 @@ export interface AgentBudget {
   nextFreeAt: Date | undefined;
 }
 
-/** Mintlify's last refusal for the limit: until when it holds, and whether Mintlify said so. */
+/** Mintlify's last refusal for the limit: when it came, until when it holds, and whether Mintlify said so. */
 interface Refusal {
+  at?: number;
   until: number;
   said: boolean;
 }
@@ -38,20 +39,26 @@ export class RateLedger {
   /** Mintlify refused a use for its limit (a 429), saying when to come back or not. */
   async refused(projectId: string, retryAfterMs: number | undefined): Promise<void> {
     const forMs = retryAfterMs ?? UNSAID_REFUSAL_MS;
-    const refusal: Refusal = { until: this.now() + forMs, said: retryAfterMs !== undefined };
+    const at = this.now();
+    const refusal: Refusal = { at, until: at + forMs, said: retryAfterMs !== undefined };
     await this.store.kv.set(refusalKey(projectId), refusal, forMs);
   }
 
   /**
-   * Counts one use, named by `useId` (the job created, the follow-up sent): counted again under the
-   * same name, as when a write that timed out had landed after all, it is still one use.
+   * Counts one use, named by `useId` (the job created, the follow-up sent), at `sentAt` (when its
+   * request went out; now if not known): counted again under the same name, as when a write that
+   * timed out had landed after all, it is still one use.
    */
-  async recordUse(projectId: string, useId: string): Promise<AgentBudget> {
-    // Mintlify took a use: its limit no longer holds, whatever it said before.
-    const [uses] = await Promise.all([
-      this.store.atomic.windowHit(key(projectId), this.now(), HOUR_MS, useId),
-      this.store.kv.delete(refusalKey(projectId)),
+  async recordUse(projectId: string, useId: string, sentAt?: number): Promise<AgentBudget> {
+    const at = sentAt ?? this.now();
+    const [uses, refusal] = await Promise.all([
+      this.store.atomic.windowHit(key(projectId), at, HOUR_MS, useId),
+      this.lastRefusal(projectId),
     ]);
+    // Mintlify took a use sent after it refused one: its limit no longer holds, whatever it said.
+    // A use sent before the refusal (its answer slow to come) says nothing of the hour after it.
+    if (refusal && (refusal.at ?? 0) > at) return budget(uses, refusal);
+    if (refusal) await this.store.kv.delete(refusalKey(projectId));
     return budget(uses, undefined);
   }
 

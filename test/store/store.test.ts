@@ -138,6 +138,14 @@ describe.each(Object.entries(kinds))('the %s store', (_kind, open) => {
       remaining: AGENT_USES_PER_HOUR - 2,
     });
     expect(await ledger.current('proj')).toMatchObject({ remaining: AGENT_USES_PER_HOUR - 2 });
+    // A use sent before a refusal, whose answer came after it, does not lift it.
+    now += 1_000;
+    await ledger.refused('proj', 30 * 60_000);
+    expect(await ledger.recordUse('proj', 'create:job-3', now - 500)).toMatchObject({
+      used: 3,
+      remaining: 0,
+    });
+    expect(await ledger.current('proj')).toMatchObject({ remaining: 0 });
   });
 });
 
