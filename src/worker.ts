@@ -9,7 +9,7 @@ import {
   scheduleDigest,
 } from './digest/digestSchedule.js';
 import { HomeRefresher } from './home/homeRefresher.js';
-import { publishHome } from './home/publishHome.js';
+import { publishHome, type ShownHomes } from './home/publishHome.js';
 import type { InFlight } from './inFlight.js';
 import {
   type FollowCheck,
@@ -166,8 +166,9 @@ export function startWorker(parts: WorkerParts): Worker {
   };
   // The same, on the Slack client of background work.
   const following: JobsContext = { ...jobs, slack: parts.backgroundSlack };
+  const shownHomes: ShownHomes = new Map();
   const home = new HomeRefresher({
-    publish: (user) => publishHome(following, user),
+    publish: (user, refresh) => publishHome(following, user, refresh ? shownHomes : undefined),
     logger,
     track: (work) => parts.background.run(work),
   });

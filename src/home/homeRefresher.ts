@@ -7,7 +7,8 @@ const PREVIOUS_WAIT_MS = 5_000;
 const MIN_INTERVAL_MS = 3_000;
 
 export interface HomeRefresherOptions {
-  publish: (user: string) => Promise<void>;
+  /** `refresh`: one of the person's jobs changed (else they opened the tab, which is always published). */
+  publish: (user: string, refresh: boolean) => Promise<void>;
   logger: Logger;
   minIntervalMs?: number;
   /** Tests shorten how long a publish waits for the one before it. */
@@ -18,6 +19,8 @@ export interface HomeRefresherOptions {
 
 /** A person's publish: running (started) or waiting for the one before it. */
 interface Publish {
+  /** Asked for by job changes alone: it may be skipped when it would show what the tab shows. */
+  refresh: boolean;
   started: boolean;
   /** Slack took it. */
   landed: boolean;
@@ -47,7 +50,7 @@ export class HomeRefresher {
 
   /** The person opened the Home tab: publish now. */
   publishNow(user: string): Promise<void> {
-    return this.run(user);
+    return this.run(user, false);
   }
 
   /** One of the person's jobs changed: refresh now, or once the interval since the last refresh is up. */
@@ -76,7 +79,7 @@ export class HomeRefresher {
     for (const [someone, at] of this.lastRefresh)
       if (now - at >= this.minIntervalMs) this.lastRefresh.delete(someone);
     this.lastRefresh.set(user, now);
-    void this.run(user);
+    void this.run(user, true);
   }
 
   /** Whether `done` settled within `ms`. */
@@ -99,10 +102,15 @@ export class HomeRefresher {
    * asked meanwhile joins it. One stuck in retries holds the next back a few seconds at most; if it
    * then lands after all, showing older state, one more publish puts the newest back on top.
    */
-  private run(user: string): Promise<void> {
+  private run(user: string, refresh: boolean): Promise<void> {
     const tail = this.publishes.get(user);
-    if (tail && !tail.started) return tail.done;
+    // Joined by a refresh, it publishes as it was asked; joined by an opening, as asked by it.
+    if (tail && !tail.started) {
+      if (!refresh) tail.refresh = false;
+      return tail.done;
+    }
     const publish: Publish = {
+      refresh,
       started: false,
       landed: false,
       overtakenBy: undefined,
@@ -112,7 +120,7 @@ export class HomeRefresher {
       if (tail && !(await this.atMost(tail.done, this.previousWaitMs))) tail.overtakenBy = publish;
       publish.started = true;
       try {
-        await this.options.publish(user);
+        await this.options.publish(user, publish.refresh);
         publish.landed = true;
       } catch (error) {
         // A refused token is said once for every call (SlackTokenState), not per person.
@@ -123,7 +131,7 @@ export class HomeRefresher {
       }
       // It landed after the newer one, with older state: once more, not waited for (so a run of
       // slow publishes is no chain).
-      if (publish.landed && publish.overtakenBy?.landed && !this.stopped) void this.run(user);
+      if (publish.landed && publish.overtakenBy?.landed && !this.stopped) void this.run(user, false);
     };
     publish.done = this.options.track ? this.options.track(work) : work();
     this.publishes.set(user, publish);

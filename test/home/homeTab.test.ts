@@ -1,6 +1,6 @@
 import { Cron } from 'croner';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { publishHome } from '../../src/home/publishHome.js';
+import { publishHome, type ShownHomes } from '../../src/home/publishHome.js';
 import type { SlackCall } from '../fakes/slackFake.js';
 import { heldStep } from '../support/leases.js';
 import { type BotHarness, PROJECT_ID, startBot } from '../support/botHarness.js';
@@ -251,6 +251,30 @@ describe('the Home tab', () => {
     } finally {
       await other.close();
     }
+  });
+
+  it('is not published again on a job change that leaves it as it is, unless the person opens it', async () => {
+    h = await startBot();
+    await startJobAs(h, 'U0ADA', 'Document the export flag');
+    const jobs = h.bot.context.jobs;
+    const shownHomes: ShownHomes = new Map();
+    const count = () => h.slack.callsTo('views.publish').length;
+    await publishHome(jobs, 'U0ADA', shownHomes);
+    const published = count();
+    // A second refresh with nothing to show that the first did not (as a check that noted what it
+    // read, then saved it, asks): not sent.
+    await publishHome(jobs, 'U0ADA', shownHomes);
+    expect(count()).toBe(published);
+    // Another process published since (its hash is the tab's now): sent, so the newest state is shown.
+    await publishHome(jobs, 'U0ADA');
+    expect(count()).toBe(published + 1);
+    await publishHome(jobs, 'U0ADA', shownHomes);
+    expect(count()).toBe(published + 2);
+    // Something new to show: sent.
+    await jobs.ledger.recordUse(PROJECT_ID, 'create:job-elsewhere');
+    await publishHome(jobs, 'U0ADA', shownHomes);
+    expect(count()).toBe(published + 3);
+    expect(shown(h.slack.callsTo('views.publish').at(-1)!)).toContain('98 of 100');
   });
 
   it('is not refreshed while the person’s job is read again and again without a change', async () => {
