@@ -95,7 +95,10 @@ export async function runSandbox(options: SandboxOptions): Promise<void> {
     });
     // The simulated deployment is ready in 3 s: checked each second, its preview shows soon after,
     // not at the bot's 5-second cadence meant for Mintlify's rate limit.
-    const bot = await createDocsAgent(config, { logger, previews: { statusEveryMs: 1_000 } });
+    // The simulated Mintlify has no preview limit: previews of jobs that end together need not wait
+    // Mintlify's 12 s apiece, nor outlast what the end of the input waits for.
+    const previews = { statusEveryMs: 1_000, limiter: { max: 1, durationMs: 500 } };
+    const bot = await createDocsAgent(config, { logger, previews });
     closing.push(() => bot.stop());
     const { port } = await bot.start();
 

@@ -211,14 +211,17 @@ export async function startSimulatedSlack(): Promise<SimulatedSlack> {
   };
 }
 
-/** `@docs-agent` and `@ada` as Slack's autocomplete turns them into mentions. */
+/** `@docs-agent`, `@ada`, `@here`, `@channel` and `@everyone` as Slack's autocomplete turns them into mentions. */
 function withMentions(text: string): string {
   const ids: Record<string, string> = {
-    [SANDBOX_SLACK.botName]: SANDBOX_SLACK.botUserId,
-    [SANDBOX_SLACK.userName]: SANDBOX_SLACK.user,
+    [SANDBOX_SLACK.botName]: `@${SANDBOX_SLACK.botUserId}`,
+    [SANDBOX_SLACK.userName]: `@${SANDBOX_SLACK.user}`,
+    here: '!here',
+    channel: '!channel',
+    everyone: '!everyone',
   };
   return text.replace(/(^|[^\w@<])@([\w.-]*\w)/g, (all, before: string, name: string) => {
     const id = ids[name];
-    return id ? `${before}<@${id}>` : all;
+    return id ? `${before}<${id}>` : all;
   });
 }

@@ -136,7 +136,7 @@ describe('npm run sandbox', () => {
       '  ↳ #1 @docs-agent reacted ✅ to your reply',
       DONE_AGAIN,
       '› /docs-agent digest',
-      '(only you) @docs-agent: ⏳ Gathering the docs digest of the last 7 days: it will be posted here.',
+      '(only you) @docs-agent: ⏳ Gathering the docs digest of the last 7 days for this channel…',
       /#2 @docs-agent in #docs\n {2}Docs digest: .+ \(UTC\)/,
       /Human visitors {2}[\d,]+ {2}↑ \d+% from last week/,
       'Top 10 pages by unique visitors',
@@ -290,4 +290,52 @@ describe('npm run sandbox', () => {
     expect(printed).toMatch(DONE);
     expect(code).toBe(0);
   });
+
+  it('answers a mistyped option, or one npm passed on without --, with its usage, not a stack trace', async () => {
+    // `npm run sandbox --job-seconds 2` (without --) hands the script a bare `2`; a typo or --help, an option it does not know.
+    for (const args of [['--help'], ['--job-second', '2'], ['2']]) {
+      const child = spawn('npx', ['tsx', 'sandbox/main.ts', ...args], {
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let printed = '';
+      child.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
+      child.stderr.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
+      child.stdin.end('quit\n');
+      const [code] = (await once(child, 'exit')) as [number | null];
+      expect(printed, args.join(' ')).toContain('--job-seconds');
+      expect(printed, args.join(' ')).not.toMatch(/TypeError|ERR_PARSE_ARGS|at .*parse_args/);
+      expect(code).toBe(args[0] === '--help' ? 0 : 2);
+    }
+  });
+
+  it('keeps a reply that only calls people (@here, @channel) between people, as README says the bot does', async () => {
+    // In Slack, @here and an autocompleted @cat reach the bot as <!here> and <@U…>: a call to people, not sent.
+    const printed = await runScript([
+      '/docs-agent Document the --dry-run flag',
+      'wait-for ready for review',
+      'reply @here',
+      'reply @channel',
+      'wait 1',
+    ]);
+    expect(printed).toMatch(DONE);
+    expect(printed).not.toContain('reopened just now');
+    expect(printed).not.toContain('reacted ✅ to your reply');
+  });
+
+  it('at the end of piped input lets every running job and its preview deployment finish, as README says', async () => {
+    // Four jobs that end together: their previews wait their turn, one every 12 s, in the bot's limiter.
+    const printed = await runScript(
+      [
+        '/docs-agent Document A',
+        '/docs-agent Document B',
+        '/docs-agent Document C',
+        '/docs-agent Document D',
+      ],
+      0.2,
+      true,
+    );
+    expect(printed).not.toContain('(stopping with work still running)');
+    expect(printed.match(/The preview of this change is deployed/g)).toHaveLength(4);
+  }, 120_000);
 });

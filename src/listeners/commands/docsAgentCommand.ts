@@ -26,8 +26,7 @@ const empty = (channel: string | undefined) =>
   `Tell me what to change in the docs, for example \`/docs-agent Document the new --dry-run flag\`.\n\n${usageIn(channel)}`;
 // Each stays as it is (Slack does not let a command's answer be replaced): true once all is done, too.
 const STARTING = ':hourglass_flowing_sand: Starting a docs agent job: its card will appear here.';
-const GATHERING =
-  ':hourglass_flowing_sand: Gathering the docs digest of the last 7 days: it will be posted here.';
+const GATHERING = ':hourglass_flowing_sand: Gathering the docs digest of the last 7 days for this channel…';
 
 /** The work a `/docs-agent` command asks for once it is acknowledged. */
 type CommandWork = Extract<DocsAgentRequest, { kind: 'status' | 'digest' | 'instruction' }>;
