@@ -178,14 +178,17 @@ function reopenedAsTold(read: JobRecord, current: JobRecord, now: Date): JobReco
   if (FINISHED.has(current.status) || current.goneAt !== undefined || current.round !== read.round) {
     return current;
   }
-  // The new round is the replies' that came as the end was told: who steered the round before was told of its end.
+  // The new round is the replies' that came as the end was told (their authors are new, or the
+  // latest, who may have steered the round before too): the others were told of its end.
   const earlier = new Set(read.steeredBy ?? []);
+  const steered = current.steeredBy ?? [];
+  const latest = steered.at(-1);
   return {
     ...current,
     round: current.round + 1,
     roundStartedAt: now.toISOString(),
     finishedAt: null,
-    steeredBy: (current.steeredBy ?? []).filter((user) => !earlier.has(user)),
+    steeredBy: steered.filter((user) => !earlier.has(user) || user === latest),
   };
 }
 

@@ -173,7 +173,8 @@ export function applyFollowUpAnswer(
   const { lastRead: _read, ...answered } = followUpAnswered(record, job, now);
   if (author === undefined) return answered;
   const earlier = answered.round === record.round ? (record.steeredBy ?? []) : [];
-  return { ...answered, steeredBy: [...new Set([...earlier, author])] };
+  // The latest author last: a reply racing the round's end (checkJob) opens a round of its own for them.
+  return { ...answered, steeredBy: [...earlier.filter((user) => user !== author), author] };
 }
 
 function followUpAnswered(record: JobRecord, job: AgentJob, now: Date): JobRecord {

@@ -58,8 +58,8 @@ const STATUS_QUESTION = new Set([
 // "update", asked for ("any update?"), followed by words naming the job ("of this").
 const STATUS_WORDS = new Set(['status', 'jobs', 'list']);
 const ASKED_STATUS_WORDS = new Set(['update', 'updates', 'news', 'progress']);
-// What "list" may be followed by and still ask for the jobs ("list my jobs").
-const LISTED_JOBS = new Set(['my', 'our', 'all', 'the', 'job', 'jobs']);
+// What "list" followed by says is an instruction: it names what to list.
+const LISTED_THINGS = new Set(['it', 'this', 'that']);
 const ABOUT_THE_JOB = new Set([
   ...['of', 'on', 'for', 'this', 'it', 'that', 'the', 'my', 'our', 'all', 'job', 'jobs', 'here', 'now'],
   ...['so', 'far'],
@@ -117,9 +117,9 @@ export function commandWordOf(text: string): 'status' | 'digest' | undefined {
   const [word, after] = [said[at]!, said.slice(at + 1)];
   if (word === 'digest') return after.length === 0 ? 'digest' : undefined;
   const asked = STATUS_WORDS.has(word) || (at > 0 && ASKED_STATUS_WORDS.has(word));
-  // A "list" is the verb of an instruction but of the jobs ("list it" says what to list).
-  const about = word === 'list' ? LISTED_JOBS : ABOUT_THE_JOB;
-  return asked && after.every((w) => about.has(w)) ? 'status' : undefined;
+  // A "list" followed by a pronoun is the verb of an instruction ("list it" says what to list).
+  if (word === 'list' && after.some((w) => LISTED_THINGS.has(w))) return undefined;
+  return asked && after.every((w) => ABOUT_THE_JOB.has(w)) ? 'status' : undefined;
 }
 
 /** The words of a message, lower-cased, without their punctuation. */

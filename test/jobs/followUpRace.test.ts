@@ -148,4 +148,35 @@ describe('a follow-up sent while a check is ending the job', () => {
       await h.close();
     }
   });
+  it("review-late: pings at the new round's end someone who steered the round before and replied again as it ended", async () => {
+    const h = await startBot({ env: FAST_POLL });
+    try {
+      const sentinel = await startFollowedJob(h, 'Sentinel job that never ends');
+      const job = await startFollowedJob(h, 'Document the retry flag');
+      // Alice steers the first round while it works.
+      await replyInThread(h, job, 'Mention the default timeout too', ALICE);
+      expect((await record(h, job.jobId))?.steeredBy).toContain(ALICE);
+
+      // The first round ends; as its end is told, Alice replies again (Mintlify takes it up at once).
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      h.slack.failNext('chat.update', { until: held, channel: job.channel });
+      h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+      await h.slack.waitForCall('chat.update', (call) => call.args.ts === job.cardTs);
+      await replyInThread(h, job, 'Also add an example with curl', ALICE);
+      release();
+      await waitForReply(h, job, PR);
+      await settle(h, sentinel, 5);
+
+      // The round Alice's second reply opened ends: she asked for its work, so she is pinged.
+      h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+      await waitForReply(h, job, 'The docs agent is done with the latest replies');
+      const ends = threadReplies(h, job)
+        .filter((call) => textOf(call).includes(PR))
+        .map(textOf);
+      expect(ends.at(-1)).toContain(`<@${ALICE}>`);
+    } finally {
+      await h.close();
+    }
+  });
 });
