@@ -148,7 +148,7 @@ describe('a follow-up sent while a check is ending the job', () => {
       await h.close();
     }
   });
-  it("review-late: pings at the new round's end someone who steered the round before and replied again as it ended", async () => {
+  it("pings at the new round's end someone who steered the round before and replied again as it ended", async () => {
     const h = await startBot({ env: FAST_POLL });
     try {
       const sentinel = await startFollowedJob(h, 'Sentinel job that never ends');

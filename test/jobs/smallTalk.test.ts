@@ -120,7 +120,7 @@ describe('commandWordOf', () => {
     ['Any updates on this?', 'status'],
     ['what’s the status of this?', 'status'],
     ['hello there, status?', 'status'],
-    // review-late: "list" followed by words naming the jobs, as "jobs" and "status" take them.
+    // "list" followed by words naming the jobs, as "jobs" and "status" take them.
     ['list jobs here', 'status'],
     ['list my jobs so far', 'status'],
     ['show me the list of my jobs', 'status'],
