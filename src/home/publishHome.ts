@@ -36,7 +36,8 @@ export async function publishHome(ctx: JobsContext, user: string, shown?: ShownH
     const view = await homeViewOf(ctx, user);
     const content = JSON.stringify(view.blocks.slice(0, -1));
     const last = shown?.get(user);
-    if (hash !== undefined && last?.hash === hash && last.content === content) return;
+    // Not after a hash_conflict: that proves the tab is no longer what this process published.
+    if (tries === 1 && hash !== undefined && last?.hash === hash && last.content === content) return;
     try {
       const published = await ctx.slack.views.publish({ user_id: user, view, ...(hash ? { hash } : {}) });
       // Not kept (Redis away, or two publishes storing out of order): the next publish may be refused
