@@ -33,11 +33,12 @@ export interface AtomicOps {
   indexAll(key: string): Promise<string[]>;
   /**
    * Records the hit `id` at `nowMs` (one recorded already keeps its time) and drops hits older than
-   * the window; returns how many are left and the oldest.
+   * the window; returns how many are left, the oldest, and the one whose leaving brings the count
+   * below `limit`.
    */
-  windowHit(key: string, nowMs: number, windowMs: number, id: string): Promise<WindowCount>;
-  /** How many hits are inside the window, and the oldest, without recording one. */
-  windowHits(key: string, nowMs: number, windowMs: number): Promise<WindowCount>;
+  windowHit(key: string, nowMs: number, windowMs: number, id: string, limit: number): Promise<WindowCount>;
+  /** `windowHit`'s answer without recording a hit. */
+  windowHits(key: string, nowMs: number, windowMs: number, limit: number): Promise<WindowCount>;
   /**
    * The string the store's `kv` holds for its key `key` (Keyv's serialized `{ value, expires }`),
    * undefined when there is none. Unlike the operations above, `key` is a `kv` key, not one of
@@ -62,8 +63,13 @@ export interface LeaseHold {
 /** `claimWhileHeld`'s answer: `taken` when another claimant holds the key. */
 export type HeldClaim = 'claimed' | 'taken' | 'lost';
 
-/** A rolling window's hits: only the count and the oldest travel, however many hits there are. */
+/** A rolling window's hits: only the count and two times travel, however many hits there are. */
 export interface WindowCount {
   count: number;
   oldestMs: number | undefined;
+  /**
+   * While the count is at least the `limit` asked about: the time of the `limit`-th newest hit, the
+   * one whose leaving brings the count below it (the oldest when the count is just the limit).
+   */
+  limitLeavesMs: number | undefined;
 }

@@ -103,20 +103,17 @@ export class MemoryAtomicOps implements AtomicOps {
     return this.sorted(key).map(([member]) => member);
   }
 
-  async windowHit(key: string, nowMs: number, windowMs: number, id: string) {
+  async windowHit(key: string, nowMs: number, windowMs: number, id: string, limit: number) {
     // A hit counted again keeps its first time.
     if (!this.index(key).has(id)) await this.indexAdd(key, id, nowMs);
-    return this.windowHits(key, nowMs, windowMs);
+    return this.windowHits(key, nowMs, windowMs, limit);
   }
 
-  async windowHits(key: string, nowMs: number, windowMs: number): Promise<WindowCount> {
+  async windowHits(key: string, nowMs: number, windowMs: number, limit: number): Promise<WindowCount> {
     const index = this.index(key);
-    let oldestMs: number | undefined;
-    for (const [member, at] of index) {
-      if (at <= nowMs - windowMs) index.delete(member);
-      else if (oldestMs === undefined || at < oldestMs) oldestMs = at;
-    }
-    return { count: index.size, oldestMs };
+    for (const [member, at] of index) if (at <= nowMs - windowMs) index.delete(member);
+    const times = [...index.values()].sort((a, b) => a - b);
+    return { count: times.length, oldestMs: times[0], limitLeavesMs: times[times.length - limit] };
   }
 
   /** How many leases, markers and indexes it holds, expired or not. */

@@ -13,7 +13,10 @@ const UNSAID_REFUSAL_MS = 5 * 60_000;
 export interface AgentBudget {
   used: number;
   remaining: number;
-  /** When the oldest use in the window leaves it, freeing one use; undefined when none are used. */
+  /**
+   * When a use leaves the window, freeing one: the oldest, or while more than the limit are counted
+   * (a use counted late), the one whose leaving brings the count below it. Undefined when none are used.
+   */
   nextFreeAt: Date | undefined;
 }
 
@@ -52,7 +55,7 @@ export class RateLedger {
   async recordUse(projectId: string, useId: string, sentAt?: number): Promise<AgentBudget> {
     const at = sentAt ?? this.now();
     const [uses, refusal] = await Promise.all([
-      this.store.atomic.windowHit(key(projectId), at, HOUR_MS, useId),
+      this.store.atomic.windowHit(key(projectId), at, HOUR_MS, useId, AGENT_USES_PER_HOUR),
       this.lastRefusal(projectId),
     ]);
     // Mintlify took a use sent after it refused one: its limit no longer holds, whatever it said.
@@ -64,7 +67,7 @@ export class RateLedger {
 
   async current(projectId: string): Promise<AgentBudget> {
     const [uses, refusal] = await Promise.all([
-      this.store.atomic.windowHits(key(projectId), this.now(), HOUR_MS),
+      this.store.atomic.windowHits(key(projectId), this.now(), HOUR_MS, AGENT_USES_PER_HOUR),
       this.lastRefusal(projectId),
     ]);
     return budget(uses, refusal);
@@ -79,14 +82,16 @@ export class RateLedger {
 const key = (projectId: string) => `agent-uses:${projectId}`;
 const refusalKey = (projectId: string) => `agent-limit-reached:${projectId}`;
 
-function budget({ count, oldestMs }: WindowCount, refusal: Refusal | undefined): AgentBudget {
-  const oldestLeaves = oldestMs === undefined ? undefined : new Date(oldestMs + HOUR_MS);
+function budget({ count, oldestMs, limitLeavesMs }: WindowCount, refusal: Refusal | undefined): AgentBudget {
+  // While the limit is reached, the oldest leaving frees nothing if more than the limit are counted.
+  const freeingMs = limitLeavesMs ?? oldestMs;
+  const oneFrees = freeingMs === undefined ? undefined : new Date(freeingMs + HOUR_MS);
   if (refusal) {
     return {
       used: count,
       remaining: 0,
-      nextFreeAt: refusal.said ? new Date(refusal.until) : oldestLeaves,
+      nextFreeAt: refusal.said ? new Date(refusal.until) : oneFrees,
     };
   }
-  return { used: count, remaining: Math.max(0, AGENT_USES_PER_HOUR - count), nextFreeAt: oldestLeaves };
+  return { used: count, remaining: Math.max(0, AGENT_USES_PER_HOUR - count), nextFreeAt: oneFrees };
 }

@@ -92,28 +92,36 @@ export class RedisAtomicOps implements AtomicOps {
     return this.client.zRange(this.key(key), 0, -1);
   }
 
-  async windowHit(key: string, nowMs: number, windowMs: number, id: string): Promise<WindowCount> {
+  async windowHit(
+    key: string,
+    nowMs: number,
+    windowMs: number,
+    id: string,
+    limit: number,
+  ): Promise<WindowCount> {
     const full = this.key(key);
-    const [, , count, oldest] = await this.client
+    const [, , count, oldest, atLimit] = await this.client
       .multi()
       .zRemRangeByScore(full, '-inf', nowMs - windowMs)
       .zAdd(full, { score: nowMs, value: id }, { condition: 'NX' }) // a hit counted again keeps its first time
       .zCard(full)
       .zRangeWithScores(full, 0, 0)
+      .zRangeWithScores(full, -limit, -limit) // none while fewer than `limit`
       .pExpire(full, windowMs)
       .exec();
-    return windowCount(count, oldest);
+    return windowCount(count, oldest, atLimit);
   }
 
-  async windowHits(key: string, nowMs: number, windowMs: number): Promise<WindowCount> {
+  async windowHits(key: string, nowMs: number, windowMs: number, limit: number): Promise<WindowCount> {
     const full = this.key(key);
-    const [, count, oldest] = await this.client
+    const [, count, oldest, atLimit] = await this.client
       .multi()
       .zRemRangeByScore(full, '-inf', nowMs - windowMs)
       .zCard(full)
       .zRangeWithScores(full, 0, 0)
+      .zRangeWithScores(full, -limit, -limit)
       .exec();
-    return windowCount(count, oldest);
+    return windowCount(count, oldest, atLimit);
   }
 
   async getRaw(key: string) {
@@ -129,8 +137,12 @@ export class RedisAtomicOps implements AtomicOps {
   }
 }
 
-// Only the count and the oldest hit cross the wire: a busy hour has thousands of hits.
-function windowCount(count: unknown, oldest: unknown): WindowCount {
-  const first = Array.isArray(oldest) ? (oldest[0] as { score: number } | undefined) : undefined;
-  return { count: Number(count), oldestMs: first === undefined ? undefined : Number(first.score) };
+// Only the count and two hits cross the wire: a busy hour has thousands of hits.
+function windowCount(count: unknown, oldest: unknown, atLimit: unknown): WindowCount {
+  return { count: Number(count), oldestMs: scoreOf(oldest), limitLeavesMs: scoreOf(atLimit) };
+}
+
+function scoreOf(range: unknown): number | undefined {
+  const hit = Array.isArray(range) ? (range[0] as { score: number } | undefined) : undefined;
+  return hit === undefined ? undefined : Number(hit.score);
 }

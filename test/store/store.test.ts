@@ -147,6 +147,30 @@ describe.each(Object.entries(kinds))('the %s store', (_kind, open) => {
     });
     expect(await ledger.current('proj')).toMatchObject({ remaining: 0 });
   });
+
+  it('says an agent use frees up when one does, with more uses counted than the limit', async () => {
+    const store = await fresh();
+    const start = Date.parse('2026-01-01T10:00:00Z');
+    let now = start;
+    const ledger = new RateLedger(store, () => now);
+    // Two over the limit in the bot's hour (Mintlify's hour is not the bot's: a use counted late).
+    for (let i = 0; i < AGENT_USES_PER_HOUR + 2; i += 1) {
+      await ledger.recordUse('proj', `use-${i}`);
+      now += 10_000;
+    }
+    // The oldest two leaving free nothing; the third does.
+    const spent = await ledger.current('proj');
+    expect(spent).toMatchObject({ used: AGENT_USES_PER_HOUR + 2, remaining: 0 });
+    expect(spent.nextFreeAt).toEqual(new Date(start + 20_000 + 3_600_000));
+    now = spent.nextFreeAt!.getTime() - 1;
+    expect(await ledger.current('proj')).toMatchObject({ remaining: 0 });
+    now += 2;
+    expect(await ledger.current('proj')).toMatchObject({ used: AGENT_USES_PER_HOUR - 1, remaining: 1 });
+    // Just at the limit, the oldest leaving frees one.
+    expect((await ledger.recordUse('proj', 'use-again')).nextFreeAt).toEqual(
+      new Date(start + 30_000 + 3_600_000),
+    );
+  });
 });
 
 describe('the memory store', () => {
