@@ -1,13 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { startBot } from '../support/botHarness.js';
+import { type BotHarness, startBot } from '../support/botHarness.js';
 import {
   cardEdits,
   FAST_POLL,
   getJobRequests,
   record,
+  REQUESTER,
   replyInThread,
   settle,
   startFollowedJob,
+  type StartedJob,
   textOf,
   threadReplies,
   waitForReply,
@@ -16,6 +18,24 @@ import {
 const PR = 'https://github.com/acme/docs/pull/42';
 const ALICE = 'U0ALICE';
 
+/**
+ * The job ends, and the check telling it is held at its card edit (Slack slow) while `reply` is
+ * sent: a follow-up that reaches the job as its end is being told. The edit goes on after it.
+ */
+async function replyAsTheEndIsTold(
+  h: BotHarness,
+  job: StartedJob,
+  reply: () => Promise<void>,
+): Promise<void> {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  h.slack.failNext('chat.update', { until: held, channel: job.channel });
+  h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+  await h.slack.waitForCall('chat.update', (call) => call.args.ts === job.cardTs);
+  await reply();
+  release();
+}
+
 describe('a follow-up sent while a check is ending the job', () => {
   it('keeps following the job the follow-up set working again', async () => {
     const h = await startBot({ env: FAST_POLL });
@@ -23,18 +43,12 @@ describe('a follow-up sent while a check is ending the job', () => {
       const sentinel = await startFollowedJob(h, 'Sentinel job that never ends');
       const job = await startFollowedJob(h, 'Document the retry flag');
 
-      // The check that reads the job's end is held while it redraws the card...
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      h.slack.failNext('chat.update', { until: held, channel: job.channel });
-      h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
-      await h.slack.waitForCall('chat.update', (call) => call.args.ts === job.cardTs);
-
-      // ...and meanwhile the requester steers the job: Mintlify takes the follow-up up at once
-      // (the fake answers it `active`, as the spec has it for a reopened job).
-      await replyInThread(h, job, 'Also add an example with curl');
-      expect(h.mintlify.requestsFor('sendMessage')).toHaveLength(1);
-      release();
+      // The requester steers the job as a check tells its end: Mintlify takes the follow-up up at
+      // once (the fake answers it `active`, as the spec has it for a reopened job).
+      await replyAsTheEndIsTold(h, job, async () => {
+        await replyInThread(h, job, 'Also add an example with curl');
+        expect(h.mintlify.requestsFor('sendMessage')).toHaveLength(1);
+      });
       await waitForReply(h, job, PR);
 
       // Mintlify says the job is working on the follow-up: the bot must still follow it.
@@ -53,14 +67,8 @@ describe('a follow-up sent while a check is ending the job', () => {
       const sentinel = await startFollowedJob(h, 'Sentinel job that never ends');
       const job = await startFollowedJob(h, 'Document the retry flag');
 
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      h.slack.failNext('chat.update', { until: held, channel: job.channel });
-      h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
-      await h.slack.waitForCall('chat.update', (call) => call.args.ts === job.cardTs);
       // The requester steers the job as it ends; Mintlify takes the follow-up up (answers `active`).
-      await replyInThread(h, job, 'Also add an example with curl');
-      release();
+      await replyAsTheEndIsTold(h, job, () => replyInThread(h, job, 'Also add an example with curl'));
       await waitForReply(h, job, PR);
       await settle(h, sentinel, 5);
 
@@ -87,15 +95,11 @@ describe('a follow-up sent while a check is ending the job', () => {
       const sentinel = await startFollowedJob(h, 'Sentinel job that never ends');
       const job = await startFollowedJob(h, 'Document the retry flag');
 
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      h.slack.failNext('chat.update', { until: held, channel: job.channel });
-      h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
-      await h.slack.waitForCall('chat.update', (call) => call.args.ts === job.cardTs);
       // The agent takes the follow-up up in the background: Mintlify answers it with the job's end.
-      h.mintlify.takeUpFollowUpsLater();
-      await replyInThread(h, job, 'Also add an example with curl');
-      release();
+      await replyAsTheEndIsTold(h, job, async () => {
+        h.mintlify.takeUpFollowUpsLater();
+        await replyInThread(h, job, 'Also add an example with curl');
+      });
       await settle(h, sentinel, 5);
 
       // The reply reopened the job: its card says so, not "Pull request ready".
@@ -116,67 +120,39 @@ describe('a follow-up sent while a check is ending the job', () => {
     }
   });
 
-  it('tells the end of the round it opened to those who steered that round, not those of the round before', async () => {
-    const h = await startBot({ env: FAST_POLL });
-    try {
-      const sentinel = await startFollowedJob(h, 'Sentinel job that never ends');
-      const job = await startFollowedJob(h, 'Document the retry flag');
-      // Alice steers the first round while it works.
-      await replyInThread(h, job, 'Mention the default timeout too', ALICE);
-      expect((await record(h, job.jobId))?.steeredBy).toContain(ALICE);
+  it.each([
+    ['the requester', REQUESTER, false],
+    ['Alice again', ALICE, true],
+  ])(
+    'tells the end of the round a racing reply opened to its author, and to who steered the round before only if that is them (%s)',
+    async (_, replier, alicePinged) => {
+      const h = await startBot({ env: FAST_POLL });
+      try {
+        const sentinel = await startFollowedJob(h, 'Sentinel job that never ends');
+        const job = await startFollowedJob(h, 'Document the retry flag');
+        // Alice steers the first round while it works.
+        await replyInThread(h, job, 'Mention the default timeout too', ALICE);
+        expect((await record(h, job.jobId))?.steeredBy).toContain(ALICE);
 
-      // The first round ends; as its end is told, the requester replies (Mintlify takes it up at once).
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      h.slack.failNext('chat.update', { until: held, channel: job.channel });
-      h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
-      await h.slack.waitForCall('chat.update', (call) => call.args.ts === job.cardTs);
-      await replyInThread(h, job, 'Also add an example with curl');
-      release();
-      await waitForReply(h, job, PR);
-      await settle(h, sentinel, 5);
+        // The first round ends; as its end is told, someone replies (Mintlify takes it up at once).
+        await replyAsTheEndIsTold(h, job, () =>
+          replyInThread(h, job, 'Also add an example with curl', replier),
+        );
+        await waitForReply(h, job, PR);
+        await settle(h, sentinel, 5);
 
-      // The requester's round ends: Alice, who did not steer it, is not pinged for it.
-      h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
-      await waitForReply(h, job, 'The docs agent is done with the latest replies');
-      const ends = threadReplies(h, job)
-        .filter((call) => textOf(call).includes(PR))
-        .map(textOf);
-      expect(ends[0]).toContain(`<@${ALICE}>`); // the first round's end: she steered it
-      expect(ends.at(-1)).not.toContain(`<@${ALICE}>`);
-    } finally {
-      await h.close();
-    }
-  });
-  it("pings at the new round's end someone who steered the round before and replied again as it ended", async () => {
-    const h = await startBot({ env: FAST_POLL });
-    try {
-      const sentinel = await startFollowedJob(h, 'Sentinel job that never ends');
-      const job = await startFollowedJob(h, 'Document the retry flag');
-      // Alice steers the first round while it works.
-      await replyInThread(h, job, 'Mention the default timeout too', ALICE);
-      expect((await record(h, job.jobId))?.steeredBy).toContain(ALICE);
-
-      // The first round ends; as its end is told, Alice replies again (Mintlify takes it up at once).
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      h.slack.failNext('chat.update', { until: held, channel: job.channel });
-      h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
-      await h.slack.waitForCall('chat.update', (call) => call.args.ts === job.cardTs);
-      await replyInThread(h, job, 'Also add an example with curl', ALICE);
-      release();
-      await waitForReply(h, job, PR);
-      await settle(h, sentinel, 5);
-
-      // The round Alice's second reply opened ends: she asked for its work, so she is pinged.
-      h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
-      await waitForReply(h, job, 'The docs agent is done with the latest replies');
-      const ends = threadReplies(h, job)
-        .filter((call) => textOf(call).includes(PR))
-        .map(textOf);
-      expect(ends.at(-1)).toContain(`<@${ALICE}>`);
-    } finally {
-      await h.close();
-    }
-  });
+        // The round the reply opened ends: its author is pinged; Alice only if she wrote it.
+        h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+        await waitForReply(h, job, 'The docs agent is done with the latest replies');
+        const ends = threadReplies(h, job)
+          .filter((call) => textOf(call).includes(PR))
+          .map(textOf);
+        expect(ends[0]).toContain(`<@${ALICE}>`); // the first round's end: she steered it
+        expect(ends.at(-1)).toContain(`<@${replier}>`);
+        expect(ends.at(-1)?.includes(`<@${ALICE}>`)).toBe(alicePinged);
+      } finally {
+        await h.close();
+      }
+    },
+  );
 });
