@@ -568,6 +568,19 @@ describe('/docs-agent digest', () => {
   });
 });
 
+/** Last week's digest numbers, kept as a digest that read its one page of the export keeps them. */
+async function keepLastWeek(
+  h: BotHarness,
+  numbers: Pick<Parameters<DigestRecords['saveNumbers']>[0], 'totals' | 'top' | 'pathCount'>,
+): Promise<void> {
+  const period = lastSevenDays();
+  const before = { dateFrom: addDays(period.dateFrom, -7), dateTo: period.dateFrom };
+  await new DigestRecords(h.bot.store).saveNumbers(
+    { period: before, ...numbers, pagesRead: 1, complete: true },
+    new Date(),
+  );
+}
+
 describe('week over week', () => {
   it('compares with last week’s kept digest: totals and pages, without asking Mintlify', async () => {
     h = await startBot();
@@ -578,19 +591,11 @@ describe('week over week', () => {
       ],
       { human: 95, ai: 30, total: 115 },
     );
-    const period = lastSevenDays();
-    const before = { dateFrom: addDays(period.dateFrom, -7), dateTo: period.dateFrom };
-    await new DigestRecords(h.bot.store).saveNumbers(
-      {
-        period: before,
-        totals: { human: 100, ai: 30, total: 100 },
-        top: [{ path: '/quickstart', human: 80, ai: 20, total: 100 }],
-        pathCount: 1,
-        pagesRead: 1,
-        complete: true,
-      },
-      new Date(),
-    );
+    await keepLastWeek(h, {
+      totals: { human: 100, ai: 30, total: 100 },
+      top: [{ path: '/quickstart', human: 80, ai: 20, total: 100 }],
+      pathCount: 1,
+    });
 
     await h.command('digest');
 
@@ -611,20 +616,12 @@ describe('week over week', () => {
       ],
       { human: 130, ai: 30, total: 150 },
     );
-    const period = lastSevenDays();
-    const before = { dateFrom: addDays(period.dateFrom, -7), dateTo: period.dateFrom };
     // Last week's digest ranked 1 page (DIGEST_TOP=1 then) of the 2 with visits: /guide was second.
-    await new DigestRecords(h.bot.store).saveNumbers(
-      {
-        period: before,
-        totals: { human: 130, ai: 30, total: 150 },
-        top: [{ path: '/quickstart', human: 90, ai: 30, total: 110 }],
-        pathCount: 2,
-        pagesRead: 1,
-        complete: true,
-      },
-      new Date(),
-    );
+    await keepLastWeek(h, {
+      totals: { human: 130, ai: 30, total: 150 },
+      top: [{ path: '/quickstart', human: 90, ai: 30, total: 110 }],
+      pathCount: 2,
+    });
 
     await h.command('digest');
 
