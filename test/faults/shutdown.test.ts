@@ -25,28 +25,36 @@ async function leaseKeys(namespace: string): Promise<string[]> {
   }
 }
 
+/** The bot as a process of its own on Redis, with fakes of Slack and Mintlify; checks every second. */
+async function startBotProcess(): Promise<{
+  slack: SlackFake;
+  mintlify: MintlifyFake;
+  namespace: string;
+  bot: BotProcess;
+  url: string;
+}> {
+  const slack = await startSlackFake({ botToken: SECRETS.botToken });
+  const mintlify = await startMintlifyFake({ apiKey: SECRETS.mintlifyKey, projectId: PROJECT_ID });
+  cleanups.push(
+    () => slack.close(),
+    () => mintlify.close(),
+  );
+  const namespace = uniqueNamespace('shutdown');
+  // Checks every second: each keeps its job's poll lease for 0.7 s after it.
+  const bot = runBot(
+    botEnv(slack, mintlify, {
+      REDIS_URL: TEST_REDIS_URL,
+      STORE_NAMESPACE: namespace,
+      POLL_INTERVAL_MS: '1000',
+    }),
+  );
+  cleanups.push(async () => bot.child.kill('SIGKILL'));
+  return { slack, mintlify, namespace, bot, url: await bot.listening() };
+}
+
 describe('SIGTERM while jobs are followed and a digest is being gathered', () => {
   it('stops within 10 s with exit code 0, posts nothing by halves, and leaves no lease behind', async () => {
-    const slack: SlackFake = await startSlackFake({ botToken: SECRETS.botToken });
-    const mintlify: MintlifyFake = await startMintlifyFake({
-      apiKey: SECRETS.mintlifyKey,
-      projectId: PROJECT_ID,
-    });
-    cleanups.push(
-      () => slack.close(),
-      () => mintlify.close(),
-    );
-    const namespace = uniqueNamespace('shutdown');
-    // Checks every second: each keeps its job's poll lease for 0.7 s after it.
-    const bot: BotProcess = runBot(
-      botEnv(slack, mintlify, {
-        REDIS_URL: TEST_REDIS_URL,
-        STORE_NAMESPACE: namespace,
-        POLL_INTERVAL_MS: '1000',
-      }),
-    );
-    cleanups.push(async () => bot.child.kill('SIGKILL'));
-    const url = await bot.listening();
+    const { slack, mintlify, namespace, bot, url } = await startBotProcess();
     const command = (text: string, channel: string, responseId: string) =>
       sendSlashCommand(url, SECRETS.signingSecret, {
         text,
@@ -95,25 +103,7 @@ describe('SIGTERM while a job check waits for a slow Mintlify answer', () => {
     'cuts the request at the grace, and exits 0 within 10 s, leaving no lease behind',
     { timeout: 90_000 },
     async () => {
-      const slack: SlackFake = await startSlackFake({ botToken: SECRETS.botToken });
-      const mintlify: MintlifyFake = await startMintlifyFake({
-        apiKey: SECRETS.mintlifyKey,
-        projectId: PROJECT_ID,
-      });
-      cleanups.push(
-        () => slack.close(),
-        () => mintlify.close(),
-      );
-      const namespace = uniqueNamespace('shutdown');
-      const bot: BotProcess = runBot(
-        botEnv(slack, mintlify, {
-          REDIS_URL: TEST_REDIS_URL,
-          STORE_NAMESPACE: namespace,
-          POLL_INTERVAL_MS: '1000',
-        }),
-      );
-      cleanups.push(async () => bot.child.kill('SIGKILL'));
-      const url = await bot.listening();
+      const { slack, mintlify, namespace, bot, url } = await startBotProcess();
       await sendSlashCommand(url, SECRETS.signingSecret, {
         text: 'Document the export command',
         channel_id: 'C0JOBS',
