@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { StoreTimeoutError } from '../../src/store/deadline.js';
 import { RateLedger } from '../../src/store/rateLedger.js';
-import { FAST_POLL } from '../jobs/followSupport.js';
+import { FAST_POLL, getJobRequests } from '../jobs/followSupport.js';
 import { type BotHarness, PROJECT_ID, SECRETS, startBot } from '../support/botHarness.js';
 import { startMintlifyFake } from '../fakes/mintlifyFake.js';
 import { JobRecords } from '../../src/jobs/jobRecord.js';
@@ -510,10 +510,19 @@ describe('replies in a job’s thread', () => {
     await expect.poll(() => ends().length, { timeout: 10_000 }).toBe(1);
     await expect.poll(async () => (await h.bot.context.jobs.records.get('job-1'))?.status).toBe('completed');
 
+    // A job still working, whose reads show the follower at work.
+    await startJob(h, 'C0SENTINEL');
+    const endedReads = getJobRequests(h, 'job-1').length;
+
     h.mintlify.injectFault('sendMessage', { status: 422, body: { error: 'prompt is too long' } });
     await h.event(reply(thread, 'Add an example'));
     const told = String((await h.slack.waitForCall('chat.postEphemeral')).args.text);
-    await new Promise((resolve) => setTimeout(resolve, 1_500)); // several checks of the job
+    // Several rounds of checks later, job-1 was not followed again.
+    const reads = getJobRequests(h, 'job-2').length;
+    await expect
+      .poll(() => getJobRequests(h, 'job-2').length, { timeout: 10_000 })
+      .toBeGreaterThan(reads + 5);
+    expect(getJobRequests(h, 'job-1')).toHaveLength(endedReads);
     expect.soft(told).toContain('prompt is too long');
     expect.soft(told).not.toContain('may have received it anyway');
     expect.soft(ends()).toHaveLength(1);
