@@ -81,5 +81,7 @@ export function followedHereText(channel: string, notAllowed = false): string {
  * person's instruction is kept (Slack keeps neither anywhere they could copy it from).
  */
 export function failureWithInstruction(reason: string, instruction: string): string {
-  return `${reason}\n\nYour instruction was:\n${quote(escapeSlackText(truncate(instruction, 2_500)))}`;
+  // Whole, up to what a command or the form takes (4,000, 3,000): escaped and quoted, even 5,000
+  // characters of `&` or of lines stay within a message's 40,000.
+  return `${reason}\n\nYour instruction was:\n${quote(escapeSlackText(truncate(instruction, 5_000)))}`;
 }

@@ -1,9 +1,17 @@
 /**
  * Escapes text a person typed before the bot echoes it in a message, so `<!channel>`,
- * `<@U123>` or `<https://x|y>` inside it show as typed and can never ping or disguise a link.
+ * `<@U123>` or `<https://x|y>` inside it show as typed and can never ping or disguise a link, nor
+ * (its bidi controls dropped) turn the words after it around.
  */
 export function escapeSlackText(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return (
+    text
+      .replace(/&/g, '&amp;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;')
+      // Bidi overrides and isolates: left open, they would turn the bot's own words after them around.
+      .replace(/[\u202a-\u202e\u2066-\u2069]/g, '')
+  );
 }
 
 /** Shortens text to `max` characters on a word boundary when it can, with an ellipsis. */

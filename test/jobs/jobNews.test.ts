@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { followedHereText } from '../../src/jobs/doorAnswers.js';
+import { failureWithInstruction, followedHereText } from '../../src/jobs/doorAnswers.js';
 import { jobCard } from '../../src/jobs/jobCard.js';
 import { channelJobList, jobLinks, personJobList } from '../../src/jobs/jobList.js';
 import { jobNewsText, pullRequestLink, strayJobNewsText } from '../../src/jobs/jobNews.js';
@@ -371,5 +371,26 @@ describe('two follow-ups sent before the agent took up the first', () => {
     // Both replies steer the same reopened round: U2 must still be told when it ends.
     expect(done.steeredBy).toEqual(['U2', 'U3']);
     expect(done.round).toBe(1);
+  });
+});
+
+describe('a person’s instruction inside the bot’s own sentences', () => {
+  it('cannot turn the rest of the bot’s line around with a bidirectional override', () => {
+    // U+202E (right-to-left override), never closed: Slack, like any Unicode text view, shows what follows reversed.
+    const spoof = record({ prompt: 'Fix the typo \u202E', prLink: 'https://github.com/acme/docs/pull/7' });
+    const news = strayJobNewsText(spoof, jobNewsText('completed', spoof, when));
+    // The override is the person's; the bot's words after it (who is mentioned, which pull request) are not.
+    expect(news.slice(news.indexOf('\u202E'))).not.toMatch(/\u202E[^\u202C\n]*pull request/);
+  });
+});
+
+describe('an instruction given back when its job could not be started', () => {
+  it('is given back whole, up to the longest instruction the form takes (3,000 characters)', () => {
+    // The form's input allows 3,000 characters (shortcutModal's max_length); Slack keeps the text nowhere else.
+    const words = 'Document the retry flag, its default and its limits. ';
+    const instruction = `${words.repeat(60)}`.slice(0, 2_990) + 'LAST WORDS';
+    expect(instruction.length).toBe(3_000);
+    const text = failureWithInstruction('Mintlify did not answer.', instruction);
+    expect(text).toContain('LAST WORDS');
   });
 });
