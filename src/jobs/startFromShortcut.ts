@@ -128,6 +128,9 @@ export async function startFromShortcut(
   }
 }
 
+/** What the transcript says in place of the chosen message, quoted whole in its own section. */
+const QUOTED_ABOVE = '(the message this is about, quoted above)';
+
 /** The message (and its thread, when asked) as the job's context. */
 async function messageSections(
   ctx: JobsContext,
@@ -136,22 +139,26 @@ async function messageSections(
   rootTs: string,
 ): Promise<{ sections: string[]; threadLeftOut: boolean; permalink: string }> {
   const { message } = request;
-  // The whole thread only when asked for: otherwise the message alone (one request, whatever the thread's length).
-  const [thread, permalink] = await Promise.all([
-    request.includeThread
-      ? readThread(ctx.slack, message.channel, rootTs).catch(() => undefined)
-      : readThreadMessage(ctx.slack, message.channel, rootTs, message.ts).then(
-          (alone) => (alone ? { messages: [alone], cut: 'none' as const } : undefined),
-          () => undefined,
-        ),
+  // The message itself read alone (one request, whatever the thread's length), and whole: a thread's
+  // read keeps only the start of each message. The whole thread only when asked for, read first, so
+  // that a refusal of Slack's is told as the thread left out.
+  const thread = request.includeThread
+    ? await readThread(ctx.slack, message.channel, rootTs).catch(() => undefined)
+    : undefined;
+  const [full, permalink] = await Promise.all([
+    readThreadMessage(ctx.slack, message.channel, rootTs, message.ts).catch(() => undefined),
     permalinkOf(ctx.slack, ctx.logger, message),
   ]);
-  const full = thread?.messages.find((candidate) => candidate.ts === message.ts);
   const sections = [await messageSection(userNames, message, full, permalink)];
   if (request.includeThread) {
-    const transcript = thread
-      ? await transcriptOf(thread.messages, { bot: request.bot, userNames, cut: thread.cut })
-      : undefined;
+    // The message is quoted in its own section: the transcript says where it is in the thread.
+    const messages = thread?.messages.map((candidate) =>
+      candidate.ts === message.ts ? { ...candidate, text: QUOTED_ABOVE, files: [] } : candidate,
+    );
+    const transcript =
+      thread && messages
+        ? await transcriptOf(messages, { bot: request.bot, userNames, cut: thread.cut })
+        : undefined;
     sections.push(threadSection('The whole Slack thread it is in (oldest first)', transcript));
   }
   return { sections, threadLeftOut: request.includeThread && thread === undefined, permalink };
