@@ -35,7 +35,10 @@ function isOwnMessage(message: Pick<ThreadMessage, 'user' | 'bot_id'>, bot: BotI
   );
 }
 
-/** The messages as transcript lines, oldest first, keeping the most recent that fit the cap. */
+/**
+ * The messages as transcript lines, oldest first: the thread's parent (`messages[0]`, when it is
+ * quoted at all) always, since the cut notes say it was read, then the most recent that fit the cap.
+ */
 export async function transcriptOf(
   messages: ThreadMessage[],
   options: { bot: BotIdentity; userNames: UserNames; cut?: ThreadCut; maxChars?: number },
@@ -45,11 +48,14 @@ export async function transcriptOf(
     (message) =>
       !isOwnMessage(message, options.bot) && (!message.subtype || KEPT_SUBTYPES.has(message.subtype)),
   );
+  const parent = relevant[0] !== undefined && relevant[0] === messages[0] ? relevant[0] : undefined;
+  // The parent's room is kept first: at most half the cap, so the latest replies still have theirs.
+  const first = parent && truncate(await messageLine(parent, options.userNames), Math.floor(maxChars / 2));
   const kept: string[] = [];
-  let used = 0;
+  let used = first === undefined ? 0 : first.length + 1;
   // Newest first, so what the cap cuts is the oldest.
-  for (const message of [...relevant].reverse()) {
-    if (kept.length >= CONTEXT_MAX_MESSAGES) break;
+  for (const message of relevant.slice(parent ? 1 : 0).reverse()) {
+    if (kept.length + (first === undefined ? 0 : 1) >= CONTEXT_MAX_MESSAGES) break;
     const line = await messageLine(message, options.userNames);
     const room = maxChars - used;
     if (line.length > room) {
@@ -59,7 +65,8 @@ export async function transcriptOf(
     kept.push(line);
     used += line.length + 1;
   }
-  return { lines: kept.reverse(), omitted: relevant.length - kept.length, cut: options.cut ?? 'none' };
+  const lines = [...(first === undefined ? [] : [first]), ...kept.reverse()];
+  return { lines, omitted: relevant.length - lines.length, cut: options.cut ?? 'none' };
 }
 
 async function messageLine(message: ThreadMessage, userNames: UserNames): Promise<string> {

@@ -391,7 +391,7 @@ describe('@docs-agent <instruction>', () => {
     return prompts(h)[0] ?? '';
   }
 
-  it('keeps the most recent messages of a long thread, and says that older ones were left out', async () => {
+  it('keeps the first and the most recent messages of a long thread, and says that older ones were left out', async () => {
     h = await startBot();
     seedPeople(h);
     const root = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'message 0 '.padEnd(300, 'x') });
@@ -407,7 +407,8 @@ describe('@docs-agent <instruction>', () => {
     expect(lines[0]).toBe('sum this up in the FAQ');
     expect(prompt).toMatch(/\(\d+ older messages were left out to keep this short\.\)/);
     expect(prompt).toContain('bea: message 79 ');
-    expect(prompt).not.toContain('message 0 ');
+    expect(prompt).toContain('ada: message 0 '); // the question the thread is about
+    expect(prompt).not.toContain('bea: message 1 ');
     const kept = lines
       .filter((line) => /^(ada|bea): message/.test(line))
       .map((line) => Number(line.split(' ')[2]));
@@ -415,7 +416,7 @@ describe('@docs-agent <instruction>', () => {
     expect(prompt.length).toBeLessThan(13_000);
   });
 
-  it('keeps the 100 most recent of a thread of many short messages, and says the others were left out', async () => {
+  it('keeps the first and the 99 most recent of a thread of many short messages, and says the others were left out', async () => {
     h = await startBot();
     seedPeople(h);
     const root = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'short 0' });
@@ -425,9 +426,28 @@ describe('@docs-agent <instruction>', () => {
     const prompt = await askToSumUp(root.ts);
     const kept = prompt.split('\n').filter((line) => /^(ada|bea): short \d+$/.test(line));
     expect(kept).toHaveLength(100);
-    expect(kept[0]).toBe('bea: short 30');
+    expect(kept[0]).toBe('ada: short 0');
+    expect(kept[1]).toBe('bea: short 31');
     expect(kept.at(-1)).toBe('bea: short 129');
     expect(prompt).toContain('(30 older messages were left out to keep this short.)');
+  });
+
+  it('quotes the first message of a thread of more than 1,000 replies, which the prompt says was read', async () => {
+    h = await startBot();
+    seedPeople(h);
+    const root = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      text: 'THE QUESTION: uploads fail behind a corporate proxy',
+    });
+    for (let i = 1; i <= 1_100; i += 1) {
+      h.slack.seedMessage('C0DOCS', { user: 'U0BEA', thread_ts: root.ts, text: `reply ${i}` });
+    }
+    const prompt = await askToSumUp(root.ts);
+    expect(prompt).toContain('only its first message and its latest replies were read');
+    // The note tells the agent it has the first message: it must be there, first.
+    const lines = prompt.split('\n').filter((line) => /^(ada|bea): /.test(line));
+    expect(lines[0]).toBe('ada: THE QUESTION: uploads fail behind a corporate proxy');
+    expect(lines.at(-1)).toBe('bea: reply 1100');
   });
 
   it('says plainly when a thread is too long to be read to its end: its newest replies were not read', async () => {
