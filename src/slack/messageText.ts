@@ -1,16 +1,32 @@
 import { escapeSlackText } from './escape.js';
 
 /**
- * A message's words. Apps (alerts, CI, other bots) often post with an empty `text` and the words in
- * blocks or legacy attachments: those are read then, in the order Slack shows them. The result is
- * Slack markup, as `text` is (slackToPlainText reads it).
+ * A message's words, as Slack shows them. A person's are the text (a message forwarded with it read
+ * after it). Apps (alerts, CI, other bots) often post the words in blocks or legacy attachments, the
+ * text then only the notification's line (or empty): their header, section and context blocks are
+ * read instead of the text when they say something, and their attachments after, in the order Slack
+ * shows them. The result is Slack markup, as `text` is (slackToPlainText reads it).
  */
-export function messageText(message: { text?: string; blocks?: unknown; attachments?: unknown }): string {
+export function messageText(message: {
+  text?: string;
+  bot_id?: string;
+  blocks?: unknown;
+  attachments?: unknown;
+}): string {
+  const text = message.text?.trim() ? message.text : undefined;
   // A message forwarded with a comment: the comment is the text, the message forwarded an attachment.
-  if (message.text?.trim()) return [message.text, ...forwardedLines(message.attachments)].join('\n');
-  const lines = [...blockLines(message.blocks), ...attachmentLines(message.attachments)];
-  return lines.join('\n');
+  if (text !== undefined && !message.bot_id) return [text, ...forwardedLines(message.attachments)].join('\n');
+  const laidOut = list(message.blocks).some(
+    (block) => isObject(block) && LAID_OUT.has(String(block.type)) && blockLines([block]).length > 0,
+  );
+  const words = laidOut || text === undefined ? blockLines(message.blocks) : [text];
+  // An attachment whose only words are its fallback often repeats the text: said once.
+  const attached = attachmentLines(message.attachments).filter((line) => line !== text);
+  return [...words, ...attached].join('\n');
 }
+
+/** Blocks an app lays its words out in, which Slack shows in place of the text. */
+const LAID_OUT = new Set(['header', 'section', 'context']);
 
 /**
  * The messages forwarded (shared) with a message, as Slack markup, each said to be one and whose it

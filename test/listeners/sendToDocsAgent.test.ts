@@ -476,6 +476,52 @@ describe('the “Send to docs agent” message shortcut', () => {
     expect(h.slack.callsTo('views.open')).toHaveLength(0);
   });
 
+  it('on another app’s message with a notification text gives the job the words of its legacy attachment, which Slack shows under the text', async () => {
+    h = await startBot();
+    const attachments = [
+      {
+        color: 'danger',
+        title: 'docs-site',
+        text: 'Broken link: /quickstart links to /install, which is gone',
+      },
+    ];
+    const alert = h.slack.seedMessage('C0DOCS', {
+      user: 'U0APP',
+      bot_id: 'B0APP',
+      text: 'Link check failed',
+      attachments,
+    });
+    await chooseShortcut(h, { ts: alert.ts, user: 'U0APP', text: 'Link check failed', attachments });
+    const opened = await h.slack.waitForCall('views.open');
+    await submit(h, opened, 'Fix what this alert says');
+    await expect.poll(() => prompts(h).length).toBe(1);
+    expect(prompts(h)[0]).toContain('Link check failed');
+    expect(prompts(h)[0]).toContain('Broken link: /quickstart links to /install');
+  });
+
+  it('on another app’s message with a notification text gives the job the words of its blocks, which Slack shows instead', async () => {
+    h = await startBot();
+    const blocks = [
+      { type: 'header', text: { type: 'plain_text', text: 'Link check failed' } },
+      {
+        type: 'section',
+        text: { type: 'mrkdwn', text: 'Broken link: /quickstart links to /install, which is gone' },
+      },
+    ];
+    const alert = h.slack.seedMessage('C0DOCS', {
+      user: 'U0APP',
+      bot_id: 'B0APP',
+      text: 'New alert from Link Checker',
+      blocks,
+    });
+    await chooseShortcut(h, { ts: alert.ts, user: 'U0APP', text: 'New alert from Link Checker', blocks });
+    const opened = await h.slack.waitForCall('views.open');
+    await submit(h, opened, 'Fix what this alert says');
+    await expect.poll(() => prompts(h).length).toBe(1);
+    expect(prompts(h)[0]).toContain('Broken link: /quickstart links to /install');
+    expect(prompts(h)[0]).not.toContain('New alert from Link Checker');
+  });
+
   it('“Send to docs agent” on another app’s message whose words are in its blocks gives the job those words', async () => {
     h = await startBot();
     const alert = h.slack.seedMessage('C0DOCS', {

@@ -34,6 +34,8 @@ export interface SeededMessage {
   text: string;
   thread_ts?: string;
   blocks?: unknown[];
+  /** Legacy attachments, as apps still post them. */
+  attachments?: unknown[];
   /** Posted by another app: its bot id, and the metadata it attached. */
   bot_id?: string;
   metadata?: { event_type: string; event_payload: Record<string, unknown> };
