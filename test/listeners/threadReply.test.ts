@@ -49,6 +49,13 @@ const reply = (threadTs: string, text: string, extra: Record<string, unknown> = 
 
 const followUps = (h: BotHarness) => h.mintlify.requestsFor('sendMessage');
 
+/** job-1 completes with its pull request, at Mintlify and in its record, as the follower records it. */
+async function completeJob(h: BotHarness): Promise<void> {
+  const prLink = 'https://github.com/acme/docs/pull/7';
+  h.mintlify.setJob('job-1', { status: 'completed', prLink });
+  await h.bot.context.jobs.records.update('job-1', (record) => ({ ...record, status: 'completed', prLink }));
+}
+
 describe('replies in a job’s thread', () => {
   it('are sent to the job as follow-ups in readable plain text, and marked as delivered', async () => {
     const h = await bot();
@@ -119,13 +126,7 @@ describe('replies in a job’s thread', () => {
   it('keep the replies people write under a ready pull request (“Merged, thanks!”, “+1”, “any update?”) from the agent, as “LGTM” and “what’s the status?” are', async () => {
     const h = await bot();
     const thread = await startJob(h);
-    const prLink = 'https://github.com/acme/docs/pull/7';
-    h.mintlify.setJob('job-1', { status: 'completed', prLink });
-    await h.bot.context.jobs.records.update('job-1', (record) => ({
-      ...record,
-      status: 'completed',
-      prLink,
-    }));
+    await completeJob(h);
     // Sent, each reopens the finished job (its card back to "Working on it"), spends an agent use,
     // and has the agent work on a pull request that may be merged already.
     await h.event(reply(thread, 'Merged, thanks!'));
@@ -407,13 +408,7 @@ describe('replies in a job’s thread', () => {
       mintlifyOptions: { retry: { baseDelayMs: 30_000, maxDelayMs: 30_000, maxElapsedMs: 600_000 } },
     });
     const thread = await startJob(h);
-    const prLink = 'https://github.com/acme/docs/pull/7';
-    mintlify.setJob('job-1', { status: 'completed', prLink });
-    await h.bot.context.jobs.records.update('job-1', (record) => ({
-      ...record,
-      status: 'completed',
-      prLink,
-    }));
+    await completeJob(h);
     // Mintlify is out of reach: the follow-up's connection is refused, so it is never sent.
     await mintlify.close();
     const sends = vi.spyOn(h.bot.context.jobs.mintlify, 'sendMessage');
@@ -453,14 +448,7 @@ describe('replies in a job’s thread', () => {
   it('are sent even when the job looks finished: the service decides', async () => {
     const h = await bot();
     const thread = await startJob(h);
-    const prLink = 'https://github.com/acme/docs/pull/7';
-    h.mintlify.setJob('job-1', { status: 'completed', prLink });
-    // As the follower would have recorded it once the job completed.
-    await h.bot.context.jobs.records.update('job-1', (record) => ({
-      ...record,
-      status: 'completed',
-      prLink,
-    }));
+    await completeJob(h);
     await h.event(reply(thread, 'One more thing: fix the typo in the title'));
     await h.slack.waitForCall('reactions.add');
     expect(followUps(h)).toHaveLength(1);
