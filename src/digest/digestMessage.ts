@@ -194,7 +194,7 @@ function plainDigest(view: DigestView, text: string, pageLines: string[]): strin
  * is replaced by a character that looks alike and formats nothing (∗ ˍ ∼ ˋ), so the words read as typed.
  */
 const INERT: Record<string, string> = { '*': '\u2217', _: '\u02cd', '~': '\u223c', '`': '\u02cb' };
-export function inertMarkup(text: string): string {
+function inertMarkup(text: string): string {
   return text.replace(/[*_~`]/g, (mark) => INERT[mark] ?? mark);
 }
 
