@@ -221,3 +221,70 @@ it('in Socket Mode, a stop lets a command still being queued answer Slack before
     await redis.close();
   }
 });
+
+it('in Socket Mode, a command whose ack the dropped socket could not carry is answered through its response_url: its job starts once, and the person knows', async () => {
+  const redis = await startPrivateRedis();
+  const slack = await startSlackFake({ botToken: SECRETS.botToken, appToken: APP_TOKEN });
+  const raw = createClient({ url: redis.url });
+  try {
+    h = await startBot({
+      slack,
+      env: {
+        SLACK_APP_TOKEN: APP_TOKEN,
+        SLACK_SIGNING_SECRET: undefined,
+        REDIS_URL: redis.url,
+        LOG_LEVEL: 'debug',
+      },
+    });
+    const bot = h;
+    const socket = slack.socketMode;
+    if (!socket) throw new Error('the fake has no Socket Mode');
+    await socket.connected();
+    await raw.connect();
+    // The command's add waits on Redis while Slack renews the socket (as it does every few hours).
+    await raw.sendCommand(['CLIENT', 'PAUSE', '10000', 'WRITE']);
+    const acked = socket
+      .send('slash_commands', {
+        command: '/docs-agent',
+        text: 'Document the renewal flag',
+        user_id: 'U0ADA',
+        channel_id: 'C0DOCS',
+        team_id: 'T0TEAM',
+        api_app_id: 'A0APP',
+        response_url: slack.responseUrl('renewal'),
+        trigger_id: '7.8.9',
+      })
+      .catch(() => undefined);
+    await expect
+      .poll(() =>
+        bot.logs.some(
+          (line) =>
+            line.includes('Received a message on the WebSocket') &&
+            line.includes('Document the renewal flag'),
+        ),
+      )
+      .toBe(true);
+    await socket.dropConnections();
+    await raw.sendCommand(['CLIENT', 'UNPAUSE']);
+    await acked;
+    // Slack showed the person that the command failed (no ack came), and its job runs all the same:
+    // they are told so, or they would ask again and start it twice.
+    await expect
+      .poll(() => slack.callsTo('response_url').filter((call) => call.responseId === 'renewal'))
+      .toEqual([
+        expect.objectContaining({
+          args: expect.objectContaining({ text: expect.stringContaining(STARTING) }),
+        }),
+      ]);
+    await slack.waitForCall('chat.postMessage');
+    await bot.bot.drained();
+    expect(bot.mintlify.requestsFor('createJob')).toHaveLength(1);
+    expect(bot.logs.join('\n')).not.toContain('a Slack request was not queued');
+  } finally {
+    await raw.quit().catch(() => {});
+    await h?.close();
+    h = undefined;
+    await slack.close();
+    await redis.close();
+  }
+});

@@ -83,18 +83,35 @@ type CommandArgs = SlackCommandMiddlewareArgs & AllMiddlewareArgs;
 
 /** `/docs-agent`: answered from the payload, and its work queued before the answer goes back. */
 export function docsAgentCommand(ctx: ListenerContext) {
-  return async ({ command, ack, logger }: CommandArgs): Promise<void> => {
+  return async ({ command, ack, respond, logger }: CommandArgs): Promise<void> => {
     const { reply, work } = acknowledgeCommand(ctx.access, command);
-    if (work) {
-      try {
-        await ctx.enqueue(requestOf(work, command), command.trigger_id, { takeBackIfLate: true });
-      } catch (error) {
-        logger.error(`could not queue /docs-agent: ${notQueuedReason(error)}`);
-        await ack({ response_type: 'ephemeral', text: notQueuedText(error) });
-        return;
+    if (!work) return ack(reply);
+    try {
+      await ctx.enqueue(requestOf(work, command), command.trigger_id, { takeBackIfLate: true });
+    } catch (error) {
+      logger.error(`could not queue /docs-agent: ${notQueuedReason(error)}`);
+      await ack({ response_type: 'ephemeral', text: notQueuedText(error) });
+      return;
+    }
+    try {
+      await ack(reply);
+    } catch (error) {
+      // Queued, and the ack lost (Socket Mode's socket closed under it, as Slack renews it every few
+      // hours): Slack shows the command failed while its work runs. The person is told it runs after
+      // all, or they would ask again and start it twice. (`status` answers through response_url anyway.)
+      logger.warn(
+        `the ack of a queued /docs-agent was lost (${String(error)}); its answer goes to response_url`,
+      );
+      if (reply) {
+        ctx.track(
+          respond(reply).then(
+            () => {},
+            (error: unknown) =>
+              logger.warn(`could not answer a /docs-agent whose ack was lost: ${String(error)}`),
+          ),
+        );
       }
     }
-    await ack(reply);
   };
 }
 
