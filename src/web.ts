@@ -89,7 +89,7 @@ export function createWeb(
   const receiver = createReceiver(config, logger);
   const httpDoor = receiver instanceof HTTPReceiver ? closingDoor(receiver) : undefined;
   if (receiver instanceof SocketModeReceiver) {
-    whenReconnectFails(receiver, (error) => {
+    whenSocketModeFails(receiver, (error) => {
       if (!started) return; // the stop closed the socket meanwhile
       const refused = appTokenRefused(error);
       const failure =
@@ -211,34 +211,84 @@ function closingDoor(receiver: HTTPReceiver): { close(): void } {
 }
 
 /**
- * Slack's Socket Mode client opens a new socket on its own when one closes (Slack renews them every
- * few hours), and gives up when Slack refuses the app token then (revoked, or regenerated), or its
- * request fails outright: it drops that failure as an unhandled rejection, which would take the
- * process down with no word of what to do. Its start is wrapped: the first start's failure still
- * fails the bot's start; a reconnect's is handed to `failed`.
+ * Codes of apps.connections.open that say the app-level token is no good, so that asking again cannot
+ * help: it is wrong, revoked, expired or of another kind (a bot token), or lacks connections:write.
+ * Slack's Socket Mode client gives up on the first five only, and asks again for ever on the others.
+ * Any other failure (fatal_error, internal_error, ratelimited, Slack out of reach) is Slack's passing
+ * trouble: the client asks again.
  */
-function whenReconnectFails(receiver: SocketModeReceiver, failed: (error: unknown) => void): void {
-  const { client } = receiver;
+const APP_TOKEN_REFUSALS = new Set([
+  'invalid_auth',
+  'not_authed',
+  'account_inactive',
+  'user_removed_from_team',
+  'team_disabled',
+  'token_revoked',
+  'token_expired',
+  'not_allowed_token_type',
+  'missing_scope',
+  'no_permission',
+]);
+
+/** The parts of Slack's Socket Mode client wrapped here (private in its types). */
+interface SocketModeInternals {
+  start(): Promise<unknown>;
+  retrieveWSSURL(): Promise<string>;
+  autoReconnectEnabled: boolean;
+  webClient: { apps: { connections: { open(options?: object): Promise<unknown> } } };
+}
+
+/**
+ * Slack's Socket Mode client opens a new socket on its own when one closes (Slack renews them every
+ * few hours). Each try asks apps.connections.open for an address (`retrieveWSSURL`), and a failure
+ * it takes for a passing one is tried again from within that try. Two things go wrong there: a
+ * refusal of the token outside its own list (token_revoked…) is tried again for ever, leaving the bot
+ * up and deaf; and what it gives up on in a try after a passing failure is dropped as an unhandled
+ * rejection, which takes the process down with no word of what to do. So a refusal turns its
+ * retrying off (it gives up as on invalid_auth), and every try goes through a wrapper: what the
+ * client gives up on fails the first start, and after it is handed to `failed`.
+ */
+function whenSocketModeFails(receiver: SocketModeReceiver, failed: (error: unknown) => void): void {
+  const client = receiver.client as unknown as SocketModeInternals;
+  const { connections } = client.webClient.apps;
+  const open = connections.open; // bound to its web client
   const start = client.start.bind(client);
-  let opened = false;
-  client.start = async () => {
-    if (!opened) {
-      const response = await start();
-      opened = true;
-      return response;
-    }
-    return start().catch((error: unknown) => {
-      failed(error);
-      // Left pending: the client's reconnect only waits on it, and nothing is to follow but the stop.
-      return new Promise<never>(() => {});
-    });
+  const retrieveWSSURL = client.retrieveWSSURL.bind(client);
+  // While the first start is under way: a try after a passing failure does not reach it otherwise.
+  let failStart: ((error: unknown) => void) | undefined;
+  let first = true;
+  const giveUp = (error: unknown): Promise<never> => {
+    (failStart ?? failed)(error);
+    // Left pending: the client only waits on it, and nothing is to follow but the stop.
+    return new Promise<never>(() => {});
   };
+  connections.open = (options) =>
+    open(options).catch((error: unknown) => {
+      if (appTokenRefusal(error)) client.autoReconnectEnabled = false;
+      throw error;
+    });
+  // The client looks it up afresh for each try, as for each start.
+  client.retrieveWSSURL = () => retrieveWSSURL().catch(giveUp);
+  client.start = () => {
+    if (!first) return start().catch(giveUp);
+    first = false;
+    return new Promise<unknown>((resolve, reject) => {
+      failStart = reject;
+      start().then(resolve, reject);
+    }).finally(() => (failStart = undefined));
+  };
+}
+
+/** The code of Slack's refusal of the app-level token (see APP_TOKEN_REFUSALS), if it is one. */
+function appTokenRefusal(error: unknown): string | undefined {
+  const code = (error as { data?: { error?: unknown } } | undefined)?.data?.error;
+  return typeof code === 'string' && APP_TOKEN_REFUSALS.has(code) ? code : undefined;
 }
 
 /** Slack refused the app-level token as Socket Mode opened: said in plain words, naming the variable. */
 function appTokenRefused(error: unknown): unknown {
-  const code = (error as { data?: { error?: unknown } }).data?.error;
-  if (typeof code !== 'string') return error;
+  const code = appTokenRefusal(error);
+  if (!code) return error;
   return new Error(
     `Slack refused SLACK_APP_TOKEN (${code}): copy the App-Level Token (xapp-…, with the connections:write scope) again from "Basic Information" > App-Level Tokens`,
   );

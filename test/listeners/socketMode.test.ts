@@ -159,6 +159,34 @@ it('in Socket Mode, a wrong SLACK_APP_TOKEN stops the start, naming the variable
   }
 });
 
+it('in Socket Mode, an app-level token Slack answers token_revoked stops the start, naming the variable', async () => {
+  // Slack's client asks again for ever on this code (it gives up on invalid_auth and four others only).
+  const slack = await startSlackFake({ botToken: SECRETS.botToken, appToken: APP_TOKEN });
+  try {
+    slack.failNext('apps.connections.open', { error: 'token_revoked' }, 1_000);
+    await expect(
+      startBot({ slack, env: { SLACK_APP_TOKEN: APP_TOKEN, SLACK_SIGNING_SECRET: undefined } }),
+    ).rejects.toThrow('Slack refused SLACK_APP_TOKEN (token_revoked)');
+  } finally {
+    await slack.close();
+  }
+});
+
+it('in Socket Mode, a wrong SLACK_APP_TOKEN refused after a passing failure of Slack stops the start, naming the variable', async () => {
+  // Slack's client asks again after fatal_error, from within its first try: the refusal comes there.
+  const slack = await startSlackFake({ botToken: SECRETS.botToken, appToken: APP_TOKEN });
+  try {
+    slack.failNext('apps.connections.open', { error: 'fatal_error' });
+    const wrong = 'xapp-1-another-app-level-token';
+    await expect(
+      startBot({ slack, env: { SLACK_APP_TOKEN: wrong, SLACK_SIGNING_SECRET: undefined } }),
+    ).rejects.toThrow('Slack refused SLACK_APP_TOKEN (invalid_auth)');
+    expect(slack.callsTo('apps.connections.open')).toHaveLength(2);
+  } finally {
+    await slack.close();
+  }
+});
+
 it('in Socket Mode, a stop lets a command still being queued answer Slack before the socket closes', async () => {
   const redis = await startPrivateRedis();
   const slack = await startSlackFake({ botToken: SECRETS.botToken, appToken: APP_TOKEN });

@@ -43,3 +43,60 @@ it(
     expect(bot.output()).toContain('stopping: no new requests');
   },
 );
+
+it(
+  'in Socket Mode, an app-level token Slack answers token_revoked as the socket reopens stops the bot in plain words, rather than leaving it deaf',
+  { timeout: 90_000 },
+  async () => {
+    const slack = await startSlackFake({ botToken: SECRETS.botToken, appToken: APP_TOKEN });
+    const mintlify = await startMintlifyFake({ apiKey: SECRETS.mintlifyKey, projectId: PROJECT_ID });
+    fakes.push(slack, mintlify);
+    const socket = slack.socketMode;
+    if (!socket) throw new Error('the fake has no Socket Mode');
+    const bot = runBot(
+      botEnv(slack, mintlify, { SLACK_APP_TOKEN: APP_TOKEN, SLACK_SIGNING_SECRET: undefined }),
+    );
+    children.push(bot.child);
+    await bot.printed(/docs-agent worker is running/);
+    await socket.connected();
+
+    // The token was revoked in "Basic Information": from now on Slack refuses it, every time.
+    slack.failNext('apps.connections.open', { error: 'token_revoked' }, 1_000);
+    await socket.dropConnections();
+    await bot.printed(/Failed to retrieve a new WSS URL/);
+
+    // As for invalid_auth: the variable named, with what to do, and a stop for the process manager.
+    await bot.printed(/Slack refused SLACK_APP_TOKEN \(token_revoked\)/, 30_000);
+    expect(await bot.exited).toBe(1);
+    expect(bot.output()).toContain('stopping: no new requests');
+  },
+);
+
+it(
+  'in Socket Mode, an app-level token refused on the try after a passing failure of Slack is said in plain words, not as a crash',
+  { timeout: 90_000 },
+  async () => {
+    const slack = await startSlackFake({ botToken: SECRETS.botToken, appToken: APP_TOKEN });
+    const mintlify = await startMintlifyFake({ apiKey: SECRETS.mintlifyKey, projectId: PROJECT_ID });
+    fakes.push(slack, mintlify);
+    const socket = slack.socketMode;
+    if (!socket) throw new Error('the fake has no Socket Mode');
+    const bot = runBot(
+      botEnv(slack, mintlify, { SLACK_APP_TOKEN: APP_TOKEN, SLACK_SIGNING_SECRET: undefined }),
+    );
+    children.push(bot.child);
+    await bot.printed(/docs-agent worker is running/);
+    await socket.connected();
+
+    // The socket drops; Slack fails once on its side (its client tries again), then refuses the
+    // token, which was regenerated meanwhile.
+    slack.failNext('apps.connections.open', { error: 'fatal_error' });
+    slack.failNext('apps.connections.open', { error: 'invalid_auth' }, 100);
+    await socket.dropConnections();
+
+    expect(await bot.exited).toBe(1);
+    expect(bot.output()).toContain('Slack refused SLACK_APP_TOKEN (invalid_auth): copy the App-Level Token');
+    expect(bot.output()).not.toContain('stopped by an unexpected error');
+    expect(bot.output()).toContain('stopping: no new requests');
+  },
+);
