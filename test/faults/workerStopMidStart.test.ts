@@ -1,11 +1,11 @@
-import { expect, it } from 'vitest';
+import { describe, it, type TestContext } from 'vitest';
 import { JobRecords } from '../../src/jobs/jobRecord.js';
 import { createLogger } from '../../src/log.js';
 import { leaseHeld } from '../../src/store/lease.js';
 import { openRedisStore } from '../../src/store/redisStore.js';
 import type { Store } from '../../src/store/store.js';
 import { SECRETS } from '../support/botHarness.js';
-import { botEnv, processTests, runBot } from '../support/botProcess.js';
+import { botEnv, runBot, testProcesses } from '../support/botProcess.js';
 import { TEST_REDIS_URL, uniqueNamespace } from '../support/redis.js';
 import { sendEvent, sendSlashCommand } from '../support/slackRequests.js';
 
@@ -14,15 +14,17 @@ import { sendEvent, sendSlashCommand } from '../support/slackRequests.js';
  * card: Slack took the card, but its answer came after the worker's grace. The start goes back to
  * the queue, and another worker finishes it: the card in the channel is the job's, and its
  * requester is not told that Slack did not take it.
+ *
+ * Each scenario has fakes, a namespace and processes of its own: the scenarios run at once (most
+ * of each is a wait on a grace or a lock).
  */
-
-const { startFakes, keep } = processTests();
 
 /**
  * A web process and a first worker on a namespace of their own; `worker()` starts another (once
  * the first is stopped), with the same environment.
  */
-async function scaledOut(name: string, settings: Record<string, string>) {
+async function scaledOut(t: TestContext, name: string, settings: Record<string, string>) {
+  const { startFakes, keep } = testProcesses(t);
   const { slack, mintlify } = await startFakes();
   const namespace = uniqueNamespace(name);
   const env = (services: string) =>
@@ -63,12 +65,11 @@ async function scaledOut(name: string, settings: Record<string, string>) {
   return { slack, mintlify, url, worker, stopFirst, withStore };
 }
 
-it(
-  'a start whose card Slack took as its worker stopped is finished by another worker, which finds that card',
-  { timeout: 120_000 },
-  async () => {
+describe.concurrent('a worker stopped mid-work, scaled out', { timeout: 120_000 }, () => {
+  it('a start whose card Slack took as its worker stopped is finished by another worker, which finds that card', async (t) => {
+    const { expect } = t;
     // Its job's checks are far off: the start run again is what finishes it.
-    const bot = await scaledOut('stop-mid-start', {
+    const bot = await scaledOut(t, 'stop-mid-start', {
       POLL_INTERVAL_MS: '60000',
       POLL_MAX_INTERVAL_MS: '120000',
     });
@@ -109,14 +110,11 @@ it(
     expect(cards()).toHaveLength(1);
     expect(cardTs).toBe(cards()[0]?.ts);
     expect(mintlify.requestsFor('createJob')).toHaveLength(1);
-  },
-);
+  });
 
-it(
-  'a digest asked for whose post Slack took as its worker stopped is not posted again by the worker that runs the request again',
-  { timeout: 120_000 },
-  async () => {
-    const bot = await scaledOut('stop-mid-digest', {});
+  it('a digest asked for whose post Slack took as its worker stopped is not posted again by the worker that runs the request again', async (t) => {
+    const { expect } = t;
+    const bot = await scaledOut(t, 'stop-mid-digest', {});
     const { slack, mintlify } = bot;
     mintlify.setVisitors([{ path: '/quickstart', human: 40, ai: 12, total: 50 }]);
 
@@ -146,14 +144,11 @@ it(
           (message.metadata as { event_type?: string })?.event_type === 'docs_agent_digest_on_request',
       );
     expect(digests).toHaveLength(1);
-  },
-);
+  });
 
-it(
-  'a reply to a finished job whose worker stopped as Mintlify took it: the round it may have started reaches the thread',
-  { timeout: 120_000 },
-  async () => {
-    const bot = await scaledOut('stop-mid-follow-up', { POLL_INTERVAL_MS: '200' });
+  it('a reply to a finished job whose worker stopped as Mintlify took it: the round it may have started reaches the thread', async (t) => {
+    const { expect } = t;
+    const bot = await scaledOut(t, 'stop-mid-follow-up', { POLL_INTERVAL_MS: '200' });
     const { slack, mintlify } = bot;
     await sendSlashCommand(bot.url, SECRETS.signingSecret, {
       text: 'Document the import command',
@@ -210,5 +205,5 @@ it(
       .poll(() => news().filter((text) => text.includes('done with the latest replies')), { timeout: 20_000 })
       .toHaveLength(1);
     expect(mintlify.requestsFor('sendMessage')).toHaveLength(1);
-  },
-);
+  });
+});

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterEach } from 'vitest';
+import { afterEach, type TestContext } from 'vitest';
 import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
 import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
 import { PROJECT_ID, SECRETS } from './botHarness.js';
@@ -109,21 +109,16 @@ export function botEnv(
   );
 }
 
-/**
- * For a file whose tests run the bot as a process: each test makes its fakes with `startFakes` and
- * hands its bots to `keep`; after each test the bots are killed and the fakes closed.
- */
-export function processTests(options: { afterEach?: () => void } = {}): {
+/** What `processTests` and `testProcesses` hand a test: fakes to start, and bots to keep until its end. */
+interface OwnProcesses {
   startFakes(): Promise<{ slack: SlackFake; mintlify: MintlifyFake }>;
   keep(bot: BotProcess): BotProcess;
-} {
+}
+
+/** Fakes and bots made through it, killed and closed by `end`. */
+function ownProcesses(): OwnProcesses & { end(): Promise<void> } {
   const bots: BotProcess[] = [];
   const fakes: Array<SlackFake | MintlifyFake> = [];
-  afterEach(async () => {
-    options.afterEach?.();
-    for (const bot of bots.splice(0)) bot.child.kill('SIGKILL');
-    await Promise.all(fakes.splice(0).map((fake) => fake.close()));
-  });
   return {
     async startFakes() {
       const slack = await startSlackFake({ botToken: SECRETS.botToken });
@@ -135,5 +130,32 @@ export function processTests(options: { afterEach?: () => void } = {}): {
       bots.push(bot);
       return bot;
     },
+    async end() {
+      for (const bot of bots.splice(0)) bot.child.kill('SIGKILL');
+      await Promise.all(fakes.splice(0).map((fake) => fake.close()));
+    },
   };
+}
+
+/**
+ * For a file whose tests run the bot as a process: each test makes its fakes with `startFakes` and
+ * hands its bots to `keep`; after each test the bots are killed and the fakes closed.
+ */
+export function processTests(options: { afterEach?: () => void } = {}): OwnProcesses {
+  const { startFakes, keep, end } = ownProcesses();
+  afterEach(async () => {
+    options.afterEach?.();
+    await end();
+  });
+  return { startFakes, keep };
+}
+
+/**
+ * For a test that runs the bot as a process alongside others (`describe.concurrent`): its fakes
+ * (`startFakes`) and the bots it hands to `keep` are its own, killed and closed when it ends.
+ */
+export function testProcesses(t: TestContext): OwnProcesses {
+  const { startFakes, keep, end } = ownProcesses();
+  t.onTestFinished(end);
+  return { startFakes, keep };
 }
