@@ -1,12 +1,14 @@
-import { describe, expect, it } from 'vitest';
+import { describe, type ExpectStatic, it } from 'vitest';
 import { startBot } from '../support/botHarness.js';
-import { botEnv, processTests, runBot } from '../support/botProcess.js';
+import { botEnv, runBot, testProcesses } from '../support/botProcess.js';
 import { type PrivateRedis, startPrivateRedis } from '../support/privateRedis.js';
 
-const { startFakes, keep } = processTests();
-
-describe('Redis at start', () => {
-  it('when REDIS_URL is set but Redis does not answer, the bot says so clearly and exits non-zero, never falling back to memory', async () => {
+// Each test has fakes, a Redis and a bot process of its own: they run at once (most of each is the
+// bot's start, and its wait on a Redis that does not answer).
+describe.concurrent('Redis at start', () => {
+  it('when REDIS_URL is set but Redis does not answer, the bot says so clearly and exits non-zero, never falling back to memory', async (t) => {
+    const { expect } = t;
+    const { startFakes, keep } = testProcesses(t);
     const { slack, mintlify } = await startFakes();
     const redis = await startPrivateRedis();
     await redis.close(); // a port where nothing listens any more
@@ -30,7 +32,7 @@ describe('Redis at start', () => {
     expect(slack.callsTo('chat.postMessage')).toHaveLength(0);
   });
 
-  it.each([
+  it.for<[name: string, setup: string, auth: string, said: string, path?: string]>([
     [
       'a wrong password',
       'CONFIG SET requirepass right-password-42',
@@ -64,7 +66,9 @@ describe('Redis at start', () => {
     ],
   ])(
     'when Redis refuses %s, the bot says which in plain words and exits',
-    async (_name, setup, auth, said, path = '') => {
+    async ([, setup, auth, said, path = ''], t) => {
+      const { expect } = t;
+      const { startFakes, keep } = testProcesses(t);
       const { slack, mintlify } = await startFakes();
       const redis = await startPrivateRedis();
       try {
@@ -86,7 +90,9 @@ describe('Redis at start', () => {
     },
   );
 
-  it('when REDIS_URL names a read-only replica (a reader endpoint), the bot says so before it writes, and exits', async () => {
+  it('when REDIS_URL names a read-only replica (a reader endpoint), the bot says so before it writes, and exits', async (t) => {
+    const { expect } = t;
+    const { startFakes, keep } = testProcesses(t);
     const { slack, mintlify } = await startFakes();
     const primary = await startPrivateRedis();
     const replica = await startPrivateRedis();
@@ -111,9 +117,11 @@ describe('Redis at start', () => {
     }
   });
 
-  it('when REDIS_URL names a Redis Cluster node, the bot says cluster mode is not supported, and exits', async () => {
+  it('when REDIS_URL names a Redis Cluster node, the bot says cluster mode is not supported, and exits', async (t) => {
+    const { expect } = t;
+    const { startFakes, keep } = testProcesses(t);
     const { slack, mintlify } = await startFakes();
-    const node = await startClusterNode();
+    const node = await startClusterNode(expect);
     try {
       const bot = runBot(botEnv(slack, mintlify, { REDIS_URL: node.url }));
       keep(bot);
@@ -130,7 +138,9 @@ describe('Redis at start', () => {
     }
   });
 
-  it('when the password in REDIS_URL holds a % that is not percent-encoded, the bot says to write %25, not "URI malformed"', async () => {
+  it('when the password in REDIS_URL holds a % that is not percent-encoded, the bot says to write %25, not "URI malformed"', async (t) => {
+    const { expect } = t;
+    const { startFakes, keep } = testProcesses(t);
     const { slack, mintlify } = await startFakes();
     const redis = await startPrivateRedis();
     try {
@@ -151,7 +161,9 @@ describe('Redis at start', () => {
     }
   });
 
-  it('when REDIS_URL has a path that is not a database number, the bot names it as a configuration problem, not as a Redis that did not answer', async () => {
+  it('when REDIS_URL has a path that is not a database number, the bot names it as a configuration problem, not as a Redis that did not answer', async (t) => {
+    const { expect } = t;
+    const { startFakes, keep } = testProcesses(t);
     const { slack, mintlify } = await startFakes();
     const redis = await startPrivateRedis();
     try {
@@ -182,7 +194,9 @@ describe('Redis at start', () => {
     }
   });
 
-  it('when Redis refuses more clients than the store’s, the log names the queues left without a worker, and why', async () => {
+  it('when Redis refuses more clients than the store’s, the log names the queues left without a worker, and why', async ({
+    expect,
+  }) => {
     const redis = await startPrivateRedis();
     // The store's connection and the workers' own get in; most workers' blocking connections do not.
     expect(await redis.command('CONFIG SET maxclients 4')).toContain('+OK');
@@ -210,7 +224,9 @@ describe('Redis at start', () => {
     }
   });
 
-  it('without REDIS_URL, the bot runs in memory only because it was asked to, and says so', async () => {
+  it('without REDIS_URL, the bot runs in memory only because it was asked to, and says so', async (t) => {
+    const { expect } = t;
+    const { startFakes, keep } = testProcesses(t);
     const { slack, mintlify } = await startFakes();
     const bot = runBot(botEnv(slack, mintlify));
     keep(bot);
@@ -222,7 +238,7 @@ describe('Redis at start', () => {
 });
 
 /** A Redis Cluster node (cluster mode on) holding every slot: what ElastiCache's cluster mode answers. */
-async function startClusterNode(): Promise<PrivateRedis> {
+async function startClusterNode(expect: ExpectStatic): Promise<PrivateRedis> {
   const node = await startPrivateRedis({
     args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'],
   });
