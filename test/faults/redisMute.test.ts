@@ -18,7 +18,7 @@ import { chooseShortcut, submit } from '../support/shortcut.js';
 
 const PR = 'https://github.com/acme/docs/pull/77';
 
-describe('a Redis that takes connections but never answers, at start', () => {
+describe.concurrent('a Redis that takes connections but never answers, at start', () => {
   const closers: Array<() => Promise<unknown>> = [];
   afterEach(async () => {
     for (const close of closers.splice(0)) await close();
@@ -27,7 +27,7 @@ describe('a Redis that takes connections but never answers, at start', () => {
   it(
     'stops the bot within its 10-s deadline, naming Redis, never printing the password',
     { timeout: 40_000 },
-    async () => {
+    async ({ expect }) => {
       const silent = await startSilentServer();
       const slack = await startSlackFake({ botToken: SECRETS.botToken });
       const mintlify = await startMintlifyFake({ apiKey: SECRETS.mintlifyKey, projectId: PROJECT_ID });
@@ -46,6 +46,40 @@ describe('a Redis that takes connections but never answers, at start', () => {
       );
       expect(output).not.toContain(password);
       expect(output).not.toContain('listening on port');
+    },
+  );
+});
+
+// Runs alongside the start above: both wait out a deadline, on a Redis of their own.
+describe.concurrent('a command of the bot’s own to a Redis that went mute', () => {
+  it(
+    'gives up after its deadline, counts as Redis away, and works again once Redis answers',
+    { timeout: 20_000 },
+    async ({ expect }) => {
+      const redis = await startPrivateRedis();
+      const proxy = await startMuteProxy(redis);
+      const logger = createLogger({ level: 'error', secrets: [], sink: () => {} });
+      const store = await openRedisStore({ url: proxy.url, namespace: uniqueNamespace('mute'), logger });
+      try {
+        await store.kv.set('thread:C1:1.1', 'job-1');
+        proxy.mute();
+        // Both asked at once: each waits out the same deadline. The deadline's own error: the
+        // command was given up, not answered late.
+        const [error, claimError] = await Promise.all([
+          store.kv.get('thread:C1:1.1').catch((caught: unknown) => caught),
+          store.atomic.setIfAbsent('seen:x', '1', 60_000).catch((caught: unknown) => caught),
+        ]);
+        expect(error).toBeInstanceOf(StoreTimeoutError);
+        expect(isStoreUnavailable(error)).toBe(true);
+        expect(claimError).toBeInstanceOf(StoreTimeoutError);
+        proxy.speak();
+        await expect.poll(() => store.kv.get('thread:C1:1.1')).toBe('job-1');
+      } finally {
+        proxy.speak();
+        await store.close();
+        await proxy.close();
+        await redis.close();
+      }
     },
   );
 });
@@ -269,37 +303,6 @@ describe('a Redis that goes mute while the bot runs, then answers again', () => 
       // Nothing here was for the bot: "the agent did not get it, send it again" is wrong on both.
       const told = h.slack.callsTo('chat.postEphemeral').filter((call) => call.args.thread_ts === digest.ts);
       expect(told).toHaveLength(0);
-    },
-  );
-});
-
-describe('a command of the bot’s own to a Redis that went mute', () => {
-  it(
-    'gives up after its deadline, counts as Redis away, and works again once Redis answers',
-    { timeout: 20_000 },
-    async () => {
-      const redis = await startPrivateRedis();
-      const proxy = await startMuteProxy(redis);
-      const logger = createLogger({ level: 'error', secrets: [], sink: () => {} });
-      const store = await openRedisStore({ url: proxy.url, namespace: uniqueNamespace('mute'), logger });
-      try {
-        await store.kv.set('thread:C1:1.1', 'job-1');
-        proxy.mute();
-        // The deadline's own error: the command was given up, not answered late.
-        const error: unknown = await store.kv.get('thread:C1:1.1').catch((caught: unknown) => caught);
-        expect(error).toBeInstanceOf(StoreTimeoutError);
-        expect(isStoreUnavailable(error)).toBe(true);
-        await expect(store.atomic.setIfAbsent('seen:x', '1', 60_000)).rejects.toBeInstanceOf(
-          StoreTimeoutError,
-        );
-        proxy.speak();
-        await expect.poll(() => store.kv.get('thread:C1:1.1')).toBe('job-1');
-      } finally {
-        proxy.speak();
-        await store.close();
-        await proxy.close();
-        await redis.close();
-      }
     },
   );
 });
