@@ -45,6 +45,8 @@ export interface DocsAgentOptions extends WorkerTuning {
   workerWatchMs?: number;
   /** How long Socket Mode holds an event the queue could not take before it is given up (default 10 minutes). */
   holdEventForMs?: number;
+  /** Tests shorten what running work gets to finish when the bot is told to stop (default 7 s). */
+  stopGraceMs?: number;
   /** Told when the bot cannot go on (Slack refused SLACK_APP_TOKEN as Socket Mode reconnected): the caller stops it. */
   onFailure?: (error: Error) => void;
   now?: () => Date;
@@ -125,6 +127,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
   const previewQueue = queues.queue<PreviewRequest>(PREVIEW_QUEUE, { keepFailedMs: 0 });
   const previewStatus = queues.queue<PreviewCheck>(PREVIEW_STATUS_QUEUE, { keepFailedMs: 0 });
 
+  const stopGraceMs = options.stopGraceMs ?? STOP_GRACE_MS;
   // Aborted when stopping work runs past its grace: a wait between Mintlify retries ends then.
   const retryWaits = new AbortController();
   // Every wait between Mintlify's retries, and every write waiting for Redis, listens to it while it
@@ -156,7 +159,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
   // it, so the hand-back still lands before main.ts's hard exit at 9.5 s.
   let graceEndsAt = Number.POSITIVE_INFINITY;
   const closeAll = async () => {
-    graceEndsAt = Math.min(graceEndsAt, Date.now() + STOP_GRACE_MS);
+    graceEndsAt = Math.min(graceEndsAt, Date.now() + stopGraceMs);
     await presence?.stop();
     await worker?.stop();
     const graceMs = Math.max(0, graceEndsAt - Date.now());
@@ -241,7 +244,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
     },
     async stop() {
       stopping = true;
-      graceEndsAt = Date.now() + STOP_GRACE_MS;
+      graceEndsAt = Date.now() + stopGraceMs;
       await web?.stop();
       webStopped = true;
       await workerStarted?.catch(() => {});

@@ -206,16 +206,16 @@ describe('replies in a job’s thread', () => {
 
   it('held back by an earlier reply still under way, goes back to the queue when the worker stops, and is sent once after', async () => {
     const namespace = uniqueNamespace('held-at-stop');
-    const first = await bot({ namespace });
+    const first = await bot({ namespace, stopGraceMs: 1_000 });
     const thread = await startJob(first);
     // An earlier reply of the thread was under way on a worker that died: its note holds later
-    // replies back for 20 s from when it was made (5 s ago), well past the stop's grace (7 s).
+    // replies back for 20 s from when it was made (11 s ago), well past the stop's grace (1 s).
     const { atomic } = first.bot.context.jobs.store;
     const underWay = `replies-under-way:C0DOCS:${thread}`;
     const earlierTs = reply(thread, 'lost').ts;
     await atomic.indexAdd(
       underWay,
-      `${earlierTs}/${Date.now() - 5_000}`,
+      `${earlierTs}/${Date.now() - 11_000}`,
       Number(earlierTs),
       undefined,
       20_000,
@@ -404,8 +404,9 @@ describe('replies in a job’s thread', () => {
     const mintlify = await startMintlifyFake({ apiKey: SECRETS.mintlifyKey, projectId: PROJECT_ID });
     const h = await bot({
       mintlify,
-      // A wait before the retry that the stop's grace ends (the bot's own: up to 30 s).
+      // A wait before the retry that the stop's grace (1 s) ends (the bot's own: up to 30 s).
       mintlifyOptions: { retry: { baseDelayMs: 30_000, maxDelayMs: 30_000, maxElapsedMs: 600_000 } },
+      stopGraceMs: 1_000,
     });
     const thread = await startJob(h);
     await completeJob(h);

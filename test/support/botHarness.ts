@@ -60,6 +60,8 @@ export interface HarnessOptions {
   recordAgainEveryMs?: number;
   /** How long Socket Mode holds an event the queue could not take (the bot's default: 10 minutes). */
   holdEventForMs?: number;
+  /** What running work gets to finish when the bot is stopped (the bot's default: 7 s). */
+  stopGraceMs?: number;
   /** How often a digest job is tried (the bot's default: 4 times, a minute apart and more, then an hour later). */
   digestTries?: DocsAgentOptions['digestTries'];
   /** How the digest's read waits out Mintlify's analytics limit (the bot's default: real time). */
@@ -128,6 +130,7 @@ async function startedBot(
     previews: { statusEveryMs: 50, limiter: { max: 1, durationMs: 100 }, ...options.previews },
     ...(options.recordAgainEveryMs ? { recordAgainEveryMs: options.recordAgainEveryMs } : {}),
     ...(options.holdEventForMs ? { holdEventForMs: options.holdEventForMs } : {}),
+    ...(options.stopGraceMs === undefined ? {} : { stopGraceMs: options.stopGraceMs }),
     ...(options.digestTries ? { digestTries: options.digestTries } : {}),
     ...(options.digest ? { digest: options.digest } : {}),
     ...(options.reconcileEveryMs ? { reconcileEveryMs: options.reconcileEveryMs } : {}),
