@@ -135,8 +135,9 @@ describe('stopping while a job check waits between Mintlify retries', () => {
     async () => {
       const h = await startBot({
         env: { ...FAST_POLL },
-        // A minute between tries: far past the stop's grace.
+        // A minute between tries: far past the stop's grace (1 s here; the bot's own is 7 s).
         mintlifyOptions: { retry: { baseDelayMs: 60_000, maxDelayMs: 60_000, maxElapsedMs: 600_000 } },
+        stopGraceMs: 1_000,
       });
       cleanups.push(() => h.close());
       await startFollowedJob(h, 'Document the stop');
@@ -147,7 +148,7 @@ describe('stopping while a job check waits between Mintlify retries', () => {
       await expect.poll(() => h.mintlify.requestsFor('getJob').length).toBeGreaterThan(reads);
 
       await h.stopBot();
-      // The check gave its job back at the 7-s grace: the queues did not have to close without it.
+      // The check gave its job back at the grace: the queues did not have to close without it.
       expect(h.logs.some((line) => line.includes('Queues closed before their workers did'))).toBe(false);
       // Its cut-short wait is no failure of the check, and no error in the log.
       expect(h.logs.filter((line) => line.includes('checking jobs fails'))).toEqual([]);
