@@ -64,6 +64,8 @@ export interface WorkerTuning {
   digestTries?: DigestTries;
   /** How often the worker makes sure the queues hold what they should (default 10 minutes). */
   reconcileEveryMs?: number;
+  /** How far apart a person's Home tab refreshes are at least (default 3 s). */
+  homeRefreshMinIntervalMs?: number;
 }
 
 /** What the worker shares with the rest of its process (app.ts). */
@@ -170,6 +172,9 @@ export function startWorker(parts: WorkerParts): Worker {
   const home = new HomeRefresher({
     publish: (user, refresh) => publishHome(following, user, refresh ? shownHomes : undefined),
     logger,
+    ...(tuning.homeRefreshMinIntervalMs === undefined
+      ? {}
+      : { minIntervalMs: tuning.homeRefreshMinIntervalMs }),
     track: (work) => parts.background.run(work),
   });
   const digest = (signal: AbortSignal) =>

@@ -90,7 +90,8 @@ const deploymentOf = async (h: BotHarness, count = 1) => {
 
 describe('preview deployments of a job’s pull request', () => {
   it('asks once for the job’s branch, and shows the URL only once the deployment succeeded', async () => {
-    const h = await bot();
+    // Home tab refreshes 0.2 s apart at least (the bot's: 3 s), so the last is not held back.
+    const h = await bot({ homeRefreshMinIntervalMs: 200 });
     const job = await startFollowedJob(h, 'Document the preview flow');
     await finish(h, job);
     const deployment = await deploymentOf(h);
@@ -476,7 +477,8 @@ describe('preview deployments of a job’s pull request', () => {
   });
 
   it('refreshes the requester’s Home tab with the preview once it is deployed', async () => {
-    const h = await bot();
+    // Home tab refreshes 0.2 s apart at least (the bot's: 3 s).
+    const h = await bot({ homeRefreshMinIntervalMs: 200 });
     const shownHome = (call: SlackCall) => JSON.stringify(call.args.view);
     const job = await startFollowedJob(h, 'Document the Home preview');
     // The Home tab lists the new job, then the pull request: no other refresh is due after those.

@@ -62,6 +62,8 @@ export interface HarnessOptions {
   holdEventForMs?: number;
   /** What running work gets to finish when the bot is stopped (the bot's default: 7 s). */
   stopGraceMs?: number;
+  /** How far apart a person's Home tab refreshes are at least (the bot's default: 3 s). */
+  homeRefreshMinIntervalMs?: number;
   /** How often a digest job is tried (the bot's default: 4 times, a minute apart and more, then an hour later). */
   digestTries?: DocsAgentOptions['digestTries'];
   /** How the digest's read waits out Mintlify's analytics limit (the bot's default: real time). */
@@ -131,6 +133,9 @@ async function startedBot(
     ...(options.recordAgainEveryMs ? { recordAgainEveryMs: options.recordAgainEveryMs } : {}),
     ...(options.holdEventForMs ? { holdEventForMs: options.holdEventForMs } : {}),
     ...(options.stopGraceMs === undefined ? {} : { stopGraceMs: options.stopGraceMs }),
+    ...(options.homeRefreshMinIntervalMs === undefined
+      ? {}
+      : { homeRefreshMinIntervalMs: options.homeRefreshMinIntervalMs }),
     ...(options.digestTries ? { digestTries: options.digestTries } : {}),
     ...(options.digest ? { digest: options.digest } : {}),
     ...(options.reconcileEveryMs ? { reconcileEveryMs: options.reconcileEveryMs } : {}),
