@@ -293,8 +293,9 @@ describe('npm run sandbox', () => {
 
   it('answers a mistyped option, or one npm passed on without --, with its usage, not a stack trace', async () => {
     // `npm run sandbox --job-seconds 2` (without --) hands the script a bare `2`; a typo or --help, an option it does not know.
-    for (const args of [['--help'], ['--job-second', '2'], ['2']]) {
-      const child = spawn('npx', ['tsx', 'sandbox/main.ts', ...args], {
+    // The script as tsx runs it (node with tsx's loader), the three at once.
+    const runs = [['--help'], ['--job-second', '2'], ['2']].map(async (args) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'sandbox/main.ts', ...args], {
         env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
         stdio: ['pipe', 'pipe', 'pipe'],
       });
@@ -303,6 +304,9 @@ describe('npm run sandbox', () => {
       child.stderr.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
       child.stdin.end('quit\n');
       const [code] = (await once(child, 'exit')) as [number | null];
+      return { args, printed, code };
+    });
+    for (const { args, printed, code } of await Promise.all(runs)) {
       expect(printed, args.join(' ')).toContain('--job-seconds');
       expect(printed, args.join(' ')).not.toMatch(/TypeError|ERR_PARSE_ARGS|at .*parse_args/);
       expect(code).toBe(args[0] === '--help' ? 0 : 2);
