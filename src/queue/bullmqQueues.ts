@@ -77,6 +77,8 @@ export function openBullmqQueues(options: {
   lockMs?: number;
   /** How long the workers get to connect before the log says which could not (default 15 s). */
   workersReadyWithinMs?: number;
+  /** How long after a Queue or Worker whose setup failed it is first made again (default 2 s; doubling after). */
+  setUpAgainMs?: number;
 }): Queues {
   const { prefix, logger } = options;
   quietBullmqEvictionWarning();
@@ -121,6 +123,7 @@ export function openBullmqQueues(options: {
   let readyCheck: NodeJS.Timeout | undefined;
   let saidUnready = false;
   const readyWithinMs = options.workersReadyWithinMs ?? WORKERS_READY_WITHIN_MS;
+  const setUpAgainMs = options.setUpAgainMs ?? SET_UP_AGAIN_MS;
   const watchReady = (name: string, worker: Worker) => {
     unready.add(name);
     worker.once('ready', () => {
@@ -160,7 +163,7 @@ export function openBullmqQueues(options: {
       },
       (error: unknown) => {
         if (closing) return;
-        const waitMs = Math.min(SET_UP_AGAIN_MS * 2 ** tries, SET_UP_AGAIN_MOST_MS);
+        const waitMs = Math.min(setUpAgainMs * 2 ** tries, SET_UP_AGAIN_MOST_MS);
         // Said once per streak: it is tried again until Redis answers, however long that takes.
         if (tries === 0) {
           logger.warn(
