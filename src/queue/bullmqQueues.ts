@@ -114,6 +114,9 @@ export function openBullmqQueues(options: {
   const opened = new Map<string, WorkQueue<unknown>>();
   const queues: Queue[] = [];
   const workers: Worker[] = [];
+  // Workers made again (their set-up failed) while they may still run a job their first connection
+  // took: closed, and until they are, the stop gives their job its grace and cuts it at the end.
+  const retiring = new Set<Worker>();
   let closing: Promise<void> | undefined;
   // Set once the workers are closed: work running until then can still add.
   let addsClosed = false;
@@ -372,7 +375,11 @@ export function openBullmqQueues(options: {
         let current = makeWorker();
         workers.push(current as Worker);
         setUpAgainIfBroken(`the worker of queue ${name}`, current, makeWorker, (next) => {
-          workers[workers.indexOf(current as Worker)] = next as Worker;
+          const retired = current as Worker;
+          retiring.add(retired);
+          const closed = () => retiring.delete(retired);
+          void retired.close().then(closed, closed);
+          workers[workers.indexOf(retired)] = next as Worker;
           current = next;
         });
       },
@@ -412,7 +419,8 @@ export function openBullmqQueues(options: {
     // (which ends those commands) and their close is not waited for. Looked at as the close begins,
     // and whenever that connection fails meanwhile. A running job keeps its grace.
     const idleAndAway = () => heldJobs.size === 0 && workerClient?.isOpen === true && !workerClient.isReady;
-    const workersClosed = Promise.allSettled(workers.map((worker) => worker.close(idleAndAway())));
+    const closingWorkers = [...workers, ...retiring];
+    const workersClosed = Promise.allSettled(closingWorkers.map((worker) => worker.close(idleAndAway())));
     let cut = () => {};
     const cutOff = new Promise<false>((resolve) => (cut = () => resolve(false)));
     const cutIfIdleAndAway = () => {
@@ -429,7 +437,7 @@ export function openBullmqQueues(options: {
       new Promise<boolean>((resolve) => {
         timers.push(
           setTimeout(() => {
-            for (const worker of workers) worker.cancelAllJobs('the worker is closing');
+            for (const worker of closingWorkers) worker.cancelAllJobs('the worker is closing');
           }, graceMs),
           setTimeout(() => resolve(true), graceMs + CLOSE_OVERRUN_MS),
         );

@@ -1,5 +1,5 @@
 import { createClient, type RedisClientType } from '@keyv/redis';
-import { createNodeRedisClient, Job, Queue } from 'bullmq';
+import { createNodeRedisClient, Job, Queue, Worker } from 'bullmq';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { openBullmqQueues } from '../../src/queue/bullmqQueues.js';
 import { nextCronRun } from '../../src/queue/cron.js';
@@ -786,7 +786,7 @@ describe('the queue port on bullmq, one process', () => {
   const prefix = uniqueNamespace('bullmq');
   let client: RedisClientType | undefined;
   let queues: Queues | undefined;
-  const openOnRedis = async (options: { lockMs?: number } = {}) => {
+  const openOnRedis = async (options: { lockMs?: number; setUpAgainMs?: number } = {}) => {
     const redis = createClient({ url: REDIS_URL, disableOfflineQueue: true }) as RedisClientType;
     redis.on('error', () => {});
     await redis.connect();
@@ -805,6 +805,35 @@ describe('the queue port on bullmq, one process', () => {
     }
     client = undefined;
     queues = undefined;
+  });
+
+  it('on close, gives its grace to a job run by a worker made again meanwhile (its set-up found broken as the job ran)', async () => {
+    // The worker's set-up fails after its first connection took a job (its blocking connection lost
+    // as it opened): the worker is made again, and the one running the job is left to finish it.
+    const setUp = Worker.prototype.waitUntilReady;
+    let failSetUp = (_error: Error) => {};
+    const spy = vi
+      .spyOn(Worker.prototype, 'waitUntilReady')
+      .mockImplementationOnce(() => new Promise<void>((_resolve, reject) => (failSetUp = reject)));
+    spy.mockImplementation(function (this: Worker) {
+      return setUp.call(this);
+    });
+    const { queues } = await openOnRedis({ setUpAgainMs: 50 });
+    const queue = queues.queue<string>('requests');
+    let abortedAtItsEnd: boolean | undefined;
+    const worked = recorder<string>(async (_job, signal) => {
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      abortedAtItsEnd = signal.aborted;
+    });
+    queue.process(worked.processor, { concurrency: 1 });
+    await queue.add('job', 'running as its worker is made again');
+    await expect.poll(() => worked.running()).toBe(1);
+    failSetUp(new Error('read ECONNRESET'));
+    await expect.poll(() => spy.mock.calls.length).toBe(2); // the worker made again
+
+    // The close waits for the job until the grace, then cuts it short: it goes back to the queue.
+    await queues.close(300);
+    expect(abortedAtItsEnd).toBe(true);
   });
 
   it('reads a cron pattern as croner does, as the configuration check and the catch-up do, in the queue and in its worker', async () => {
