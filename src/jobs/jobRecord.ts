@@ -324,9 +324,17 @@ export class JobRecords {
     return this.recent(userIndex(user), limit);
   }
 
+  /**
+   * The newest `limit` records an index names. Records expire by their last activity, the index is
+   * ordered by creation: a job touched lately can outlive newer ones, whose ids are then read past.
+   */
   private async recent(index: string, limit: number): Promise<JobRecord[]> {
-    const ids = await this.store.atomic.indexNewest(index, limit);
-    const records = await Promise.all(ids.map((id) => this.get(id)));
-    return records.filter((record): record is JobRecord => record !== undefined);
+    for (let asked = limit; ; asked *= 3) {
+      const ids = await this.store.atomic.indexNewest(index, asked);
+      const records = (await Promise.all(ids.map((id) => this.get(id)))).filter(
+        (record): record is JobRecord => record !== undefined,
+      );
+      if (records.length >= limit || ids.length < asked) return records.slice(0, limit);
+    }
   }
 }

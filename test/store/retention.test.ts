@@ -2,6 +2,8 @@ import { createClient, type RedisClientType } from '@keyv/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAST_POLL, record, startFollowedJob, textOf, threadReplies } from '../jobs/followSupport.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
+import { type JobRecord, JobRecords } from '../../src/jobs/jobRecord.js';
+import { openMemoryStore } from '../../src/store/store.js';
 import { TEST_REDIS_URL } from '../support/redis.js';
 
 const DAY_MS = 24 * 3_600_000;
@@ -162,5 +164,40 @@ describe('a reply from someone the allowlist leaves out', () => {
       await redis.quit();
       await h.close();
     }
+  });
+});
+
+describe("a person's recent jobs", () => {
+  it('fill the list when the newest have expired and older ones, active since, have not', async () => {
+    const store = openMemoryStore('recent-jobs');
+    const records = new JobRecords(store);
+    const created = (day: number) => `2026-11-${String(day).padStart(2, '0')}T10:00:00.000Z`;
+    const job = (day: number): JobRecord => ({
+      jobId: `job-${day}`,
+      projectId: 'proj',
+      channel: 'C0DOCS',
+      threadTs: `17000000${day}.000100`,
+      cardTs: `17000000${day}.000100`,
+      requestedBy: 'U0ADA',
+      prompt: `Document change ${day}`,
+      door: 'command',
+      status: 'completed',
+      prLink: null,
+      repository: null,
+      ref: null,
+      model: null,
+      createdAt: created(day),
+      updatedAt: created(day),
+      finishedAt: created(day),
+      round: 0,
+      announced: [],
+    });
+    for (let day = 1; day <= 20; day++) await records.save(job(day));
+    // The newest twelve expired (no activity for the retention); the older ones were replied to since.
+    for (let day = 9; day <= 20; day++) await store.kv.delete(`job:job-${day}`);
+
+    const listed = await records.recentForUser('U0ADA', 5);
+    expect(listed.map((record) => record.jobId)).toEqual(['job-8', 'job-7', 'job-6', 'job-5', 'job-4']);
+    await store.close();
   });
 });
