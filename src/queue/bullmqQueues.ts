@@ -104,9 +104,19 @@ export function openBullmqQueues(options: {
       workerClient.on('error', () => {}); // reported through the Workers' 'error' events
       workerConnection = createNodeRedisClient(workerClient); // connects it
       workerConnection.on('error', () => {});
+      // Each Worker duplicates it twice (its own connection and its blocking one), wrapped by BullMQ.
+      const duplicate = workerConnection.duplicate.bind(workerConnection);
+      workerConnection.duplicate = (...args: unknown[]): IRedisClient => {
+        const made = duplicate(...args);
+        made.on('error', () => {}); // reported through the Workers' 'error' events while they last
+        duplicatesMade?.push(made);
+        return made;
+      };
     }
     return workerConnection;
   };
+  /** Where the connections BullMQ duplicates go while a Worker is being made (see makeWorker). */
+  let duplicatesMade: IRedisClient[] | undefined;
 
   // The jobs this process's workers hold, from their start until Redis has their end (BullMQ's
   // completion, or the processor's own move): a close need not wait on a Redis that is away for none.
@@ -330,6 +340,8 @@ export function openBullmqQueues(options: {
         processing = true;
         const limiter = workerOptions.limiter;
         const makeWorker = () => {
+          const own: IRedisClient[] = [];
+          duplicatesMade = own;
           const worker: Worker<T, unknown, string> = new Worker<T, unknown, string>(
             name,
             // Three parameters: BullMQ passes the abort signal only to processors that take it.
@@ -357,6 +369,16 @@ export function openBullmqQueues(options: {
               maxStalledCount: 3,
             },
           );
+          duplicatesMade = undefined;
+          // A Worker whose blocking wait failed opens that connection again, which its close, begun
+          // meanwhile, had already ended: with Redis refusing clients (its maxclients reached) it then
+          // tries for good, its listener gone, and its next refusal is an uncaught exception. Once
+          // the Worker closes, its connections are not opened again.
+          const close = worker.close.bind(worker);
+          worker.close = (force?: boolean) => {
+            for (const made of own) made.connect = () => Promise.resolve();
+            return close(force);
+          };
           worker.on('error', (error) => reportError(`worker ${name}`, error));
           worker.on('completed', (job) => heldJobs.delete(`${name}:${job.id}`));
           worker.on('failed', (job) => job && heldJobs.delete(`${name}:${job.id}`));

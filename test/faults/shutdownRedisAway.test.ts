@@ -57,3 +57,54 @@ it(
     expect(bot.output()).not.toContain('Queues closed before their workers did');
   },
 );
+
+it(
+  'SIGTERM while Redis takes no more clients (its maxclients reached) and no work runs: the bot stops cleanly (exit 0)',
+  { timeout: 40_000 },
+  async () => {
+    const slack: SlackFake = await startSlackFake({ botToken: SECRETS.botToken });
+    const mintlify: MintlifyFake = await startMintlifyFake({
+      apiKey: SECRETS.mintlifyKey,
+      projectId: PROJECT_ID,
+    });
+    const redis: PrivateRedis = await startPrivateRedis();
+    cleanups.push(
+      () => slack.close(),
+      () => mintlify.close(),
+      () => redis.close(),
+    );
+    const namespace = uniqueNamespace('stop-full-clients');
+    const bot = runBot(botEnv(slack, mintlify, { REDIS_URL: redis.url, STORE_NAMESPACE: namespace }));
+    children.push(bot.child);
+    await bot.listening();
+    await bot.printed(/docs-agent worker is running/);
+    // Another process's client holds the one connection Redis now takes; the bot's are dropped.
+    const other = createClient({ url: redis.url });
+    await other.connect();
+    cleanups.push(async () => {
+      await other.configSet('maxclients', '10000');
+      await other.quit();
+    });
+    const running = async () => {
+      let active = 0;
+      for await (const keys of other.scanIterator({ MATCH: `${namespace}:*:active`, COUNT: 100 })) {
+        for (const key of keys) active += await other.lLen(key);
+      }
+      return active;
+    };
+    await expect.poll(running, { timeout: 10_000 }).toBe(0);
+    await other.configSet('maxclients', '1');
+    await other.sendCommand(['CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes']);
+    await bot.printed(/Redis is unreachable/);
+    // Every connection of the bot's is trying again, and refused.
+    const rejected = async () =>
+      Number(/rejected_connections:(\d+)/.exec(await other.info('stats'))?.[1] ?? 0);
+    await expect.poll(rejected, { timeout: 10_000 }).toBeGreaterThanOrEqual(20);
+    bot.child.kill('SIGTERM');
+
+    // Redis is away to the bot as if it were down: nothing runs, so nothing has to be handed back, and
+    // nothing crashes (a closed queue worker's connection, still retrying, must not throw its error).
+    expect(await bot.exited).toBe(0);
+    expect(bot.output()).not.toContain('stopped by an unexpected error');
+  },
+);
