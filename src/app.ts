@@ -22,7 +22,7 @@ import { SlackTokenState, WatchedWebClient } from './slack/slackToken.js';
 import { openStore, type Store } from './store/store.js';
 import { createWeb, type Web } from './web.js';
 import type { Worker, WorkerTuning } from './worker.js';
-import { announceWorker, watchForWorkers } from './workerPresence.js';
+import { announceApp, announceWorker, watchForWorkers } from './workerPresence.js';
 
 /**
  * Four tries after the first, 0.5-8 s apart (Slack's own default goes on for ~30 minutes; a person
@@ -152,6 +152,8 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
   let workerStarted: Promise<void> | undefined;
   // The worker says it runs; the web role alone looks for one (see workerPresence.ts).
   let presence: { stop(): Promise<void> } | undefined;
+  // The Slack app this process serves, said on Redis beside the other deployments' (see workerPresence.ts).
+  let appPresence: { stop(): Promise<void> } | undefined;
   let stopping = false;
   // Set once a stop has closed the receiver: every request this process took is on the queue by then.
   let webStopped = false;
@@ -161,6 +163,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
   const closeAll = async () => {
     graceEndsAt = Math.min(graceEndsAt, Date.now() + stopGraceMs);
     await presence?.stop();
+    await appPresence?.stop();
     await worker?.stop();
     const graceMs = Math.max(0, graceEndsAt - Date.now());
     const cutWaits = setTimeout(() => retryWaits.abort(new Error('the bot is stopping')), graceMs);
@@ -187,6 +190,9 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
         const { port } = web ? await web.start() : { port: undefined };
         // A wrong SLACK_BOT_TOKEN stops the start here.
         const ids = await identity;
+        if (store.kind === 'redis' && !stopping) {
+          appPresence = announceApp(store, ids, config.store.namespace, logger);
+        }
         // The worker's code loads once the receiver listens; requests wait on the queue meanwhile. Once
         // begun, it starts even if the bot is told to stop meanwhile: what was queued (in memory, without
         // Redis) is taken up, then finishes or goes back to the queue like any running work. Without

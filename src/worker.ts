@@ -40,6 +40,7 @@ import { cachedUserNames } from './slack/userNames.js';
 import { RateLedger } from './store/rateLedger.js';
 import type { Store } from './store/store.js';
 import { USER_AGENT } from './version.js';
+import { otherAppCheck } from './workerPresence.js';
 
 const REQUEST_CONCURRENCY = 16;
 /** At stop, how long the claims Redis may have taken without answering get to be withdrawn (jobStarts.ts). */
@@ -199,6 +200,7 @@ export function startWorker(parts: WorkerParts): Worker {
     home,
     bot: { userId: parts.identity.botUserId, botId: parts.identity.botId },
     withdrawn: (job) => queues.requests.withdrawn(job),
+    otherApp: otherAppCheck(store, parts.identity, config.store.namespace, logger),
   };
   queues.requests.process((job, signal) => processRequest(requests, job, signal), {
     concurrency: REQUEST_CONCURRENCY,

@@ -72,3 +72,97 @@ export function watchForWorkers(
     },
   };
 }
+
+/**
+ * Each process with a Redis store says which Slack app it serves (its bot, from auth.test), every
+ * half minute. Two deployments (production and staging, a developer's app) on one Redis with the
+ * same STORE_NAMESPACE share its queues and records: each would take the other's requests and
+ * answer them with its own token and Mintlify project. A process that finds another app's
+ * processes alive in its namespace says so, plainly, once per app. It does not refuse to start:
+ * a deployment moved to a new Slack app sees the old app's processes until they stop, and a rolling
+ * deploy whose new processes refused to start beside the old ones would never finish.
+ */
+const APP_ALIVE_KEY = 'app-alive';
+/** The bots said alive lately, for a process to find another app's among them. */
+const APPS_KEY = 'apps-alive';
+const APPS_KEPT = 20;
+const APPS_KEPT_MS = 24 * 3_600_000;
+
+export interface ServedApp {
+  botId: string;
+  /** Learnt shortly after the start: named in the log once known. */
+  appId?: string;
+}
+
+const appName = (app: ServedApp) => `bot ${app.botId}${app.appId ? `, app ${app.appId}` : ''}`;
+
+const GIVE_EACH_ITS_OWN =
+  'Give each deployment (production, staging, a developer’s app) its own STORE_NAMESPACE, or a Redis of its own';
+
+export function announceApp(
+  store: Store,
+  served: ServedApp,
+  namespace: string,
+  logger: Logger,
+): { stop(): Promise<void> } {
+  const said = new Set<string>();
+  const announce = async () => {
+    await store.kv.set(`${APP_ALIVE_KEY}:${served.botId}`, served.appId ?? '', ALIVE_FOR_MS);
+    await store.atomic.indexAdd(APPS_KEY, served.botId, Date.now(), APPS_KEPT, APPS_KEPT_MS);
+    for (const botId of await store.atomic.indexNewest(APPS_KEY, APPS_KEPT)) {
+      if (botId === served.botId || said.has(botId)) continue;
+      const appId: string | undefined = await store.kv.get(`${APP_ALIVE_KEY}:${botId}`);
+      if (appId === undefined) continue; // not said alive lately
+      said.add(botId);
+      logger.error(
+        `another Slack app's deployment (${appName({ botId, appId })}) runs on this Redis with the same ` +
+          `STORE_NAMESPACE (${namespace}) as this one (${appName(served)}): the two share their queues and job records ` +
+          `(their Slack requests are told apart, the rest of their work is not). ${GIVE_EACH_ITS_OWN}. ` +
+          `(Moving a deployment to a new Slack app, the old app's processes are seen until they stop.)`,
+      );
+    }
+  };
+  const look = () => void announce().catch(() => {}); // Redis away: said elsewhere
+  look();
+  const timer = setInterval(look, ANNOUNCE_EVERY_MS);
+  timer.unref();
+  return { stop: async () => clearInterval(timer) };
+}
+
+/**
+ * Whether a queued request is another Slack app's whose deployment runs on this namespace: a worker
+ * does not act on it (it would answer with its own token, in its own Mintlify project), and puts it
+ * back for that app's workers. One whose app has not run here lately (a deployment moved to a new
+ * Slack app, its last requests still queued) is acted on: no request is left waiting for nobody.
+ */
+export function otherAppCheck(
+  store: Store,
+  served: ServedApp,
+  namespace: string,
+  logger: Logger,
+): (request: { botId?: string }, addedAt: number) => Promise<boolean> {
+  const said = new Set<string>();
+  return async ({ botId }, addedAt) => {
+    if (botId === undefined || botId === served.botId) return false;
+    // Queued lately, its app's web role was running then.
+    const alive =
+      Date.now() - addedAt < ALIVE_FOR_MS || (await store.kv.get(`${APP_ALIVE_KEY}:${botId}`)) !== undefined;
+    if (!said.has(botId)) {
+      said.add(botId);
+      if (alive) {
+        logger.error(
+          `a Slack request of another Slack app's deployment (bot ${botId}) is queued on this Redis with the same ` +
+            `STORE_NAMESPACE (${namespace}) as this one (${appName(served)}): this process leaves that app's requests ` +
+            `to its workers. ${GIVE_EACH_ITS_OWN}`,
+        );
+      } else {
+        logger.warn(
+          `a Slack request queued by bot ${botId}, which has not run on this Redis and STORE_NAMESPACE (${namespace}) ` +
+            `lately, is answered by this process (${appName(served)}), as a deployment moved to a new Slack app. ` +
+            `If another deployment still serves bot ${botId}: ${GIVE_EACH_ITS_OWN}`,
+        );
+      }
+    }
+    return alive;
+  };
+}

@@ -92,6 +92,55 @@ describe('SERVICES: the web and worker roles in processes of their own', () => {
     expect(mintlify.requestsFor('createJob')).toHaveLength(2);
   });
 
+  it('a deployment of another Slack app on the same Redis and STORE_NAMESPACE (staging beside production) does not take this one’s work, and the log says why', async () => {
+    const { slack, mintlify, env } = await world();
+    // Staging: another Slack app in another workspace, another Mintlify project, the same Redis, and
+    // STORE_NAMESPACE left at its default on both (here, one namespace both are given).
+    const stagingToken = 'xoxb-staging-0000-bot-token-value';
+    const stagingKey = 'mint_staging_admin_key_value_abcdef';
+    const stagingSlack = await startSlackFake({
+      botToken: stagingToken,
+      teamId: 'T0STAGE',
+      teamName: 'Acme Staging',
+      teamDomain: 'acme-staging',
+      appId: 'A0STAGE',
+      botId: 'B0STAGE',
+      botUserId: 'U0STAGEBOT',
+    });
+    const stagingMintlify = await startMintlifyFake({ apiKey: stagingKey, projectId: 'proj_staging' });
+    fakes.push(stagingSlack, stagingMintlify);
+    const productionEnv = env('web');
+    const staging = start({
+      ...botEnv(stagingSlack, stagingMintlify, {
+        SLACK_BOT_TOKEN: stagingToken,
+        MINTLIFY_API_KEY: stagingKey,
+        MINTLIFY_PROJECT_ID: 'proj_staging',
+        REDIS_URL: TEST_REDIS_URL,
+        STORE_NAMESPACE: productionEnv.STORE_NAMESPACE as string,
+      }),
+    });
+    await staging.printed(/worker is running/);
+
+    // Production's web process takes a command while its own worker is away (restarting, scaled down).
+    const web = start(productionEnv);
+    const url = await web.listening();
+    const ack = await sendSlashCommand(url, SECRETS.signingSecret, {
+      text: 'Document the production queue',
+      response_url: slack.responseUrl(),
+    });
+    expect(ack.json).toMatchObject({ text: expect.stringContaining('Starting a docs agent job') });
+    const worker = start({ ...productionEnv, SERVICES: 'worker' });
+    await worker.printed(/worker is running/);
+
+    // The job is production's: made in its Mintlify project, its card posted in its workspace.
+    await slack.waitForCall('chat.postMessage', (call) => call.response.ok === true, 20_000);
+    expect(mintlify.requestsFor('createJob')).toHaveLength(1);
+    expect(stagingMintlify.requestsFor('createJob')).toHaveLength(0);
+    expect(stagingSlack.callsTo('chat.postMessage')).toHaveLength(0);
+    // And the operator is told that two deployments share the namespace.
+    expect(staging.output() + web.output() + worker.output()).toMatch(/STORE_NAMESPACE/);
+  });
+
   it('SERVICES=web without REDIS_URL is refused at start, in plain words', async () => {
     const { slack, mintlify } = await world();
     const bot = start(botEnv(slack, mintlify, { SERVICES: 'web' }));
