@@ -4,7 +4,7 @@
  */
 import type { Logger } from '@slack/bolt';
 import { withoutCredentials } from '../log.js';
-import { isRequestLimitReply, REQUEST_LIMIT } from './storeErrors.js';
+import { AS_MANY_CLIENTS, isRequestLimitReply, REQUEST_LIMIT } from './storeErrors.js';
 
 /** Node's codes for a certificate that nothing the process trusts vouches for. */
 const UNTRUSTED_CERTIFICATE = new Set([
@@ -127,10 +127,7 @@ function redisRefusal(reason: string): string | undefined {
   }
   if (/^READONLY\b/.test(reason)) return 'is a read-only replica: point REDIS_URL at the primary';
   if (/max number of clients/i.test(reason)) {
-    return (
-      "refused the connection: it has as many clients as it takes (maxclients, or the plan's connection " +
-      'limit). A process with the worker role opens 7 connections (6 without a weekly digest), one with only the web role 1'
-    );
+    return `refused the connection: ${AS_MANY_CLIENTS}`;
   }
   if (/^OOM\b/.test(reason)) {
     return 'is full (maxmemory) and refuses writes: give it more memory, or look at what fills it';

@@ -48,6 +48,11 @@ export function isRequestLimitReply(message: string): boolean {
   return /^ERR max (?:daily )?requests? limit exceeded/i.test(message);
 }
 
+/** Redis's reply to a connection beyond its maxclients ("ERR max number of clients reached"), in plain words. */
+export const AS_MANY_CLIENTS =
+  "it has as many clients as it takes (maxclients, or the plan's connection limit). A process with the worker " +
+  'role opens 7 connections (6 without a weekly digest), one with only the web role 1';
+
 /** What that reply means, in plain words. */
 export const REQUEST_LIMIT =
   "refuses commands: its plan's allowance of commands is used up (Upstash: ERR max requests limit exceeded). " +
@@ -74,7 +79,7 @@ export function storeTrouble(error: unknown): string {
 /** What a passing refusal of Redis's (full, a replica, out of commands) means, in plain words; undefined for any other error. */
 export function redisRefusalOf(error: unknown): string | undefined {
   for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
-    const refusal = isErrorReply(current) ? credentialsRefusal(current.message) : undefined;
+    const refusal = isErrorReply(current) ? connectionRefusal(current.message) : undefined;
     if (refusal) return refusal;
     const reply = passingReply(current);
     if (reply?.startsWith('OOM')) return 'Redis is full (its maxmemory is reached, and it refuses writes)';
@@ -90,11 +95,18 @@ export function redisRefusalOf(error: unknown): string | undefined {
 }
 
 /**
- * Redis's refusal of REDIS_URL's credentials as a connection opened again while the bot ran (the
- * password rotated, the ACL user disabled or removed): Redis stays away to the bot until its
- * REDIS_URL is changed, which nothing but the operator can do.
+ * Redis's refusal of a connection opened again while the bot ran: of REDIS_URL's credentials (the
+ * password rotated, the ACL user disabled or removed), for which Redis stays away to the bot until
+ * its REDIS_URL is changed, which nothing but the operator can do; or of one client more than its
+ * maxclients (other processes hold every connection the plan allows).
  */
-function credentialsRefusal(message: string): string | undefined {
+function connectionRefusal(message: string): string | undefined {
+  if (/^ERR max number of clients reached/i.test(message)) {
+    return (
+      `Redis refuses the bot's connections as they open again: ${AS_MANY_CLIENTS}. ` +
+      'Run fewer processes on this Redis, or raise its maxclients (take a plan with more connections). Work waits meanwhile'
+    );
+  }
   const kind = /^(WRONGPASS|NOAUTH)\b/.exec(message)?.[1];
   if (kind === undefined) return undefined;
   return (

@@ -1,4 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FAST_POLL, startFollowedJob } from '../jobs/followSupport.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
 import { type PrivateRedis, startPrivateRedis } from '../support/privateRedis.js';
@@ -53,6 +55,59 @@ describe('Redis refuses the password once the bot reconnects', () => {
       // The old password back: the bot reconnects by itself.
       await redis.command('ACL SETUSER bot resetpass >first-secret');
       await expect.poll(() => logsWith('Redis is reachable again').length, { timeout: 15_000 }).toBe(1);
+    },
+  );
+});
+
+/** Redis takes no more clients (its maxclients, the plan's connection limit) as the bot's connections open again. */
+describe('Redis refuses more clients once the bot reconnects', () => {
+  it(
+    'says that Redis has as many clients as it takes, not only that it is unreachable',
+    { timeout: 60_000 },
+    async () => {
+      // With a password, as every hosted Redis has.
+      const redis = await startPrivateRedis();
+      await redis.command('ACL SETUSER bot on >plan-password ~* &* +@all');
+      const h = await startBot({
+        env: { ...FAST_POLL, REDIS_URL: redis.url.replace('redis://', 'redis://bot:plan-password@') },
+      });
+      // A client of another process on the same Redis, holding its connection throughout.
+      const other = connect(redis.port, '127.0.0.1');
+      await once(other, 'connect');
+      const send = async (line: string) => {
+        const reply = once(other, 'data');
+        other.write(`${line}\r\n`);
+        return String((await reply)[0]);
+      };
+      try {
+        await startFollowedJob(h, 'Document the export command');
+        // The other processes hold every connection the plan allows, and the bot's drop (a Redis
+        // restart, an idle timeout): each of its reconnections is refused, "max number of clients reached".
+        expect(await send('CONFIG SET maxclients 1')).toContain('+OK');
+        expect(await send('CLIENT KILL TYPE normal SKIPME yes')).toMatch(/^:\d+/);
+        await expect.poll(() => h.logs.some((line) => line.includes('Redis is unreachable'))).toBe(true);
+
+        // What the operator must change is named, as at start ("it has as many clients as it takes").
+        await expect
+          .poll(
+            () =>
+              h.logs.some(
+                (line) =>
+                  line.includes(' ERROR ') && /maxclients|connection limit|as many clients/.test(line),
+              ),
+            { timeout: 15_000 },
+          )
+          .toBe(true);
+      } finally {
+        await send('CONFIG SET maxclients 10000');
+        other.destroy();
+        await vi.waitFor(
+          () => expect(h.logs.some((line) => line.includes('Redis is reachable again'))).toBe(true),
+          { timeout: 15_000 },
+        );
+        await h.close();
+        await redis.close();
+      }
     },
   );
 });
