@@ -2,6 +2,7 @@
  * What can be wrong with the Redis an operator points the bot at, in plain words with what to do:
  * a connection that fails at start, a certificate, a refusal, a Redis the bot cannot work with.
  */
+import { connect } from 'node:net';
 import type { Logger } from '@slack/bolt';
 import { withoutCredentials } from '../log.js';
 import { AS_MANY_CLIENTS, isRequestLimitReply, REQUEST_LIMIT } from './storeErrors.js';
@@ -38,6 +39,47 @@ export class StoreUnavailableError extends Error {
     super(`Redis at ${withoutCredentials(url, 'REDIS_URL')} ${problemOf(cause, url)}`, { cause });
     this.name = 'StoreUnavailableError';
   }
+}
+
+/** How long a plain connection waits for what Redis says unasked (see `withGreeting`). */
+const GREETING_WAIT_MS = 1_000;
+
+/**
+ * The connection's failure at start, with what Redis says unasked to a plain connection when that
+ * is an error reply. A Redis at its maxclients answers "ERR max number of clients reached" and
+ * closes, before any command: the Redis client then reports only "Socket closed unexpectedly"
+ * (no password) or "read ECONNRESET", as for a Redis that requires TLS and closes a plain
+ * connection. A Redis that takes the connection, or wants TLS, says nothing: the failure stays.
+ */
+export async function withGreeting(url: string, failure: unknown): Promise<unknown> {
+  const reason = failure instanceof Error ? failure.message : String(failure);
+  if (!/socket closed unexpectedly|ECONNRESET|EPIPE/i.test(reason)) return failure;
+  let address: URL;
+  try {
+    address = new URL(url);
+  } catch {
+    return failure;
+  }
+  if (address.protocol !== 'redis:') return failure;
+  // Not said (the connection could not be opened at all): the failure stays as it was.
+  const greeting = await new Promise<string>((resolve) => {
+    const socket = connect(Number(address.port || 6379), address.hostname.replace(/^\[|\]$/g, ''));
+    let said = '';
+    const done = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(said);
+    };
+    const timer = setTimeout(done, GREETING_WAIT_MS);
+    socket.on('data', (chunk) => {
+      said += String(chunk);
+      if (said.includes('\r\n')) done();
+    });
+    socket.on('error', done);
+    socket.on('close', done);
+  }).catch(() => '');
+  const reply = /^-([^\r\n]+)/.exec(greeting)?.[1];
+  return reply ? new Error(reply, { cause: failure }) : failure;
 }
 
 /** Why the bot could not use Redis, in plain words, and what to do about it. */

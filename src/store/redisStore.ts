@@ -10,6 +10,7 @@ import {
   refuseUnsupported,
   StoreUnavailableError,
   warnUnlessNoEviction,
+  withGreeting,
 } from './redisProblems.js';
 import type { Store } from './store.js';
 import { isErrorReply, redisRefusalOf } from './storeErrors.js';
@@ -103,7 +104,7 @@ async function connectRedis(
     await Promise.race([connecting.connect().then(() => start.prepare(connecting)), late]);
   } catch (error) {
     if (client?.isOpen) client.destroy();
-    throw new StoreUnavailableError(settings.redisUrl, error);
+    throw new StoreUnavailableError(settings.redisUrl, await withGreeting(settings.redisUrl, error));
   } finally {
     clearTimeout(timer);
   }

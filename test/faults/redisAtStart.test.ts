@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { describe, type ExpectStatic, it } from 'vitest';
 import { startBot } from '../support/botHarness.js';
 import { botEnv, runBot, testProcesses } from '../support/botProcess.js';
@@ -114,6 +116,32 @@ describe.concurrent('Redis at start', () => {
     } finally {
       await replica.close();
       await primary.close();
+    }
+  });
+
+  it('when a Redis without a password takes no more clients, the bot names the connection limit, not TLS', async (t) => {
+    const { expect } = t;
+    const { startFakes, keep } = testProcesses(t);
+    const { slack, mintlify } = await startFakes();
+    const redis = await startPrivateRedis();
+    // Other processes (another deployment, the old release during a deploy) hold every connection it takes.
+    const other = connect(redis.port, '127.0.0.1');
+    await once(other, 'connect');
+    other.write('CONFIG SET maxclients 1\r\n');
+    expect(String((await once(other, 'data'))[0])).toContain('+OK');
+    try {
+      const bot = runBot(botEnv(slack, mintlify, { REDIS_URL: redis.url }));
+      keep(bot);
+      expect(await Promise.race([bot.exited, bot.listening().then(() => 'listening')])).toBe(1);
+      const output = bot.output();
+      // As with a password ("refused the connection: it has as many clients as it takes"): Redis said
+      // "max number of clients reached" before it closed the connection.
+      expect(output).toContain(`docs-agent cannot start: Redis at ${redis.url} refused the connection`);
+      expect(output).toContain('maxclients');
+      expect(output).not.toContain('use a rediss:// URL');
+    } finally {
+      other.destroy();
+      await redis.close();
     }
   });
 
