@@ -20,6 +20,7 @@ import { verifySlackToken } from './slack/slackIdentity.js';
 import { SENT_ONCE } from './slack/postedMessages.js';
 import { SlackTokenState, WatchedWebClient } from './slack/slackToken.js';
 import { openStore, type Store } from './store/store.js';
+import { redisRefusalOf } from './store/storeErrors.js';
 import { createWeb, type Web } from './web.js';
 import type { Worker, WorkerTuning } from './worker.js';
 import { announceApp, announceWorker, watchForWorkers } from './workerPresence.js';
@@ -233,7 +234,10 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
           // After the web role listens: with many unfinished jobs this takes a while, and Slack need not wait.
           const reconciling = worker
             .reconcile()
-            .catch((error: unknown) => logger.error(`could not set up the queues' work: ${String(error)}`));
+            // Redis's refusal in plain words (a full Redis's reply names a Lua script by its hash).
+            .catch((error: unknown) =>
+              logger.error(`could not set up the queues' work: ${redisRefusalOf(error) ?? String(error)}`),
+            );
           void background.run(() => reconciling);
         } else {
           logger.info(

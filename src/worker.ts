@@ -38,6 +38,7 @@ import type { SlackIdentity } from './slack/slackIdentity.js';
 import type { SlackTokenState } from './slack/slackToken.js';
 import { cachedUserNames } from './slack/userNames.js';
 import { RateLedger } from './store/rateLedger.js';
+import { redisRefusalOf } from './store/storeErrors.js';
 import type { Store } from './store/store.js';
 import { USER_AGENT } from './version.js';
 import { otherAppCheck } from './workerPresence.js';
@@ -244,7 +245,9 @@ export function startWorker(parts: WorkerParts): Worker {
     return running;
   };
   const timer = setInterval(() => {
-    reconcile(true).catch((error: unknown) => logger.warn(`could not check the queues: ${String(error)}`));
+    reconcile(true).catch((error: unknown) =>
+      logger.warn(`could not check the queues: ${redisRefusalOf(error) ?? String(error)}`),
+    );
   }, tuning.reconcileEveryMs ?? RECONCILE_EVERY_MS);
   timer.unref();
   return {

@@ -86,3 +86,26 @@ describe('Redis full for a while during a run', () => {
     expect(lines.filter((line) => line.includes('OOM command not allowed'))).toEqual([]);
   });
 });
+
+describe('Redis already full when the bot starts', () => {
+  it('says in plain words that the queues’ work could not be set up because Redis is full', async () => {
+    const redis = await startPrivateRedis();
+    const env = { REDIS_URL: redis.url, DIGEST_CHANNEL: 'C0DIGEST' };
+    // A bot ran on this Redis before (its key layout is written); Redis filled up meanwhile.
+    const before = await startBot({ env, namespace: 'full-at-start' });
+    await before.close();
+    expect(await redis.command('CONFIG SET maxmemory 1')).toContain('+OK');
+    const h = await startBot({ env, namespace: 'full-at-start' });
+    try {
+      const setUp = () => h.logs.find((line) => line.includes("could not set up the queues' work"));
+      await expect.poll(setUp, { timeout: 10_000 }).toBeDefined();
+      // As README.md's Troubleshooting names it, not Redis's own reply naming a Lua script by its hash.
+      expect(setUp()).toContain('Redis is full (its maxmemory is reached, and it refuses writes)');
+      expect(setUp()).not.toContain('OOM command not allowed');
+    } finally {
+      await redis.command('CONFIG SET maxmemory 0');
+      await h.close();
+      await redis.close();
+    }
+  });
+});
