@@ -83,7 +83,6 @@ export function createWeb(
     socketMode: config.slack.socketMode,
     track,
     ...(options.holdEventForMs ? { holdEventForMs: options.holdEventForMs } : {}),
-    botId: () => identity?.botId,
   });
   const ctx: ListenerContext = { access: config.access, enqueue: handOff.enqueue, track };
   const receiver = createReceiver(config, logger);

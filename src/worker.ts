@@ -41,7 +41,6 @@ import { RateLedger } from './store/rateLedger.js';
 import { redisRefusalOf } from './store/storeErrors.js';
 import type { Store } from './store/store.js';
 import { USER_AGENT } from './version.js';
-import { otherAppCheck } from './workerPresence.js';
 
 const REQUEST_CONCURRENCY = 16;
 /** At stop, how long the claims Redis may have taken without answering get to be withdrawn (jobStarts.ts). */
@@ -201,7 +200,6 @@ export function startWorker(parts: WorkerParts): Worker {
     home,
     bot: { userId: parts.identity.botUserId, botId: parts.identity.botId },
     withdrawn: (job) => queues.requests.withdrawn(job),
-    otherApp: otherAppCheck(store, parts.identity, config.store.namespace, logger),
   };
   queues.requests.process((job, signal) => processRequest(requests, job, signal), {
     concurrency: REQUEST_CONCURRENCY,

@@ -117,7 +117,7 @@ export function announceApp(
       logger.error(
         `another Slack app's deployment (${appName({ botId, appId })}) runs on this Redis with the same ` +
           `STORE_NAMESPACE (${namespace}) as this one (${appName(served)}): the two share their queues and job records ` +
-          `(their Slack requests are told apart, the rest of their work is not). ${GIVE_EACH_ITS_OWN}. ` +
+          `(each may take the other's requests and jobs, and answer them with its own token and Mintlify project). ${GIVE_EACH_ITS_OWN}. ` +
           `(Moving a deployment to a new Slack app, the old app's processes are seen until they stop.)`,
       );
     }
@@ -127,42 +127,4 @@ export function announceApp(
   const timer = setInterval(look, ANNOUNCE_EVERY_MS);
   timer.unref();
   return { stop: async () => clearInterval(timer) };
-}
-
-/**
- * Whether a queued request is another Slack app's whose deployment runs on this namespace: a worker
- * does not act on it (it would answer with its own token, in its own Mintlify project), and puts it
- * back for that app's workers. One whose app has not run here lately (a deployment moved to a new
- * Slack app, its last requests still queued) is acted on: no request is left waiting for nobody.
- */
-export function otherAppCheck(
-  store: Store,
-  served: ServedApp,
-  namespace: string,
-  logger: Logger,
-): (request: { botId?: string }, addedAt: number) => Promise<boolean> {
-  const said = new Set<string>();
-  return async ({ botId }, addedAt) => {
-    if (botId === undefined || botId === served.botId) return false;
-    // Queued lately, its app's web role was running then.
-    const alive =
-      Date.now() - addedAt < ALIVE_FOR_MS || (await store.kv.get(`${APP_ALIVE_KEY}:${botId}`)) !== undefined;
-    if (!said.has(botId)) {
-      said.add(botId);
-      if (alive) {
-        logger.error(
-          `a Slack request of another Slack app's deployment (bot ${botId}) is queued on this Redis with the same ` +
-            `STORE_NAMESPACE (${namespace}) as this one (${appName(served)}): this process leaves that app's requests ` +
-            `to its workers. ${GIVE_EACH_ITS_OWN}`,
-        );
-      } else {
-        logger.warn(
-          `a Slack request queued by bot ${botId}, which has not run on this Redis and STORE_NAMESPACE (${namespace}) ` +
-            `lately, is answered by this process (${appName(served)}), as a deployment moved to a new Slack app. ` +
-            `If another deployment still serves bot ${botId}: ${GIVE_EACH_ITS_OWN}`,
-        );
-      }
-    }
-    return alive;
-  };
 }

@@ -2,7 +2,7 @@ import { afterEach, expect, it, onTestFinished, vi } from 'vitest';
 import { createLogger } from '../src/log.js';
 import { openMemoryQueues } from '../src/queue/memoryQueues.js';
 import { openMemoryStore } from '../src/store/store.js';
-import { announceApp, otherAppCheck, watchForWorkers } from '../src/workerPresence.js';
+import { announceApp, watchForWorkers } from '../src/workerPresence.js';
 import { type BotHarness, startBot } from './support/botHarness.js';
 import { recordingLogger } from './support/loggers.js';
 import { uniqueNamespace } from './support/redis.js';
@@ -97,37 +97,6 @@ it('a web process alone says nothing while no request waits (a worker still star
   await requests.add('command', 'Document the queue');
   await expect.poll(() => lines.filter((line) => line.includes(NO_WORKER))).toHaveLength(1);
   expect(lines.find((line) => line.includes(NO_WORKER))).toContain('1 Slack request(s) wait in the queue');
-});
-
-it('a request of another Slack app is left for it while that app runs on the namespace, and answered once it has not for a while (a deployment moved to a new app)', async () => {
-  const store = openMemoryStore(uniqueNamespace('presence'));
-  onTestFinished(() => store.close());
-  const { logger, lines } = recordingLogger();
-  const otherApp = otherAppCheck(store, { botId: 'B0NEW', appId: 'A0NEW' }, 'docs-agent', logger);
-  const longAgo = Date.now() - 10 * 60_000;
-
-  // Its own requests, and those an older version queued (no bot), are acted on.
-  expect(await otherApp({ botId: 'B0NEW' }, Date.now())).toBe(false);
-  expect(await otherApp({}, Date.now())).toBe(false);
-  // Another app's, queued lately: its web role ran then.
-  expect(await otherApp({ botId: 'B0STAGE' }, Date.now())).toBe(true);
-  expect(lines.filter((line) => line.startsWith('error'))).toEqual([
-    expect.stringContaining(
-      'Give each deployment (production, staging, a developer’s app) its own STORE_NAMESPACE',
-    ),
-  ]);
-  // Queued long ago by an app whose processes still say they run: still left to them.
-  const staging = announceApp(store, { botId: 'B0STAGE' }, 'docs-agent', logger);
-  onTestFinished(() => staging.stop());
-  await expect.poll(() => otherApp({ botId: 'B0STAGE' }, longAgo)).toBe(true);
-
-  // Queued long ago by an app nothing runs for any more: answered here, and the log says so.
-  expect(await otherApp({ botId: 'B0OLD' }, longAgo)).toBe(false);
-  expect(lines.filter((line) => line.includes('B0OLD'))).toEqual([
-    expect.stringMatching(
-      /^warn .*has not run on this Redis and STORE_NAMESPACE \(docs-agent\) lately, is answered by this process/,
-    ),
-  ]);
 });
 
 it('a process finds another Slack app’s deployment running on its Redis and STORE_NAMESPACE, and says so once', async () => {

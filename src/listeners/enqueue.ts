@@ -33,14 +33,10 @@ export function createEnqueue(options: {
   track: ListenerContext['track'];
   /** How long an event is held in Socket Mode (default 10 minutes). */
   holdEventForMs?: number;
-  /** This process's bot (known once Slack has answered auth.test), which each request carries. */
-  botId?: () => string | undefined;
 }): { enqueue: ListenerContext['enqueue']; stop(): void } {
   const { requests, logger } = options;
   const holdEventForMs = options.holdEventForMs ?? HOLD_EVENT_FOR_MS;
-  const enqueue: ListenerContext['enqueue'] = async (asked, deliveryId, enqueueOptions = {}) => {
-    const botId = options.botId?.();
-    const request: SlackRequest = botId === undefined ? asked : { ...asked, botId };
+  const enqueue: ListenerContext['enqueue'] = async (request, deliveryId, enqueueOptions = {}) => {
     // Queue job ids are Slack's delivery ids: the same delivery again (a replay, a retry) is queued once.
     const jobId = `${request.kind}-${deliveryId ?? randomUUID()}`;
     // One round trip: whether an earlier delivery holds the id matters only to a late add's take-back.

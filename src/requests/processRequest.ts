@@ -21,8 +21,6 @@ const STORE_WAIT_MS = 5_000;
  * or for another run of it.
  */
 const START_WAIT_MS = 2_000;
-/** How long a request of another Slack app's deployment waits before a worker (its own, soon) takes it again. */
-const OTHER_APP_WAIT_MS = 1_000;
 
 /** What the `requests` processor needs, built once by the worker. */
 export interface RequestsContext {
@@ -36,8 +34,6 @@ export interface RequestsContext {
   bot: BotIdentity;
   /** Whether the web role withdrew this job (a late add of a request it answered "try again", or lost). */
   withdrawn: (job: QueueJob<SlackRequest>) => Promise<boolean>;
-  /** Whether the request is another Slack app's, whose deployment shares this namespace (see workerPresence.ts). */
-  otherApp: (request: SlackRequest, addedAt: number) => Promise<boolean>;
 }
 
 /**
@@ -72,10 +68,6 @@ export async function processRequest(
         `a request whose author was told it was not taken reached the queue late; not acting on it (${job.id})`,
       );
       return undefined;
-    }
-    // Not acted on, nor taken for good: back on the queue, for that app's workers.
-    if (await ctx.otherApp(job.data, job.addedAt)) {
-      return { again: { delayMs: OTHER_APP_WAIT_MS, data: job.data } };
     }
     await runRequest(ctx, job, signal);
     return undefined;

@@ -8,17 +8,7 @@ import type { FollowUpPlace } from './answerFollowUp.js';
  * read it: plain data (it crosses Redis), decided from the payload alone. The worker's processor
  * (`processRequest`) runs the use case and answers the person.
  */
-export type SlackRequest = SlackRequestKind & {
-  /**
-   * The bot (of SLACK_BOT_TOKEN's app) of the process that queued it: a worker of another app's
-   * deployment on the same Redis and STORE_NAMESPACE leaves it (see workerPresence.ts). Absent from
-   * a request an older version queued.
-   */
-  botId?: string;
-};
-
-/** What a Slack request asks, by its kind. */
-type SlackRequestKind =
+export type SlackRequest =
   /** `/docs-agent <instruction>`: `responseUrl` answers the person who typed it. */
   | { kind: 'command_start'; text: string; user: string; channel: string; responseUrl: string }
   /** `user`: who typed it (absent from a request an older version queued). */
