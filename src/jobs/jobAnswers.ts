@@ -218,8 +218,15 @@ export const DM_FILES_ONLY_TEXT =
 export const FILES_ONLY_TEXT =
   'The docs agent can’t open files shared in Slack, so I didn’t pass this on. Reply with what to change in words, or start a reply with `//` to keep it between people.';
 
-/** A reply under the card of a job forgotten after JOB_RETENTION_DAYS. */
-export function tooOldToSteerText(retentionMs: number): string {
+/**
+ * A reply under the card of a job forgotten after JOB_RETENTION_DAYS. In the bot's DM nobody
+ * mentions the bot: a message to it outside the thread is what starts a job there.
+ */
+export function tooOldToSteerText(retentionMs: number, where: 'channel' | 'dm' = 'channel'): string {
   const days = Math.round(retentionMs / (24 * 3_600_000));
-  return `This job is more than ${days} day${days === 1 ? '' : 's'} old, so I no longer keep it and can’t pass replies on to it. To change the docs again, start a new job: \`/docs-agent &lt;instruction&gt;\`, or mention me in this thread (the thread so far becomes its context).`;
+  const again =
+    where === 'dm'
+      ? 'send me a message outside this thread saying what to change.'
+      : '`/docs-agent &lt;instruction&gt;`, or mention me in this thread (the thread so far becomes its context).';
+  return `This job is more than ${days} day${days === 1 ? '' : 's'} old, so I no longer keep it and can’t pass replies on to it. To change the docs again, start a new job: ${again}`;
 }

@@ -11,7 +11,7 @@ import type { JobsContext } from './jobsContext.js';
 import { EditWaitsError, ThreadStartingError } from './jobStarts.js';
 import { commandWordOf, isStopWord, onlyMentions, smallTalkOf } from './smallTalk.js';
 import { type StartJobOutcome, startJob } from './startJob.js';
-import { type SteerJobOutcome, steerJob } from './steerJob.js';
+import { startsWithJobCard, type SteerJobOutcome, steerJob } from './steerJob.js';
 import {
   type BotIdentity,
   digestSection,
@@ -36,6 +36,8 @@ export interface MessageToBot {
   /** A message forwarded with it (Slack markup, with whose it is): `text` is the comment typed with it. */
   forwarded?: string;
   door: 'mention' | 'dm';
+  /** A DM reply whose thread's first message is the bot's (perhaps a job card that went to the DM). */
+  parentIsBot?: boolean;
   /** A message Slack sent again because it was edited (a mention marked edited, a DM's change): the edit's time. */
   editedTs?: string;
   bot: BotIdentity;
@@ -44,7 +46,7 @@ export interface MessageToBot {
 export type MessageToBotOutcome =
   /** Another delivery of the same message (a retry, or the same message as another event) was handled. */
   | { kind: 'duplicate' }
-  /** A DM reply in a job's thread: the thread-reply listener owns those. */
+  /** A DM reply in a job's thread, or under a forgotten job's card: the thread-reply listener owns those. */
   | { kind: 'job_thread' }
   | { kind: 'refused'; text: string }
   /** `inJobThread`: asked in a job's thread, where a mention is a follow-up. */
@@ -168,6 +170,19 @@ async function handleOnce(
     (await ctx.starts.threadStarting(channel, input.threadTs, startId))
   ) {
     throw new ThreadStartingError(channel, input.threadTs);
+  }
+
+  // A DM reply under a job card of the bot's (one that went to the DM at its top level) whose job is
+  // forgotten: the thread-reply listener tells its author the job is too old to steer. Started here,
+  // it would be a job of the reply alone (the card, the bot's, is no context for the agent).
+  if (
+    reply &&
+    input.door === 'dm' &&
+    input.parentIsBot === true &&
+    input.threadTs &&
+    (await startsWithJobCard(ctx.slack, channel, input.threadTs))
+  ) {
+    return { kind: 'job_thread' };
   }
 
   if (input.editedTs !== undefined) {

@@ -102,7 +102,8 @@ export async function steerJob(
   if (!record) {
     // Nor is a greeting under a forgotten job's card: none of these was for the agent.
     if (!amongPeople && talk !== 'greeting' && (await forgottenJobThread(ctx, input))) {
-      return { kind: 'too_old', text: tooOldToSteerText(ctx.config.jobRetentionMs) };
+      const where = isDirectMessage(input.channel) ? 'dm' : 'channel';
+      return { kind: 'too_old', text: tooOldToSteerText(ctx.config.jobRetentionMs, where) };
     }
     return { kind: 'ignored', why: 'not_a_job_thread' };
   }
@@ -278,15 +279,24 @@ function recordOnceRedisAnswers(ctx: JobsContext, jobId: string, job: AgentJob, 
  */
 async function forgottenJobThread(ctx: JobsContext, input: SteerJobInput): Promise<boolean> {
   if (!input.parentIsBot || input.mentionsBot) return false;
-  const first = await ctx.slack.conversations.replies({
-    channel: input.channel,
-    ts: input.threadTs,
+  if (!(await startsWithJobCard(ctx.slack, input.channel, input.threadTs))) return false;
+  return firstSighting(ctx.store.atomic, `message:${input.channel}:${input.messageTs}`, {
+    by: input.handledBy,
+  });
+}
+
+/** Whether the thread's first message is one of the bot's job cards (one read, of that message alone). */
+export async function startsWithJobCard(
+  slack: JobsContext['slack'],
+  channel: string,
+  threadTs: string,
+): Promise<boolean> {
+  const first = await slack.conversations.replies({
+    channel,
+    ts: threadTs,
     limit: 1,
     include_all_metadata: true,
   });
   const parent = first.messages?.[0] as { metadata?: { event_type?: string } } | undefined;
-  if (parent?.metadata?.event_type !== JOB_CARD_MARK_TYPE) return false;
-  return firstSighting(ctx.store.atomic, `message:${input.channel}:${input.messageTs}`, {
-    by: input.handledBy,
-  });
+  return parent?.metadata?.event_type === JOB_CARD_MARK_TYPE;
 }

@@ -1,5 +1,5 @@
 import { createClient, type RedisClientType } from '@keyv/redis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FAST_POLL, record, startFollowedJob, textOf, threadReplies } from '../jobs/followSupport.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
 import { type JobRecord, JobRecords } from '../../src/jobs/jobRecord.js';
@@ -139,6 +139,100 @@ describe('what a job leaves in Redis', () => {
     await h.event({ ...replyUnder(job.channel, '1700000000.000100', 'hello'), parent_user_id: 'U0OTHER' });
     await h.bot.drained();
     expect(h.slack.callsTo('chat.postEphemeral')).toHaveLength(1);
+  });
+
+  it('tells the author of a reply under a card that went to their DM, once its job is forgotten, rather than start a job of the reply', async () => {
+    // The bot cannot post in the channel: the card goes to the requester's DM, at its top level.
+    h.slack.setBotMember('C0SHUT', false);
+    await h.command('Document the DM layout', { channel_id: 'C0SHUT' });
+    const card = await h.slack.waitForCall(
+      'chat.postMessage',
+      (call) => call.response.ok === true && textOf(call).includes('Document the DM layout'),
+    );
+    const dm = String(card.response.channel);
+    const cardTs = String(card.response.ts);
+    const job = await vi.waitFor(async () => {
+      const found = await h.bot.context.jobs.records.byThread(dm, cardTs);
+      if (!found) throw new Error('not on the record yet');
+      return found;
+    });
+    await h.bot.drained();
+    const created = h.mintlify.requestsFor('createJob').length;
+    // Its retention runs out (Redis drops both keys).
+    await redis.del([`${namespace}:job:${job.jobId}`, `${namespace}:thread:${dm}:${cardTs}`]);
+
+    // Slack takes its usual moment to give the thread's first message (the card, and its mark).
+    h.slack.failNext('conversations.replies', { delayMs: 300, channel: dm });
+    const said = h.slack.seedMessage(dm, { user: 'U0USER', text: 'Also the CSV one', thread_ts: cardTs });
+    await h.event({
+      type: 'message',
+      channel: dm,
+      channel_type: 'im',
+      user: 'U0USER',
+      text: said.text,
+      ts: said.ts,
+      thread_ts: cardTs,
+      parent_user_id: BOT_USER,
+    });
+    await h.bot.drained();
+    // No job of “Also the CSV one” alone (the thread before it is the bot's own) is started...
+    expect.soft(h.mintlify.requestsFor('createJob')).toHaveLength(created);
+    // ...and, as under a card in a channel, the author is told the job is too old to steer.
+    expect(
+      h.slack
+        .callsTo('chat.postMessage')
+        .filter((call) => call.args.thread_ts === cardTs && textOf(call).includes('more than 2 days old')),
+    ).toHaveLength(1);
+    // In the DM's words: a message to the bot there starts a job, and nobody mentions it.
+    const told = h.slack
+      .callsTo('chat.postMessage')
+      .find((call) => textOf(call).includes('more than 2 days old'));
+    expect(textOf(told!)).toContain('send me a message outside this thread');
+    expect(textOf(told!)).not.toContain('mention me');
+  });
+
+  it('takes a reply in the thread of a job asked for in the DM, once the job is forgotten, as a message to the bot: a new job, with the thread so far', async () => {
+    const dm = 'D0READER';
+    const asked = h.slack.seedMessage(dm, { user: 'U0READER', text: 'Document the DM door' });
+    await h.event({
+      type: 'message',
+      channel: dm,
+      channel_type: 'im',
+      user: 'U0READER',
+      text: asked.text,
+      ts: asked.ts,
+    });
+    // Its card is the reply under the person's message.
+    const job = await vi.waitFor(async () => {
+      const found = await h.bot.context.jobs.records.byThread(dm, asked.ts);
+      if (!found) throw new Error('not on the record yet');
+      return found;
+    });
+    await h.bot.drained();
+    const created = h.mintlify.requestsFor('createJob').length;
+    await redis.del([`${namespace}:job:${job.jobId}`, `${namespace}:thread:${dm}:${asked.ts}`]);
+
+    const said = h.slack.seedMessage(dm, { user: 'U0READER', text: 'Also the CSV one', thread_ts: asked.ts });
+    await h.event({
+      type: 'message',
+      channel: dm,
+      channel_type: 'im',
+      user: 'U0READER',
+      text: said.text,
+      ts: said.ts,
+      thread_ts: asked.ts,
+      parent_user_id: 'U0READER',
+    });
+    // The person's first message is the thread so far: the new job has it, and its card is in that thread.
+    await expect.poll(() => h.mintlify.requestsFor('createJob').length).toBe(created + 1);
+    const { prompt } = h.mintlify.requestsFor('createJob').at(-1)!.body as { prompt: string };
+    expect(prompt).toMatch(/^Also the CSV one\n/);
+    expect(prompt).toContain('Document the DM door');
+    await expect.poll(async () => (await h.bot.context.jobs.records.byThread(dm, asked.ts))?.door).toBe('dm');
+    await h.bot.drained();
+    expect(
+      h.slack.callsTo('chat.postMessage').filter((call) => textOf(call).includes('more than 2 days old')),
+    ).toHaveLength(1);
   });
 });
 

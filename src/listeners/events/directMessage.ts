@@ -2,6 +2,7 @@ import type { AllMiddlewareArgs, App, SlackEventMiddlewareArgs } from '@slack/bo
 import { type ListenerContext, lastDelivery } from '../context.js';
 import { MESSAGE_LOST, REPLY_LOST, tellLost } from './lostMessage.js';
 import { messageToBotFrom } from './messageToBotFrom.js';
+import { threadParentUser } from './threadParent.js';
 
 type MessageArgs = SlackEventMiddlewareArgs<'message'> & AllMiddlewareArgs;
 
@@ -19,6 +20,9 @@ export function directMessage(ctx: ListenerContext) {
     if ('bot_id' in event && event.bot_id) return; // our own cards and answers among them
     if (!('user' in event) || !event.user || typeof event.text !== 'string') return;
     const message = messageToBotFrom({ ...event, text: event.text }, event.user, context, 'dm');
+    // A reply under one of the bot's messages may be under a job card that went to the DM (see handleMessageToBot).
+    const parent = threadParentUser(event);
+    if (parent !== undefined && parent === context.botUserId) message.parentIsBot = true;
     const place = { channel: event.channel, user: event.user, threadTs: event.thread_ts, dm: true };
     // A reply in one of the DM's threads (a job's) is lost as a reply.
     const lost = event.thread_ts !== undefined && event.thread_ts !== event.ts ? REPLY_LOST : MESSAGE_LOST;

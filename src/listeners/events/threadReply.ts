@@ -6,6 +6,7 @@ import { forwardedText } from '../../slack/messageText.js';
 import { readChannelMessage } from '../../slack/threadMessages.js';
 import { type ListenerContext, lastDelivery } from '../context.js';
 import { REPLY_LOST, tellLost } from './lostMessage.js';
+import { threadParentUser } from './threadParent.js';
 
 type MessageArgs = SlackEventMiddlewareArgs<'message'> & AllMiddlewareArgs;
 
@@ -24,7 +25,7 @@ export function threadReply(ctx: ListenerContext) {
     const { channel, ts, thread_ts: threadTs, user } = event;
     // A reply that mentions the bot also arrives as app_mention: both give the job the same words.
     const text = withoutBotMention(event.text, context.botUserId);
-    const parentUser = (event as { parent_user_id?: string }).parent_user_id;
+    const parentUser = threadParentUser(event);
     const place = {
       channel,
       threadTs,
