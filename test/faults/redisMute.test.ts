@@ -232,11 +232,24 @@ describe('a Redis that goes mute while the bot runs, then answers again', () => 
         thread_ts: job.cardTs,
         parent_user_id: 'U0BOT',
       };
+      // "Also send to #channel": Slack names the thread's first message (the card) in `root` instead.
+      const broadcast = {
+        type: 'message',
+        subtype: 'thread_broadcast',
+        channel: job.channel,
+        channel_type: 'channel',
+        user: 'U0DEE',
+        text: 'Also the lost flags, everyone',
+        ts: '1800000104.000100',
+        thread_ts: job.cardTs,
+        root: { type: 'message', user: 'U0BOT', bot_id: 'B0BOT', text: 'Docs agent job', ts: job.cardTs },
+      };
       proxy.mute();
       for (const [event, eventId] of [
         [mention, 'EvLOSTMENTION'],
         [dm, 'EvLOSTDM'],
         [steer, 'EvLOSTSTEER'],
+        [broadcast, 'EvLOSTBROADCAST'],
       ] as const) {
         // The first delivery's add is sent, and held: it lands once Redis answers again.
         expect((await h.event(event, { eventId })).status).toBe(500);
@@ -256,14 +269,19 @@ describe('a Redis that goes mute while the bot runs, then answers again', () => 
         (call) => call.args.user === 'U0CAT' && call.args.thread_ts === job.cardTs,
       );
       expect(toldInThread.args).toMatchObject({ channel: job.channel, text: REPLY_LOST });
+      const broadcastTold = await h.slack.waitForCall(
+        'chat.postEphemeral',
+        (call) => call.args.user === 'U0DEE' && call.args.thread_ts === job.cardTs,
+      );
+      expect(broadcastTold.args).toMatchObject({ channel: job.channel, text: REPLY_LOST });
 
       await expect(h.bot.store.kv.get('mute-probe')).rejects.toBeInstanceOf(StoreTimeoutError);
       proxy.speak();
-      // Working again: a new command starts a job; the three lost messages, which reached the queue
+      // Working again: a new command starts a job; the four lost messages, which reached the queue
       // late, start and send nothing.
       await startFollowedJob(h, 'Document the found replies');
       await h.bot.drained();
-      expect(notActedOn() - ignoredBefore).toBe(3);
+      expect(notActedOn() - ignoredBefore).toBe(4);
       const prompts = h.mintlify.requestsFor('createJob').map((request) => JSON.stringify(request.body));
       expect(prompts.filter((prompt) => /lost (mention|DM)/.test(prompt))).toEqual([]);
       expect(h.mintlify.requestsFor('sendMessage')).toHaveLength(sentBefore);

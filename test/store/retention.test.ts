@@ -234,6 +234,35 @@ describe('what a job leaves in Redis', () => {
       h.slack.callsTo('chat.postMessage').filter((call) => textOf(call).includes('more than 2 days old')),
     ).toHaveLength(1);
   });
+
+  it('tells the author of a reply also sent to the channel once the job is forgotten, as a plain reply’s', async () => {
+    const job = await startFollowedJob(h, 'Document the broadcast layout');
+    await redis.del([`${namespace}:job:${job.jobId}`, `${namespace}:thread:${job.channel}:${job.cardTs}`]);
+    // "Also send to #channel": Slack sends it as thread_broadcast, naming the thread's parent in
+    // `root` (the card, the bot's) rather than in parent_user_id.
+    const { parent_user_id: _parent, ...plain } = replyUnder(
+      job.channel,
+      job.cardTs,
+      'One more thing, everyone',
+    );
+    await h.event({
+      ...plain,
+      subtype: 'thread_broadcast',
+      root: {
+        type: 'message',
+        user: BOT_USER,
+        bot_id: 'B0BOT',
+        text: 'Docs agent job',
+        ts: job.cardTs,
+        thread_ts: job.cardTs,
+      },
+    });
+    const told = await h.slack.waitForCall(
+      'chat.postEphemeral',
+      (call) => call.args.thread_ts === job.cardTs && call.args.user === 'U0READER',
+    );
+    expect(textOf(told)).toContain('more than 2 days old');
+  });
 });
 
 describe('a reply from someone the allowlist leaves out', () => {
