@@ -279,6 +279,41 @@ describe('replies in a job’s thread', () => {
     );
   });
 
+  it('from someone of another organization (Slack Connect) with a file alone, tell them the agent cannot open files', async () => {
+    const h = await bot();
+    const thread = await startJob(h);
+    // In a shared channel Slack names no file shared by the other organization's people: the
+    // message carries only its id, and a word to ask files.info for the rest.
+    const shared = {
+      id: 'F0SHOT',
+      mode: 'file_access',
+      file_access: 'check_file_info',
+      created: 0,
+      timestamp: 0,
+      user: '',
+    };
+    await h.event(
+      reply(thread, '', { subtype: 'file_share', files: [shared], user: 'U0EXT', user_team: 'T0PARTNER' }),
+    );
+    // As for a file of this organization's people: nothing sent, and its author told why.
+    const told = await h.slack.waitForCall('chat.postEphemeral');
+    expect(told.args).toMatchObject({ channel: 'C0DOCS', user: 'U0EXT', thread_ts: thread });
+    expect(String(told.args.text)).toContain('can’t open files');
+    expect(followUps(h)).toEqual([]);
+    // With words, it goes to the job, the file named as what it is.
+    await h.event(
+      reply(thread, 'The error in this screenshot', {
+        subtype: 'file_share',
+        files: [shared],
+        user: 'U0EXT',
+        user_team: 'T0PARTNER',
+      }),
+    );
+    await expect
+      .poll(() => followUps(h).map((request) => request.body))
+      .toEqual([{ prompt: 'The error in this screenshot\n[attached, not included: a file]' }]);
+  });
+
   it('with a message forwarded into the thread, send the forwarded message with the words typed with it', async () => {
     const h = await bot();
     h.slack.seedUser({ id: 'U0CAT', name: 'cat' });
