@@ -218,6 +218,10 @@ export const DM_FILES_ONLY_TEXT =
 export const FILES_ONLY_TEXT =
   'The docs agent can’t open files shared in Slack, so I didn’t pass this on. Reply with what to change in words, or start a reply with `//` to keep it between people.';
 
+/** The same, in a job's thread in the bot's DM: nobody else reads it, so nothing to keep between people. */
+export const DM_FILES_ONLY_REPLY_TEXT =
+  'The docs agent can’t open files shared in Slack, so I didn’t pass this on. Reply with what to change in words.';
+
 /**
  * A reply under the card of a job forgotten after JOB_RETENTION_DAYS. In the bot's DM nobody
  * mentions the bot: a message to it outside the thread is what starts a job there.

@@ -4,6 +4,7 @@ import { firstSighting } from '../store/dedupe.js';
 import type { AgentBudget } from '../store/rateLedger.js';
 import { accessRefusal } from './access.js';
 import {
+  DM_FILES_ONLY_REPLY_TEXT,
   FILES_ONLY_TEXT,
   followUpFailureText,
   INTERRUPTED_FOLLOW_UP,
@@ -168,7 +169,10 @@ async function steerTheJob(
   if (greeted)
     return { kind: 'help', text: isDirectMessage(input.channel) ? DM_JOB_THREAD_HELP : JOB_THREAD_HELP };
   // Told once (after the dedupe), however often Slack delivers it.
-  if (said === '' && forwarded === '') return { kind: 'files_only', text: FILES_ONLY_TEXT };
+  if (said === '' && forwarded === '') {
+    const text = isDirectMessage(input.channel) ? DM_FILES_ONLY_REPLY_TEXT : FILES_ONLY_TEXT;
+    return { kind: 'files_only', text };
+  }
 
   // After any earlier reply of the thread: the job takes them in the order they were written.
   await underWay.earlierSent(input.signal);

@@ -108,6 +108,23 @@ describe('a direct message to the bot', () => {
     expect(h.mintlify.requestsFor('sendMessage')).toEqual([]);
   });
 
+  it('in a job’s thread, a file alone is told about files in words for the DM, as the thread’s help is', async () => {
+    h = await startBot();
+    const asked = await sendDm(h, 'Document the --json flag');
+    await expect.poll(async () => (await h.bot.context.jobs.records.byThread(DM, asked))?.door).toBe('dm');
+    await sendDm(h, '', {
+      thread_ts: asked,
+      subtype: 'file_share',
+      files: [{ id: 'F0SHOT', name: 'shot.png' }],
+    });
+    const told = await h.slack.waitForCall('chat.postMessage', (call) =>
+      String(call.args.text).includes('can’t open files'),
+    );
+    expect(told.args).toMatchObject({ channel: DM, thread_ts: asked });
+    // Nobody else reads the bot's DM: nothing of keeping a reply between people.
+    expect(String(told.args.text)).not.toMatch(/\/\/|between people/);
+  });
+
   it('in a job’s thread, sends a message forwarded there with no words to the job, as in a channel’s job thread', async () => {
     h = await startBot();
     const asked = await sendDm(h, 'Document the --json flag');
