@@ -218,6 +218,10 @@ export const DM_FILES_ONLY_TEXT =
 export const FILES_ONLY_TEXT =
   'The docs agent can’t open files shared in Slack, so I didn’t pass this on. Reply with what to change in words, or start a reply with `//` to keep it between people.';
 
+/** An edit of a reply the docs agent already has: edits do not reach it. */
+export const EDIT_NOT_SENT_TEXT =
+  'The docs agent already has your reply as you first wrote it, and edits don’t reach it. To change what you asked, reply again with the change.';
+
 /** The same, in a job's thread in the bot's DM: nobody else reads it, so nothing to keep between people. */
 export const DM_FILES_ONLY_REPLY_TEXT =
   'The docs agent can’t open files shared in Slack, so I didn’t pass this on. Reply with what to change in words.';

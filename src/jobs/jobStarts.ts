@@ -252,8 +252,13 @@ export class JobStarts {
    * (ThreadStartingError).
    */
   async threadStarting(channel: string, threadTs: string, except?: string): Promise<boolean> {
-    const holder = await this.store.atomic.holder(threadStartKey(channel, threadTs));
+    const holder = await this.threadStartOf(channel, threadTs);
     return holder !== undefined && holder !== except;
+  }
+
+  /** The start that holds the thread, if one does. */
+  threadStartOf(channel: string, threadTs: string): Promise<string | undefined> {
+    return this.store.atomic.holder(threadStartKey(channel, threadTs));
   }
 }
 

@@ -154,7 +154,7 @@ async function handleOnce(
         ...(input.files ? { files: input.files } : {}),
         ...(input.forwarded ? { forwarded: input.forwarded } : {}),
         handledBy: startId,
-        ...(input.editedTs !== undefined ? { edited: true } : {}),
+        ...(input.editedTs !== undefined ? { editedTs: input.editedTs } : {}),
       };
       return { kind: 'steered', outcome: await steerJob(ctx, userNames, steerInput) };
     }

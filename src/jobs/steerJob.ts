@@ -5,6 +5,7 @@ import type { AgentBudget } from '../store/rateLedger.js';
 import { accessRefusal } from './access.js';
 import {
   DM_FILES_ONLY_REPLY_TEXT,
+  EDIT_NOT_SENT_TEXT,
   FILES_ONLY_TEXT,
   followUpFailureText,
   INTERRUPTED_FOLLOW_UP,
@@ -46,12 +47,17 @@ export interface SteerJobInput {
   parentIsBot?: boolean;
   /** The reply mentions the bot: then it also arrives as a mention, which may start a job. */
   mentionsBot?: boolean;
-  /** A mention that got the help alone, edited to say what to change: sent once, as a reply of its own. */
-  edited?: boolean;
+  /**
+   * The reply's edit (its time, as Slack's `edited.ts`), with its words as they read now: sent in the
+   * reply's place while the job does not have the reply yet (see `sendTurn`).
+   */
+  editedTs?: string;
 }
 
 export type SteerJobOutcome =
   | { kind: 'ignored'; why: 'not_a_job_thread' | 'between_people' | 'small_talk' | 'empty' | 'already_sent' }
+  /** An edit of a reply the job has already: not sent; its author is told so, once per reply. */
+  | { kind: 'edit_not_sent'; text: string }
   /** `status` or `digest` alone: words for `/docs-agent`, not sent; its author is told where to type them. */
   | { kind: 'command_word'; text: string }
   /** A lone "stop" or "cancel": not sent (it would set the job working); its author is told why. */
@@ -73,6 +79,17 @@ const FORWARDED_ALONE = 'Take into account the message below, forwarded into thi
 const KEEP_ANSWER_MS = 30 * 60_000;
 // As long as the message's own dedupe: past it, a queue job is not run again.
 const FOLLOW_UP_NOTE_MS = 24 * 3_600_000;
+/** An edit made this long after its reply is only an edit: the reply's marks below may be gone. */
+const EDITS_COUNT_MS = 24 * 3_600_000;
+/** How long a reply's marks are kept: which version of it was sent, its latest edit, its author told. */
+const REPLY_MARKS_MS = 2 * EDITS_COUNT_MS;
+/** The latest edit of a reply (an index of one, its highest ts). */
+const editsKey = (channel: string, ts: string) => `reply-edits:${channel}:${ts}`;
+/** Which version of a reply was sent to the job (`first`, or an edit's ts), and by which queue job. */
+const sentKey = (channel: string, ts: string) => `reply-sent:${channel}:${ts}`;
+/** Its author was told that the job has an earlier version than their edit. */
+const editToldKey = (channel: string, ts: string) => `reply-edit-told:${channel}:${ts}`;
+const FIRST = 'first';
 
 /**
  * Sends a reply in a job's thread to that job as a follow-up. Slack may deliver the same reply
@@ -83,6 +100,9 @@ export async function steerJob(
   userNames: UserNames,
   input: SteerJobInput,
 ): Promise<SteerJobOutcome> {
+  // An edit is noted first: while the job does not have the reply, its latest words are the ones to send.
+  if (input.editedTs !== undefined && !(await noteEdit(ctx, input, input.editedTs)))
+    return { kind: 'ignored', why: 'not_a_job_thread' };
   // A thanks or an OK is for the people in the thread: sent, it would set a finished job working again
   // and spend an agent use. Known from the words alone, before the thread's job is looked up. Typed
   // with a file or a forwarded message, it is only their comment: what was shared is looked at.
@@ -101,8 +121,14 @@ export async function steerJob(
     record = await ctx.records.byThread(input.channel, input.threadTs);
   }
   if (!record) {
-    // Nor is a greeting under a forgotten job's card: none of these was for the agent.
-    if (!amongPeople && talk !== 'greeting' && (await forgottenJobThread(ctx, input))) {
+    // Nor is a greeting under a forgotten job's card: none of these was for the agent (nor an edit,
+    // whose reply had its answer).
+    const forgotten =
+      !amongPeople &&
+      talk !== 'greeting' &&
+      input.editedTs === undefined &&
+      (await forgottenJobThread(ctx, input));
+    if (forgotten) {
       const where = isDirectMessage(input.channel) ? 'dm' : 'channel';
       return { kind: 'too_old', text: tooOldToSteerText(ctx.config.jobRetentionMs, where) };
     }
@@ -151,7 +177,7 @@ async function steerTheJob(
   if (record.contextBefore && tsBefore(input.messageTs, record.contextBefore)) {
     return { kind: 'ignored', why: 'already_sent' };
   }
-  const key = `message:${input.channel}:${input.messageTs}${input.edited ? ':edit' : ''}`;
+  const key = `message:${input.channel}:${input.messageTs}${input.editedTs !== undefined ? `:edit:${input.editedTs}` : ''}`;
   if (!(await firstSighting(ctx.store.atomic, key, { by: input.handledBy }))) {
     return { kind: 'ignored', why: 'already_sent' };
   }
@@ -176,6 +202,9 @@ async function steerTheJob(
 
   // After any earlier reply of the thread: the job takes them in the order they were written.
   await underWay.earlierSent(input.signal);
+  // Sent once, in its latest words: an edit made while it waited goes instead of it.
+  const turn = await sendTurn(ctx, input);
+  if (turn.kind !== 'send') return turn.outcome;
   // Noted before the POST, which is never sent twice: the same queue job run again after a crash
   // finds the note, and tells the person instead of sending the reply a second time.
   if (!(await ctx.store.atomic.setIfAbsent(`follow-up:${input.handledBy}`, '1', FOLLOW_UP_NOTE_MS))) {
@@ -213,6 +242,8 @@ async function steerTheJob(
   } catch (error) {
     ctx.logger.warn(`could not send a follow-up to job ${record.jobId}: ${String(error)}`);
     if (!didNothing(error)) await followAsMaybeTaken(ctx, record.jobId, input.user);
+    // The job did not get it: an edit of it ("please rephrase") is the author's next try.
+    else await turn.release();
     await noteIfLimitReached(ctx, record.projectId, error);
     const budget = await ctx.ledger.current(record.projectId).catch(() => undefined);
     return { kind: 'failed', record, text: followUpFailureText(error, budget, ctx.now()), error };
@@ -303,4 +334,72 @@ export async function startsWithJobCard(
   });
   const parent = first.messages?.[0] as { metadata?: { event_type?: string } } | undefined;
   return parent?.metadata?.event_type === JOB_CARD_MARK_TYPE;
+}
+
+/**
+ * Notes an edit of a reply in a job's thread (one that is, or is starting), so that the reply, if it
+ * is still waiting to be sent (for its job to be created, or behind an earlier reply), goes in these
+ * words instead. False when the edit is none of the bot's business, or too late to count.
+ */
+async function noteEdit(ctx: JobsContext, input: SteerJobInput, editedTs: string): Promise<boolean> {
+  if (ctx.now().getTime() - Number(input.messageTs) * 1000 > EDITS_COUNT_MS) return false;
+  // A message written before its thread's job was asked for (the thread's context, a message the
+  // shortcut chose, the message that started the job) is none of the job's: its edits change nothing.
+  const asked = await jobAskedAt(ctx, input.channel, input.threadTs);
+  if (asked === undefined || Number(input.messageTs) * 1000 <= asked) return false;
+  await ctx.store.atomic.indexAdd(
+    editsKey(input.channel, input.messageTs),
+    editedTs,
+    Number(editedTs),
+    1,
+    REPLY_MARKS_MS,
+  );
+  return true;
+}
+
+/**
+ * Whether this version of a reply (the reply as written, or one of its edits) is the one to send: a
+ * reply is sent once, in its latest words. A version with a later edit noted gives way to it (that
+ * edit, read on its own, is sent or not); the first to claim the send sends. An edit that comes once
+ * the job has an earlier version is not sent: its author is told so, once per reply.
+ */
+async function sendTurn(
+  ctx: JobsContext,
+  input: SteerJobInput,
+): Promise<{ kind: 'send'; release(): Promise<void> } | { kind: 'not_sent'; outcome: SteerJobOutcome }> {
+  const { atomic } = ctx.store;
+  const { channel, messageTs } = input;
+  const mine = input.editedTs;
+  const notSent = {
+    kind: 'not_sent' as const,
+    outcome: { kind: 'ignored' as const, why: 'already_sent' as const },
+  };
+  const [latest] = await atomic.indexNewest(editsKey(channel, messageTs), 1);
+  if (latest !== undefined && (mine === undefined || tsBefore(mine, latest))) return notSent;
+  const owner = `${mine ?? FIRST} ${input.handledBy}`;
+  if (await atomic.claim(sentKey(channel, messageTs), owner, REPLY_MARKS_MS)) {
+    return {
+      kind: 'send',
+      release: async () => {
+        await atomic.deleteIfValue(sentKey(channel, messageTs), owner).catch(() => false);
+      },
+    };
+  }
+  const sent = (await atomic.holder(sentKey(channel, messageTs)))?.split(' ')[0];
+  const earlier = sent !== undefined && mine !== undefined && (sent === FIRST || tsBefore(sent, mine));
+  if (!earlier || !(await atomic.setIfAbsent(editToldKey(channel, messageTs), '1', REPLY_MARKS_MS)))
+    return notSent;
+  return { kind: 'not_sent', outcome: { kind: 'edit_not_sent', text: EDIT_NOT_SENT_TEXT } };
+}
+
+/**
+ * When the job of the thread (or the one starting there) was asked for, as its start has it (kept a
+ * day); a job older than that, when it was created. Undefined when the thread has no job.
+ */
+async function jobAskedAt(ctx: JobsContext, channel: string, threadTs: string): Promise<number | undefined> {
+  const record = await ctx.records.byThread(channel, threadTs);
+  const startId = record ? record.startId : await ctx.starts.threadStartOf(channel, threadTs);
+  const start = startId !== undefined ? await ctx.starts.get(startId) : undefined;
+  if (start) return Date.parse(start.at);
+  return record ? Date.parse(record.createdAt) : undefined;
 }

@@ -130,6 +130,9 @@ async function runRequest(
   }
 }
 
+/** What an edit of a reply is answered with (its reply had its own answer). */
+const EDIT_ANSWERED: ReadonlySet<SteerJobOutcome['kind']> = new Set(['sent', 'failed', 'edit_not_sent']);
+
 /** A reply in a thread steers the job whose thread it is; any other thread is none of our business. */
 async function steerFromThread(
   ctx: RequestsContext,
@@ -137,7 +140,7 @@ async function steerFromThread(
   handledBy: string,
   signal: AbortSignal,
 ): Promise<void> {
-  const { place, text, files, forwarded } = request;
+  const { place, text, files, forwarded, editedTs } = request;
   const { logger } = ctx.jobs;
   let outcome: SteerJobOutcome;
   try {
@@ -149,6 +152,7 @@ async function steerFromThread(
       text,
       ...(files ? { files } : {}),
       ...(forwarded ? { forwarded } : {}),
+      ...(editedTs !== undefined ? { editedTs } : {}),
       handledBy,
       signal,
       parentIsBot: place.parentIsBot === true,
@@ -162,6 +166,8 @@ async function steerFromThread(
     logger.error(`a thread reply could not be handled: ${String(error)}`);
     return;
   }
+  // An edit is read for its new words: answered only when they went to the job, or could not.
+  if (editedTs !== undefined && !EDIT_ANSWERED.has(outcome.kind)) return;
   await answerFollowUp(ctx.jobs.slack, logger, place, outcome).catch((error: unknown) => {
     logger.warn(`could not answer a thread reply in ${place.channel}: ${String(error)}`);
   });

@@ -22,6 +22,8 @@ export type SlackRequest =
       files?: ThreadMessage['files'];
       /** A message forwarded with the reply (Slack markup). */
       forwarded?: string;
+      /** An edit of the reply (`text` is its words now): the edit's ts. */
+      editedTs?: string;
     }
   /** A mention, or a message in the bot's DM. */
   | { kind: 'message_to_bot'; message: MessageToBot }

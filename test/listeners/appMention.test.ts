@@ -544,6 +544,54 @@ describe('@docs-agent <instruction>', () => {
     expect(h.slack.callsTo('chat.postMessage').filter((call) => call.response.ok === true)).toHaveLength(1);
   });
 
+  it('is followed by a reply written while its job is being created, and edited before it could go: the job gets the reply as it reads now', async () => {
+    const { create, said } = await withSlowCreate();
+    await h.event(mention({ ts: said.ts, text: said.text }));
+    await expect.poll(() => h.mintlify.requestsFor('createJob').length).toBe(1);
+    const reply = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      thread_ts: said.ts,
+      text: 'only the CLI page please',
+    });
+    const written = {
+      type: 'message',
+      channel: 'C0DOCS',
+      channel_type: 'channel',
+      user: 'U0ADA',
+      text: reply.text,
+      ts: reply.ts,
+      thread_ts: said.ts,
+      parent_user_id: 'U0ADA',
+    };
+    await h.event(written);
+    const waiting = () =>
+      h.logs.filter((line) => line.includes('a message waits for the job starting in its thread')).length;
+    await expect.poll(waiting).toBeGreaterThanOrEqual(1);
+    // Nothing has gone to the agent yet: its author changes their mind, and edits the reply.
+    const { type: _type, channel: _channel, channel_type: _kind, ...before } = written;
+    await h.event({
+      type: 'message',
+      subtype: 'message_changed',
+      hidden: true,
+      channel: 'C0DOCS',
+      channel_type: 'channel',
+      ts: '1800000300.000001',
+      message: {
+        type: 'message',
+        ...before,
+        text: 'only the API page please, not the CLI one',
+        edited: { user: 'U0ADA', ts: '1800000300.000000' },
+      },
+      previous_message: { type: 'message', ...before },
+    });
+    h.slack.message('C0DOCS', reply.ts)!.text = 'only the API page please, not the CLI one';
+    create.release();
+
+    await expect.poll(() => followUps(h).length, { timeout: 10_000 }).toBe(1);
+    // The words the author replaced before anything was sent do not reach the agent.
+    expect(followUps(h)).toEqual([{ prompt: 'only the API page please, not the CLI one' }]);
+  });
+
   it('in a thread whose job started while it was read becomes that job’s follow-up, not a second job', async () => {
     h = await startBot();
     const root = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text: 'The export flag is undocumented' });

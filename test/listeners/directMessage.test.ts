@@ -125,6 +125,40 @@ describe('a direct message to the bot', () => {
     expect(String(told.args.text)).not.toMatch(/\/\/|between people/);
   });
 
+  it('in a job’s thread, a file alone edited to say what to change is sent to the job; a later edit is not, and its author is told so once', async () => {
+    h = await startBot();
+    const asked = await sendDm(h, 'Document the --json flag');
+    await expect.poll(async () => (await h.bot.context.jobs.records.byThread(DM, asked))?.door).toBe('dm');
+    const files = [{ id: 'F0SHOT', name: 'shot.png' }];
+    const shot = await sendDm(h, '', { thread_ts: asked, subtype: 'file_share', files });
+    await h.slack.waitForCall('chat.postMessage', (call) =>
+      String(call.args.text).includes('can’t open files'),
+    );
+    await h.bot.drained();
+    const reply = { user: 'U0ADA', ts: shot, thread_ts: asked, parent_user_id: 'U0ADA', files };
+    await dmChanged(h, {
+      ...reply,
+      text: 'Show this output in the example',
+      edited: { user: 'U0ADA', ts: '1800000300.000000' },
+    });
+    await expect
+      .poll(() => h.mintlify.requestsFor('sendMessage').map((request) => request.body))
+      .toEqual([{ prompt: 'Show this output in the example\n[attached, not included: shot.png]' }]);
+    // The job has it now: a second edit is not sent, and the person hears so (in the thread: it is their DM).
+    for (const [text, ts] of [
+      ['Show this output in the JSON example', '1800000400.000000'],
+      ['Show this output in the JSON example.', '1800000500.000000'],
+    ] as const)
+      await dmChanged(h, { ...reply, text, edited: { user: 'U0ADA', ts } }, `${ts.slice(0, -1)}1`);
+    await h.bot.drained();
+    const told = h.slack
+      .callsTo('chat.postMessage')
+      .filter((call) => String(call.args.text).includes('reply again with the change'));
+    expect(told).toHaveLength(1);
+    expect(told[0]?.args).toMatchObject({ channel: DM, thread_ts: asked });
+    expect(h.mintlify.requestsFor('sendMessage')).toHaveLength(1);
+  });
+
   it('in a job’s thread, sends a message forwarded there with no words to the job, as in a channel’s job thread', async () => {
     h = await startBot();
     const asked = await sendDm(h, 'Document the --json flag');

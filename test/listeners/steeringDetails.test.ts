@@ -147,6 +147,54 @@ describe('steering a job, and the doors, in the details', () => {
     expect(followUps(h)).toHaveLength(1);
   });
 
+  it('a reply in a job’s thread of a file alone, told to say it in words, edited to add the words, is sent to the job with the file named', async () => {
+    h = await startBot();
+    const thread = await jobThread(h);
+    const files = [{ id: 'F0SHOT', name: 'error.png' }];
+    const said = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: '', thread_ts: thread });
+    const reply = {
+      type: 'message',
+      subtype: 'file_share',
+      channel: 'C0DOCS',
+      channel_type: 'channel',
+      user: 'U0ADA',
+      text: '',
+      ts: said.ts,
+      thread_ts: thread,
+      parent_user_id: BOT,
+      files,
+    };
+    await h.event(reply);
+    const told = await h.slack.waitForCall('chat.postEphemeral');
+    expect(String(told.args.text)).toContain('can’t open files');
+    await h.bot.drained();
+    // As a mention of a file alone would be (or a DM of one): the person edits the reply to say it in words.
+    const { type: _type, subtype: _subtype, channel: _channel, channel_type: _kind, ...before } = reply;
+    await h.event({
+      type: 'message',
+      subtype: 'message_changed',
+      hidden: true,
+      channel: 'C0DOCS',
+      channel_type: 'channel',
+      ts: '1800000300.000001',
+      message: {
+        type: 'message',
+        ...before,
+        text: 'Show the error in this screenshot in the troubleshooting page',
+        edited: { user: 'U0ADA', ts: '1800000300.000000' },
+      },
+      previous_message: { type: 'message', ...before },
+    });
+    await expect
+      .poll(() => followUps(h))
+      .toEqual([
+        {
+          prompt:
+            'Show the error in this screenshot in the troubleshooting page\n[attached, not included: error.png]',
+        },
+      ]);
+  });
+
   it('a mention sent to a job as a follow-up is not sent again when its typo is fixed a day later', async () => {
     h = await startBot();
     h.slack.seedUser({ id: 'U0ADA', name: 'ada' });

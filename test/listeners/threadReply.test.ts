@@ -49,6 +49,29 @@ const reply = (threadTs: string, text: string, extra: Record<string, unknown> = 
 
 const followUps = (h: BotHarness) => h.mintlify.requestsFor('sendMessage');
 
+/**
+ * Slack's word that a reply changed (`message_changed`): the reply as it is now under `message`, the
+ * change with a ts of its own; `edited` when its author edited it (Slack's own changes, such as a
+ * link preview added, have none).
+ */
+const changed = (
+  original: ReturnType<typeof reply>,
+  text: string,
+  edited: { user: string; ts: string } | undefined = { user: original.user, ts: `${nextTs + 50}.000100` },
+) => {
+  const { type: _type, channel: _channel, channel_type: _kind, ...before } = original;
+  return {
+    type: 'message',
+    subtype: 'message_changed',
+    hidden: true,
+    channel: original.channel,
+    channel_type: original.channel_type,
+    ts: `${nextTs + 50}.000200`,
+    message: { type: 'message', ...before, text, ...(edited ? { edited } : {}) },
+    previous_message: { type: 'message', ...before },
+  };
+};
+
 /** job-1 completes with its pull request, at Mintlify and in its record, as the follower records it. */
 async function completeJob(h: BotHarness): Promise<void> {
   const prLink = 'https://github.com/acme/docs/pull/7';
@@ -87,13 +110,18 @@ describe('replies in a job’s thread', () => {
   it('ignore conversation between people (//, thanks, OKs), edits, bot posts, top-level messages and other threads', async () => {
     const h = await bot();
     const thread = await startJob(h);
-    await h.event(reply(thread, '// let’s wait for the PR before adding more'));
+    const aside = reply(thread, '// let’s wait for the PR before adding mroe', { parent_user_id: 'U0BOT' });
+    await h.event(aside);
     // Thanks and OKs are for the people in the thread: sent, they would set a finished job working again.
     await h.event(reply(thread, 'Thanks a lot! :tada:'));
     await h.event(reply(thread, 'ok thanks <@U0CAT>'));
     await h.event(reply(thread, 'LGTM'));
     await h.event(reply(thread, '👍'));
-    await h.event(reply(thread, 'edited text', { subtype: 'message_changed' }));
+    // An aside edited is still an aside; a link preview Slack adds to a reply is no edit of it.
+    await h.event(changed(aside, '// let’s wait for the PR before adding more'));
+    const linked = reply(thread, '// see https://example.com/pr', { parent_user_id: 'U0BOT' });
+    await h.event(linked);
+    await h.event(changed(linked, linked.text, undefined));
     await h.event(reply(thread, 'a bot says hi', { bot_id: 'B0OTHER' }));
     await h.event(reply(thread, 'joined', { subtype: 'channel_join' }));
     await h.event({ ...reply(thread, 'top level'), thread_ts: undefined });
@@ -104,6 +132,51 @@ describe('replies in a job’s thread', () => {
     await h.bot.drained();
 
     expect(followUps(h).map((request) => request.body)).toEqual([{ prompt: 'Mention the config file too' }]);
+    expect(h.slack.callsTo('chat.postEphemeral')).toHaveLength(0);
+  });
+
+  it('edited after it reached the job: its author is told the agent has it as first written, and it is not sent again', async () => {
+    const h = await bot();
+    const thread = await startJob(h);
+    const sent = reply(thread, 'Document the --sinse flag', { parent_user_id: 'U0BOT' });
+    await h.event(sent);
+    await h.slack.waitForCall('reactions.add');
+    await h.bot.drained();
+    // The author fixes what they meant, as Slack users do: Slack sends the change of the message.
+    await h.event(changed(sent, 'Document the --since flag'));
+    // The agent works on the words it got: the author is told so, rather than believe it has the edit.
+    const told = await h.slack.waitForCall('chat.postEphemeral');
+    expect(told.args).toMatchObject({ channel: 'C0DOCS', user: 'U0BEA', thread_ts: thread });
+    expect(String(told.args.text)).toContain('reply again with the change');
+    // Told once per reply, however often it is edited.
+    await h.event(
+      changed(sent, 'Document the --since flag (v2)', { user: 'U0BEA', ts: `${nextTs + 60}.000100` }),
+    );
+    await h.bot.drained();
+    expect(h.slack.callsTo('chat.postEphemeral')).toHaveLength(1);
+    expect(followUps(h).map((request) => request.body)).toEqual([{ prompt: 'Document the --sinse flag' }]);
+  });
+
+  it('edited while held back by an earlier reply still under way: the job gets it as it reads now, once', async () => {
+    const h = await bot();
+    const thread = await startJob(h);
+    // An earlier reply of the thread is still being sent: later ones wait for it.
+    const { atomic } = h.bot.context.jobs.store;
+    const underWay = `replies-under-way:C0DOCS:${thread}`;
+    const earlier = `${reply(thread, 'slow').ts}/${Date.now()}`;
+    await atomic.indexAdd(underWay, earlier, Number(earlier.split('/')[0]), undefined, 20_000);
+    const waiting = reply(thread, 'Only the CLI page', { parent_user_id: 'U0BOT' });
+    await h.event(waiting);
+    await h.event(changed(waiting, 'Only the API page, not the CLI one'));
+    // Both wait their turn behind the earlier reply (the reply, and its edit).
+    await expect.poll(async () => (await atomic.indexAll(underWay)).length).toBe(3);
+    await atomic.indexRemove(underWay, earlier);
+
+    await h.slack.waitForCall('reactions.add');
+    await h.bot.drained();
+    expect(followUps(h).map((request) => request.body)).toEqual([
+      { prompt: 'Only the API page, not the CLI one' },
+    ]);
     expect(h.slack.callsTo('chat.postEphemeral')).toHaveLength(0);
   });
 

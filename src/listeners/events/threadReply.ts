@@ -16,7 +16,8 @@ type MessageArgs = SlackEventMiddlewareArgs<'message'> & AllMiddlewareArgs;
  */
 export function threadReply(ctx: ListenerContext) {
   return async ({ event, body, context, client }: MessageArgs): Promise<void> => {
-    // A reply with a file, or also sent to the channel, is still a reply; edits, deletions, joins are not.
+    if (event.subtype === 'message_changed') return editedReply(ctx, event, body.event_id, context);
+    // A reply with a file, or also sent to the channel, is still a reply; deletions, joins are not.
     if (event.subtype !== undefined && event.subtype !== 'file_share' && event.subtype !== 'thread_broadcast')
       return;
     if ('bot_id' in event && event.bot_id) return;
@@ -69,6 +70,60 @@ export function threadReply(ctx: ListenerContext) {
       { ifLost: { lastDelivery: lastDelivery(context), ...(tell ? { tell } : {}) } },
     );
   };
+}
+
+/** The parts of a changed message this reads (Slack sends the message as it is now). */
+interface ChangedReply {
+  ts?: string;
+  thread_ts?: string;
+  user?: string;
+  bot_id?: string;
+  text?: string;
+  files?: Array<{ name?: string | null; title?: string | null }>;
+  attachments?: unknown;
+  edited?: { ts?: string };
+}
+
+/**
+ * A reply in a thread edited by its author: queued as the reply in its new words, which the job gets
+ * if it does not have the reply yet (see steerJob.ts). Slack's own changes (a link preview added)
+ * carry no `edited`; an edit of a reply that mentions the bot comes again as a mention, whose it is.
+ */
+async function editedReply(
+  ctx: ListenerContext,
+  event: { channel: string; channel_type?: string; message?: unknown },
+  eventId: string,
+  context: MessageArgs['context'],
+): Promise<void> {
+  const changed = (event.message ?? {}) as ChangedReply;
+  const { ts, thread_ts: threadTs, user, text } = changed;
+  if (!changed.edited?.ts || changed.bot_id || !user || !ts || typeof text !== 'string') return;
+  if (!threadTs || threadTs === ts) return; // a top-level message
+  const mentionsBot = context.botUserId !== undefined && text.includes(`<@${context.botUserId}`);
+  if (mentionsBot) return;
+  const parentUser = threadParentUser(changed);
+  const place = {
+    channel: event.channel,
+    threadTs,
+    ts,
+    user,
+    parentIsBot: parentUser !== undefined && parentUser === context.botUserId,
+  };
+  const files = Array.isArray(changed.files) ? changed.files.map(({ name, title }) => ({ name, title })) : [];
+  const forwarded = forwardedText(changed.attachments).slice(0, 4_000);
+  // An edit lost is not worth a word: its reply had its answer.
+  await ctx.enqueue(
+    {
+      kind: 'thread_reply',
+      place,
+      text,
+      ...(files.length > 0 ? { files } : {}),
+      ...(forwarded ? { forwarded } : {}),
+      editedTs: changed.edited.ts,
+    },
+    eventId,
+    { ifLost: { lastDelivery: lastDelivery(context) } },
+  );
 }
 
 export function registerThreadReply(app: App, ctx: ListenerContext): void {
