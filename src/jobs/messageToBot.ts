@@ -132,18 +132,10 @@ async function handleOnce(
     // message forwarded with the mention, words or none, as a reply that forwards one without it is.
     const shared = Boolean(input.files?.length) || Boolean(input.forwarded);
     const forTheJob = (instruction !== '' || Boolean(input.forwarded)) && !(talk === 'greeting' && !shared);
-    if (input.editedTs !== undefined) {
-      // An edit is only an edit (a typo fixed in a reply the job has, however long ago), unless the
-      // mention got the help alone: then its first edit with words is the reply it meant to be.
-      const helped = (await ctx.store.atomic.holder(startedNothingKey(channel, ts))) !== undefined;
-      if (
-        !helped ||
-        !forTheJob ||
-        !(await ctx.store.atomic.claim(editStartKey(channel, ts), startId, DAY_MS))
-      ) {
-        return { kind: 'duplicate' };
-      }
-    }
+    // An edit is the reply in its new words, as a reply's is (see steerJob): sent if the job does not
+    // have the mention yet (it got the help alone, or files only, or still waits to be sent); else its
+    // author is told the job has it as first written. An edit to a greeting again changes nothing.
+    if (input.editedTs !== undefined && !forTheJob) return { kind: 'duplicate' };
     if (forTheJob) {
       const steerInput = {
         channel,

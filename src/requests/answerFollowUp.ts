@@ -5,6 +5,13 @@ import type { SteerJobOutcome } from '../jobs/steerJob.js';
 
 const DELIVERED = 'white_check_mark';
 
+/** What an edit of a reply is answered with (its reply had its own answer). */
+export const EDIT_ANSWERED: ReadonlySet<SteerJobOutcome['kind']> = new Set([
+  'sent',
+  'failed',
+  'edit_not_sent',
+]);
+
 export interface FollowUpPlace {
   channel: string;
   threadTs: string;

@@ -12,7 +12,7 @@ import { channelJobList, personJobList } from '../jobs/jobList.js';
 import { handleMessageToBot, type MessageToBot, type MessageToBotOutcome } from '../jobs/messageToBot.js';
 import type { JobsContext } from '../jobs/jobsContext.js';
 import type { UserNames } from '../slack/plainText.js';
-import { answerFollowUp } from './answerFollowUp.js';
+import { answerFollowUp, EDIT_ANSWERED } from './answerFollowUp.js';
 import { messageLink } from '../slack/links.js';
 import { slackErrorCode } from '../slack/slackErrors.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
@@ -83,6 +83,8 @@ export async function answerMessageToBot(
       return;
     }
     case 'steered':
+      // An edit is read for its new words: answered only when they went to the job, or could not.
+      if (message.editedTs !== undefined && !EDIT_ANSWERED.has(outcome.outcome.kind)) return;
       return answerFollowUp(client, logger, { channel, threadTs, ts, user }, outcome.outcome);
     case 'help':
       // In a job's thread the help is for the one who asked, as a reply's is (see steerJob).

@@ -8,7 +8,7 @@ import type { ProcessorResult, QueueJob } from '../queue/queue.js';
 import type { UserNames } from '../slack/plainText.js';
 import { respondVia } from '../slack/respond.js';
 import { answerCommand } from './answerCommand.js';
-import { answerFollowUp } from './answerFollowUp.js';
+import { answerFollowUp, EDIT_ANSWERED } from './answerFollowUp.js';
 import { answerForm } from './answerForm.js';
 import { handleAndAnswerMessageToBot } from './answerMessageToBot.js';
 import type { SlackRequest } from './slackRequest.js';
@@ -129,9 +129,6 @@ async function runRequest(
       return;
   }
 }
-
-/** What an edit of a reply is answered with (its reply had its own answer). */
-const EDIT_ANSWERED: ReadonlySet<SteerJobOutcome['kind']> = new Set(['sent', 'failed', 'edit_not_sent']);
 
 /** A reply in a thread steers the job whose thread it is; any other thread is none of our business. */
 async function steerFromThread(

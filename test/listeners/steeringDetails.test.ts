@@ -224,6 +224,31 @@ describe('steering a job, and the doors, in the details', () => {
     expect(followUps(h)).toHaveLength(1);
   });
 
+  it('a mention sent to a job as a follow-up, edited, is not sent again: its author is told so, once', async () => {
+    h = await startBot();
+    h.slack.seedUser({ id: 'U0ADA', name: 'ada' });
+    const thread = await jobThread(h);
+    const said = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      text: `<@${BOT}> Also document the --sinse flag`,
+      thread_ts: thread,
+    });
+    const mention = mentionOf(said.ts, thread);
+    await h.event(mention(said.text));
+    await expect.poll(() => followUps(h).length).toBe(1);
+    await h.bot.drained();
+    // The author fixes a typo, then another: Slack sends the mention again each time, marked edited.
+    for (const ts of ['1800000100.000000', '1800000200.000000'])
+      await h.event(mention(`<@${BOT}> Also document the --since flag`, { edited: { user: 'U0ADA', ts } }));
+    await h.bot.drained();
+    const told = h.slack.callsTo('chat.postEphemeral').filter((call) => call.args.user === 'U0ADA');
+    expect(told.map((call) => String(call.args.text))).toEqual([
+      expect.stringContaining('reply again with the change'),
+    ]);
+    expect(told[0]?.args.thread_ts).toBe(thread);
+    expect(followUps(h)).toHaveLength(1);
+  });
+
   it('a reply written before the mention that started the thread’s job (delivered late) is not sent to it again', async () => {
     h = await startBot();
     h.slack.seedUser({ id: 'U0ADA', name: 'ada' });
