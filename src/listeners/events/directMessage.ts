@@ -1,5 +1,6 @@
 import type { AllMiddlewareArgs, App, SlackEventMiddlewareArgs } from '@slack/bolt';
 import { type ListenerContext, lastDelivery } from '../context.js';
+import { authorEdit } from './authorEdit.js';
 import { MESSAGE_LOST, REPLY_LOST, tellLost } from './lostMessage.js';
 import { messageToBotFrom } from './messageToBotFrom.js';
 import { threadParentUser } from './threadParent.js';
@@ -32,18 +33,6 @@ export function directMessage(ctx: ListenerContext) {
   };
 }
 
-/** The parts of a changed message this reads. */
-interface ChangedMessage {
-  ts?: string;
-  thread_ts?: string;
-  user?: string;
-  bot_id?: string;
-  text?: string;
-  files?: Array<{ name?: string | null; title?: string | null }>;
-  attachments?: unknown;
-  edited?: { ts: string };
-}
-
 /**
  * A message of the DM's conversation edited by its author: handed on as an edit, which starts a job
  * only if the message had got the help alone (see `handleMessageToBot`). Slack's own changes (a link
@@ -55,9 +44,8 @@ async function edited(
   eventId: string,
   context: MessageArgs['context'],
 ): Promise<void> {
-  const changed = (event.message ?? {}) as ChangedMessage;
-  if (!changed.edited || changed.bot_id || !changed.user || !changed.ts) return;
-  if (typeof changed.text !== 'string') return;
+  const changed = authorEdit(event);
+  if (!changed) return;
   if (changed.thread_ts !== undefined && changed.thread_ts !== changed.ts) return;
   const { ts, text, attachments, edited: edit } = changed;
   // Its files are named as the message's own are: an edit that adds words to a file is what starts its job.

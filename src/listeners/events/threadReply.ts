@@ -7,8 +7,11 @@ import { readChannelMessage } from '../../slack/threadMessages.js';
 import { type ListenerContext, lastDelivery } from '../context.js';
 import { REPLY_LOST, tellLost } from './lostMessage.js';
 import { threadParentUser } from './threadParent.js';
+import { authorEdit } from './authorEdit.js';
+import type { SlackRequest } from '../../requests/slackRequest.js';
 
 type MessageArgs = SlackEventMiddlewareArgs<'message'> & AllMiddlewareArgs;
+type ThreadReplyRequest = Extract<SlackRequest, { kind: 'thread_reply' }>;
 
 /**
  * A reply in a thread may steer a job: queued for the worker, which knows the job threads.
@@ -35,11 +38,6 @@ export function threadReply(ctx: ListenerContext) {
       parentIsBot: parentUser !== undefined && parentUser === context.botUserId,
       mentionsBot: context.botUserId !== undefined && event.text.includes(`<@${context.botUserId}`),
     };
-    // Files are named for the job, as from a mention (their names only: the agent cannot open them).
-    const files =
-      'files' in event && event.files ? event.files.map(({ name, title }) => ({ name, title })) : [];
-    // A message forwarded with it, as from a mention (kept to what a prompt quotes of a message).
-    const forwarded = forwardedText('attachments' in event ? event.attachments : undefined).slice(0, 4_000);
     // Not acknowledged until queued: if the queue cannot take it, Slack delivers it again (over
     // HTTP; in Socket Mode, where the ack goes first, the web role holds it until the queue takes it).
     // Lost, its author hears of it where the reply was surely for a job: words for the agent (not an
@@ -59,29 +57,14 @@ export function threadReply(ctx: ListenerContext) {
         }
       : undefined;
     await ctx.enqueue(
-      {
-        kind: 'thread_reply',
-        place,
-        text,
-        ...(files.length > 0 ? { files } : {}),
-        ...(forwarded ? { forwarded } : {}),
-      },
+      replyRequest(place, text, {
+        files: 'files' in event ? event.files : undefined,
+        attachments: 'attachments' in event ? event.attachments : undefined,
+      }),
       body.event_id,
       { ifLost: { lastDelivery: lastDelivery(context), ...(tell ? { tell } : {}) } },
     );
   };
-}
-
-/** The parts of a changed message this reads (Slack sends the message as it is now). */
-interface ChangedReply {
-  ts?: string;
-  thread_ts?: string;
-  user?: string;
-  bot_id?: string;
-  text?: string;
-  files?: Array<{ name?: string | null; title?: string | null }>;
-  attachments?: unknown;
-  edited?: { ts?: string };
 }
 
 /**
@@ -95,9 +78,9 @@ async function editedReply(
   eventId: string,
   context: MessageArgs['context'],
 ): Promise<void> {
-  const changed = (event.message ?? {}) as ChangedReply;
+  const changed = authorEdit(event);
+  if (!changed) return;
   const { ts, thread_ts: threadTs, user, text } = changed;
-  if (!changed.edited?.ts || changed.bot_id || !user || !ts || typeof text !== 'string') return;
   if (!threadTs || threadTs === ts) return; // a top-level message
   const mentionsBot = context.botUserId !== undefined && text.includes(`<@${context.botUserId}`);
   if (mentionsBot) return;
@@ -109,21 +92,32 @@ async function editedReply(
     user,
     parentIsBot: parentUser !== undefined && parentUser === context.botUserId,
   };
-  const files = Array.isArray(changed.files) ? changed.files.map(({ name, title }) => ({ name, title })) : [];
-  const forwarded = forwardedText(changed.attachments).slice(0, 4_000);
   // An edit lost is not worth a word: its reply had its answer.
-  await ctx.enqueue(
-    {
-      kind: 'thread_reply',
-      place,
-      text,
-      ...(files.length > 0 ? { files } : {}),
-      ...(forwarded ? { forwarded } : {}),
-      editedTs: changed.edited.ts,
-    },
-    eventId,
-    { ifLost: { lastDelivery: lastDelivery(context) } },
-  );
+  await ctx.enqueue({ ...replyRequest(place, text, changed), editedTs: changed.edited.ts }, eventId, {
+    ifLost: { lastDelivery: lastDelivery(context) },
+  });
+}
+
+/** A reply (as written, or edited) as the worker's request: its words, the names of its files, a message forwarded with it. */
+function replyRequest(
+  place: ThreadReplyRequest['place'],
+  text: string,
+  message: {
+    files?: Array<{ name?: string | null; title?: string | null }> | undefined;
+    attachments?: unknown;
+  },
+): ThreadReplyRequest {
+  // Files are named for the job, as from a mention (their names only: the agent cannot open them).
+  const files = Array.isArray(message.files) ? message.files.map(({ name, title }) => ({ name, title })) : [];
+  // A message forwarded with it, as from a mention (kept to what a prompt quotes of a message).
+  const forwarded = forwardedText(message.attachments).slice(0, 4_000);
+  return {
+    kind: 'thread_reply',
+    place,
+    text,
+    ...(files.length > 0 ? { files } : {}),
+    ...(forwarded ? { forwarded } : {}),
+  };
 }
 
 export function registerThreadReply(app: App, ctx: ListenerContext): void {
