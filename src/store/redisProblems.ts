@@ -126,7 +126,10 @@ function problemOf(cause: unknown, url: string): string {
   const tls = url.startsWith('rediss:')
     ? /^no answer within/.test(reason)
       ? ' With rediss://, a Redis without TLS never answers the handshake: use redis:// if it has no TLS.'
-      : ''
+      : // Over TLS a Redis that takes no more clients closes the connection before the handshake, unable to say why.
+        /before secure TLS connection was established/i.test(reason)
+        ? ` Over TLS this is also how a Redis that takes no more clients closes a connection: ${AS_MANY_CLIENTS}.`
+        : ''
     : // Closed before the reply (the password's AUTH is the first thing sent), or reset while sending it.
       /socket closed unexpectedly|ECONNRESET|EPIPE/i.test(reason)
       ? ' A Redis that requires TLS (most hosted plans) closes a plain connection: use a rediss:// URL (two s).'

@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import { connect } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { describe, type ExpectStatic, it } from 'vitest';
 import { startBot } from '../support/botHarness.js';
 import { botEnv, runBot, testProcesses } from '../support/botProcess.js';
@@ -139,6 +140,43 @@ describe.concurrent('Redis at start', () => {
       expect(output).toContain(`docs-agent cannot start: Redis at ${redis.url} refused the connection`);
       expect(output).toContain('maxclients');
       expect(output).not.toContain('use a rediss:// URL');
+    } finally {
+      other.destroy();
+      await redis.close();
+    }
+  });
+
+  it('when a Redis over TLS (rediss://, as hosted plans are) takes no more clients, the bot names the connection limit among the causes', async (t) => {
+    const { expect } = t;
+    const { startFakes, keep } = testProcesses(t);
+    const { slack, mintlify } = await startFakes();
+    const redis = await startPrivateRedis({ tls: true });
+    // Other processes hold every connection it takes.
+    const other = tlsConnect({ port: redis.port, host: '127.0.0.1', rejectUnauthorized: false });
+    await once(other, 'secureConnect');
+    other.write('CONFIG SET requirepass plan-password\r\n');
+    expect(String((await once(other, 'data'))[0])).toContain('+OK');
+    other.write('AUTH plan-password\r\n');
+    expect(String((await once(other, 'data'))[0])).toContain('+OK');
+    other.write('CONFIG SET maxclients 1\r\n');
+    expect(String((await once(other, 'data'))[0])).toContain('+OK');
+    try {
+      const bot = runBot(
+        botEnv(slack, mintlify, {
+          REDIS_URL: redis.url.replace('rediss://', 'rediss://:plan-password@'),
+          REDIS_TLS_CA: redis.certificateFile ?? '',
+        }),
+      );
+      keep(bot);
+      expect(await Promise.race([bot.exited, bot.listening().then(() => 'listening')])).toBe(1);
+      const output = bot.output();
+      // Over TLS Redis closes a connection past its maxclients before the handshake, unable to say why:
+      // the cause is named among those that close it so.
+      expect(output).toContain(`docs-agent cannot start: Redis at ${redis.url} did not answer`);
+      expect(output).toContain(
+        'Over TLS this is also how a Redis that takes no more clients closes a connection',
+      );
+      expect(output).toContain('maxclients');
     } finally {
       other.destroy();
       await redis.close();
