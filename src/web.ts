@@ -37,7 +37,7 @@ const ANSWERING_MS = 2_000;
 const IDENTITY_WAIT_MS = 1_500;
 /** How long Socket Mode gets to open its socket at start (Slack answers within a second or two). */
 const SOCKET_OPEN_MS = 30_000;
-const SOCKET_NOT_OPEN = `Slack did not open a Socket Mode connection within ${SOCKET_OPEN_MS / 1_000} s (Slack kept failing, could not be reached, or refused SLACK_APP_TOKEN with a code the bot does not know: the "Failed to retrieve a new WSS URL" lines above say which; check that this machine reaches slack.com and wss-primary.slack.com, and that SLACK_APP_TOKEN is an App-Level Token with the connections:write scope)`;
+const SOCKET_NOT_OPEN = `Slack did not open a Socket Mode connection within ${SOCKET_OPEN_MS / 1_000} s (Slack kept failing, could not be reached, or refused SLACK_APP_TOKEN with a code the bot does not know: the "Failed to retrieve a new WSS URL", "http request failed" or "WebSocket error" lines above say which; check that this machine reaches slack.com and wss-primary.slack.com, and that SLACK_APP_TOKEN is an App-Level Token with the connections:write scope)`;
 
 export interface Web {
   /** Starts taking Slack requests; resolves with the HTTP port (HTTP mode) once listening. */

@@ -114,8 +114,13 @@ export function announceApp(
       const appId: string | undefined = await store.kv.get(`${APP_ALIVE_KEY}:${botId}`);
       if (appId === undefined) continue; // not said alive lately
       said.add(botId);
+      // The same app installed in another workspace has a bot of its own there.
+      const other =
+        appId !== '' && appId === served.appId
+          ? `a deployment of this Slack app for another workspace (${appName({ botId, appId })})`
+          : `another Slack app's deployment (${appName({ botId, appId })})`;
       logger.error(
-        `another Slack app's deployment (${appName({ botId, appId })}) runs on this Redis with the same ` +
+        `${other} runs on this Redis with the same ` +
           `STORE_NAMESPACE (${namespace}) as this one (${appName(served)}): the two share their queues and job records ` +
           `(each may take the other's requests and jobs, and answer them with its own token and Mintlify project). ${GIVE_EACH_ITS_OWN}. ` +
           `(Moving a deployment to a new Slack app, the old app's processes are seen until they stop.)`,

@@ -116,3 +116,25 @@ it('a process finds another Slack app’s deployment running on its Redis and ST
       ),
     ]);
 });
+
+it('a process names a deployment of the same Slack app for another workspace as such', async () => {
+  const store = openMemoryStore(uniqueNamespace('presence'));
+  onTestFinished(() => store.close());
+  const first = announceApp(
+    store,
+    { botId: 'B0ACME', appId: 'A0DOCS' },
+    'docs-agent',
+    recordingLogger().logger,
+  );
+  onTestFinished(() => first.stop());
+  const second = recordingLogger();
+  const other = announceApp(store, { botId: 'B0GLOBEX', appId: 'A0DOCS' }, 'docs-agent', second.logger);
+  onTestFinished(() => other.stop());
+  await expect
+    .poll(() => second.lines)
+    .toEqual([
+      expect.stringMatching(
+        /^error a deployment of this Slack app for another workspace \(bot B0ACME, app A0DOCS\) runs on this Redis with the same STORE_NAMESPACE \(docs-agent\)/,
+      ),
+    ]);
+});

@@ -104,7 +104,7 @@ export function openBullmqQueues(options: {
       workerClient.on('error', () => {}); // reported through the Workers' 'error' events
       workerConnection = createNodeRedisClient(workerClient); // connects it
       workerConnection.on('error', () => {});
-      // Each Worker duplicates it twice (its own connection and its blocking one), wrapped by BullMQ.
+      // Each Worker duplicates it once, for its blocking connection, wrapped by BullMQ.
       const duplicate = workerConnection.duplicate.bind(workerConnection);
       workerConnection.duplicate = (...args: unknown[]): IRedisClient => {
         const made = duplicate(...args);
