@@ -233,9 +233,14 @@ export class JobStarts {
    * Holds the thread a start's card goes in while Mintlify creates its job: false when another
    * start holds it (its job is about to own the thread). Released once the record names the
    * thread, or the start ends without a job; a start whose process died lets go when it lapses.
+   * The door claims it first, before it reads the thread; claimed again by the same start (to ask
+   * Mintlify), it is held two minutes from then.
    */
-  claimThread(channel: string, threadTs: string, startId: string): Promise<boolean> {
-    return this.store.atomic.claim(threadStartKey(channel, threadTs), startId, THREAD_START_MS);
+  async claimThread(channel: string, threadTs: string, startId: string): Promise<boolean> {
+    const key = threadStartKey(channel, threadTs);
+    if (!(await this.store.atomic.claim(key, startId, THREAD_START_MS))) return false;
+    await this.store.atomic.extendIfValue(key, startId, THREAD_START_MS);
+    return true;
   }
 
   /** Holds the thread two minutes more (a job whose record waits for Redis keeps it meanwhile). */

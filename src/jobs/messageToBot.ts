@@ -246,6 +246,13 @@ async function handleOnce(
   }
 
   const asked = files ? `${instruction}\n${files}` : instruction;
+  // A job starts in the thread from here: it is held for the job now, before the thread and its
+  // digest are read (slow on a long thread, or when Slack rate-limits the reads), so that a reply
+  // written meanwhile waits for the job rather than find none. startJob holds it on (nothing here
+  // throws: a read Slack refuses leaves its part out); a digest's thread is given back below.
+  if (reply && input.threadTs && !(await ctx.starts.claimThread(channel, input.threadTs, startId))) {
+    throw new ThreadStartingError(channel, input.threadTs);
+  }
   const thread = reply && input.threadTs ? await earlierMessages(ctx, userNames, input) : undefined;
   // A digest's thread is for people to talk about the digest: a job started there gets a card of its
   // own in the channel, linking the message, rather than taking the thread over. The digest itself
@@ -255,6 +262,10 @@ async function handleOnce(
       ? await postedDigest(ctx.slack, channel, input.threadTs, ctx.botId)
       : undefined;
   const digestThread = digest !== undefined;
+  // Its job's card goes in the channel: nothing in the digest's thread waits for it.
+  if (digestThread && input.threadTs) {
+    await ctx.starts.releaseThread(channel, input.threadTs, startId).catch(() => {}); // else it lapses
+  }
   const forwarded = input.forwarded ? (await slackToPlainText(input.forwarded, userNames)).trim() : '';
   const sections = [
     ...(forwarded ? [forwardedSection(forwarded)] : []),

@@ -3,6 +3,8 @@ import { type BotHarness, startBot } from '../support/botHarness.js';
 import { mentionEvent } from '../support/slackRequests.js';
 import { chooseShortcut, submit } from '../support/shortcut.js';
 import { visitorsRows as rows } from '../support/visitors.js';
+import { heldStep } from '../support/leases.js';
+import { requestState } from '../support/redis.js';
 
 let h: BotHarness;
 afterEach(async () => h?.close());
@@ -69,6 +71,34 @@ describe('a digest’s thread stays the digest’s', () => {
     expect(followUps(h)).toEqual([]);
     expect(h.slack.message('C0DOCS', chat.ts)?.reactions ?? []).toEqual([]);
     expect(await h.bot.context.jobs.records.byThread('C0DOCS', digest)).toBeUndefined();
+  });
+
+  it('a mention there leaves the thread to people while its job is created: their talk meanwhile waits for no job', async () => {
+    h = await startBot();
+    const digest = await postedDigest(h);
+    const create = heldStep();
+    h.mintlify.injectFault('createJob', { until: create.until });
+    const said = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      text: `<@${BOT}> fix the broken link on /quickstart`,
+      thread_ts: digest,
+    });
+    await h.event(mentionIn(said, digest));
+    await expect.poll(() => h.mintlify.requestsFor('createJob').length).toBe(1);
+
+    const chat = h.slack.seedMessage('C0DOCS', {
+      user: 'U0BEA',
+      text: 'anyone looked at the sso one?',
+      thread_ts: digest,
+    });
+    const talk = { type: 'message', channel: 'C0DOCS', channel_type: 'channel', user: 'U0BEA' };
+    await h.event({ ...talk, ts: chat.ts, text: chat.text, thread_ts: digest }, { eventId: 'EvCHAT' });
+    // Done with while Mintlify still creates the job: its card is not for this thread.
+    await expect.poll(() => requestState(h.config.store.namespace, 'thread_reply-EvCHAT')).toBe('completed');
+    create.release();
+    await h.bot.drained();
+    expect(followUps(h)).toEqual([]);
+    expect(h.logs.filter((line) => line.includes('waits for the job starting in its thread'))).toEqual([]);
   });
 
   it('“Send to docs agent” on the digest posts the card in the channel, linking the digest', async () => {

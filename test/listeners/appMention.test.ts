@@ -3,6 +3,7 @@ import type { SeededMessage } from '../fakes/slackFake.js';
 import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
 import { forwardedMessage, mentionEvent } from '../support/slackRequests.js';
 import { heldStep } from '../support/leases.js';
+import { requestState } from '../support/redis.js';
 
 let h: BotHarness;
 afterEach(async () => h?.close());
@@ -592,7 +593,41 @@ describe('@docs-agent <instruction>', () => {
     expect(followUps(h)).toEqual([{ prompt: 'only the API page please, not the CLI one' }]);
   });
 
-  it('in a thread whose job started while it was read becomes that job’s follow-up, not a second job', async () => {
+  it('in a thread, is followed by a reply written while the thread is read for its job: the reply waits for the job, and goes to it', async () => {
+    h = await startBot();
+    const root = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text: 'The export flag is undocumented' });
+    const asked = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      thread_ts: root.ts,
+      text: `<@${BOT}> document the export flag`,
+    });
+    // Slack is slow to give the bot the thread it reads for the job's context...
+    const read = heldStep();
+    h.slack.failNext('conversations.replies', { until: read.until });
+    await h.event(mention({ ts: asked.ts, thread_ts: root.ts, text: asked.text }));
+    await expect.poll(() => h.slack.callsTo('conversations.replies').length).toBeGreaterThan(0);
+    // ...while the one who asked adds a reply, right after the mention.
+    const reply = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      thread_ts: root.ts,
+      text: 'only the CLI page please',
+    });
+    await h.event(asMessage(mention({ ts: reply.ts, thread_ts: root.ts, text: reply.text })), {
+      eventId: 'EvREPLY',
+    });
+    // The reply is looked at while the mention still waits for the thread: done with, or waiting for the job.
+    const state = () => requestState(h.config.store.namespace, 'thread_reply-EvREPLY');
+    await expect.poll(state).toMatch(/^(completed|delayed)$/);
+    read.release();
+
+    await expect.poll(() => prompts(h)).toHaveLength(1);
+    await h.bot.drained();
+    // The reply reaches the job: as a follow-up, or in the job's context.
+    const reached = [...prompts(h), ...followUps(h).map((body) => (body as { prompt: string }).prompt)];
+    expect(reached.some((prompt) => prompt.includes('only the CLI page please'))).toBe(true);
+  });
+
+  it('in a thread whose job another mention is starting (its thread still read) waits for that job: no second job', async () => {
     h = await startBot();
     const root = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text: 'The export flag is undocumented' });
     const first = h.slack.seedMessage('C0DOCS', {
@@ -610,15 +645,21 @@ describe('@docs-agent <instruction>', () => {
     h.slack.failNext('conversations.replies', { until: read.until });
     await h.event(mention({ ts: second.ts, thread_ts: root.ts, text: second.text, user: 'U0BEA' }));
     await expect.poll(() => h.slack.callsTo('conversations.replies').length).toBeGreaterThan(0);
-    // ...while the first one's job starts and takes the thread.
+    // ...while the first one, delivered late, finds the thread held for that job, and waits for it.
     await h.event(mention({ ts: first.ts, thread_ts: root.ts, text: first.text }));
-    await expect.poll(() => h.bot.context.jobs.records.byThread('C0DOCS', root.ts)).toBeDefined();
+    const waits = () =>
+      h.logs.filter((line) => line.includes('a message waits for the job starting in its thread'));
+    await expect.poll(() => waits().length).toBeGreaterThan(0);
     read.release();
 
-    await expect.poll(() => followUps(h), { timeout: 10_000 }).toEqual([{ prompt: 'and the import flag' }]);
+    await expect.poll(() => h.bot.context.jobs.records.byThread('C0DOCS', root.ts)).toBeDefined();
     await h.bot.drained();
     expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
     expect(h.slack.callsTo('chat.postMessage').filter((call) => call.response.ok === true)).toHaveLength(1);
+    // The job has both: the first mention, written before the second, is in its thread so far.
+    expect(prompts(h)[0]).toMatch(/^and the import flag\n/);
+    expect(prompts(h)[0]).toContain('document the export flag');
+    expect(followUps(h)).toEqual([]);
   });
 
   it('with a screenshot attached starts a job all the same', async () => {

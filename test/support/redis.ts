@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createClient } from '@keyv/redis';
+import { createNodeRedisClient, Queue } from 'bullmq';
+import { REQUESTS_QUEUE } from '../../src/queue/queueNames.js';
 
 /** The Redis the tests use: REDIS_URL (CI sets it), else the local default. */
 export const TEST_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -47,4 +49,23 @@ export async function redisKeys(pattern: string, url = TEST_REDIS_URL): Promise<
     await client.quit();
   }
   return found.sort();
+}
+
+/**
+ * Where the bot's queue job `id` for a Slack request (`thread_reply-<event id>`, …) stands, as BullMQ
+ * keeps it in the bot's namespace: `completed` once done with, `delayed` while it waits to run again.
+ */
+export async function requestState(namespace: string, id: string, url = TEST_REDIS_URL): Promise<string> {
+  const client = createClient({ url });
+  await client.connect();
+  const requests = new Queue(REQUESTS_QUEUE, {
+    connection: createNodeRedisClient(client),
+    prefix: namespace,
+  });
+  try {
+    return await requests.getJobState(id);
+  } finally {
+    await requests.close();
+    await client.quit();
+  }
 }
