@@ -5,6 +5,7 @@ import type { AgentBudget } from '../store/rateLedger.js';
 import { followInDm } from './followInDm.js';
 import type { JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
+import { ThreadStartingError } from './jobStarts.js';
 import { postedDigest } from '../digest/digestMark.js';
 import { evidenceLines } from '../digest/strugglesMessage.js';
 import type { ChosenMessage } from './shortcutModal.js';
@@ -56,6 +57,17 @@ export async function startFromShortcut(
 ): Promise<ShortcutOutcome> {
   const { message } = request;
   const rootTs = message.threadTs ?? message.ts;
+  // The card goes under the message, its thread then the job's; a card of its own in the channel, linking
+  // the message, when a job has that thread already, or for a digest (an item of it, the digest itself or
+  // a reply in its thread): people talk about the digest in its thread, and that talk is not for any one job.
+  const jobThread = !message.struggle && (await ctx.records.byThread(message.channel, rootTs)) !== undefined;
+  // The thread is held for the job now, before the message (and its thread) are read, so that a
+  // reply written there meanwhile waits for the job rather than find none. startJob holds it on;
+  // a digest's thread is given back below.
+  const held = !message.struggle && !jobThread;
+  if (held && !(await ctx.starts.claimThread(message.channel, rootTs, startId))) {
+    throw new ThreadStartingError(message.channel, rootTs);
+  }
   const { sections, threadLeftOut, permalink } = message.struggle
     ? {
         sections: [
@@ -70,16 +82,12 @@ export async function startFromShortcut(
     : await messageSections(ctx, userNames, request, rootTs);
   const leftOut = threadLeftOut ? { threadLeftOut } : {};
 
-  // The card goes under the message, its thread then the job's; a card of its own in the channel, linking
-  // the message, when a job has that thread already, or for a digest (an item of it, the digest itself or
-  // a reply in its thread): people talk about the digest in its thread, and that talk is not for any one job.
-  const jobThread = !message.struggle && (await ctx.records.byThread(message.channel, rootTs)) !== undefined;
-  const digest =
-    !message.struggle && !jobThread
-      ? await postedDigest(ctx.slack, message.channel, rootTs, ctx.botId)
-      : undefined;
+  const digest = held ? await postedDigest(ctx.slack, message.channel, rootTs, ctx.botId) : undefined;
   const digestThread = digest !== undefined;
-  const under = !message.struggle && !jobThread && !digestThread;
+  const under = held && !digestThread;
+  if (held && !under) {
+    await ctx.starts.releaseThread(message.channel, rootTs, startId).catch(() => {}); // else it lapses
+  }
   // Linked as the digest when it is the digest (or its item); a reply in its thread is a message.
   const fromDigest = message.struggle !== undefined || (digestThread && message.ts === rootTs);
   const outcome = await startJob(

@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type BotHarness, startBot } from '../support/botHarness.js';
 import { RateLedger } from '../../src/store/rateLedger.js';
 import { chooseShortcut, submit } from '../support/shortcut.js';
+import { heldStep } from '../support/leases.js';
+import { requestState } from '../support/redis.js';
 
 let h: BotHarness;
 afterEach(async () => h?.close());
@@ -129,6 +131,38 @@ describe('the “Send to docs agent” message shortcut', () => {
     expect(card.args).toMatchObject({ channel: 'C0DOCS', thread_ts: lone.ts });
     expect(prompts(h)[0]).not.toContain('thread it is in');
     expect(prompts(h)[0]).toContain('The quickstart is out of date');
+  });
+
+  it('is followed by a reply in the message’s thread written while the message is read for the job: the reply waits for the job, and goes to it', async () => {
+    h = await startBot();
+    h.slack.seedUser({ id: 'U0ADA', name: 'ada' });
+    const lone = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'The quickstart is out of date' });
+    await chooseShortcut(h, { ts: lone.ts, user: 'U0ADA', text: lone.text });
+    const opened = await h.slack.waitForCall('views.open');
+    // Slack is slow to give the bot the message it quotes for the job...
+    const read = heldStep();
+    h.slack.failNext('conversations.replies', { until: read.until });
+    await submit(h, opened, 'Update the quickstart');
+    await expect.poll(() => h.slack.callsTo('conversations.replies').length).toBeGreaterThan(0);
+    // ...while someone replies under the message, right after sending it to the agent.
+    const reply = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      thread_ts: lone.ts,
+      text: 'only the install step please',
+    });
+    const { user, ts, text, thread_ts } = reply;
+    const event = { type: 'message', channel: 'C0DOCS', channel_type: 'channel', user, ts, text, thread_ts };
+    await h.event(event, { eventId: 'EvREPLY' });
+    // The reply is looked at while the start still waits for the message: done with, or waiting for the job.
+    const state = () => requestState(h.config.store.namespace, 'thread_reply-EvREPLY');
+    await expect.poll(state).toMatch(/^(completed|delayed)$/);
+    read.release();
+
+    await expect.poll(() => prompts(h)).toHaveLength(1);
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('sendMessage').map((r) => r.body)).toEqual([
+      { prompt: 'only the install step please' },
+    ]);
   });
 
   it('tells the budget where the person sees it, also when the job’s card starts a thread of its own', async () => {
