@@ -427,13 +427,18 @@ describe('the Mintlify fake answers what the published specs allow', () => {
     fake.setPreviewUrlsGiven(false);
     const withoutUrl = await call('POST', `/v1/project/preview/${PROJECT_ID}`, { branch: 'no-url' });
     fake.setPreviewUrlsGiven(true);
+    fake.setBranchesNamedAtOnce(false);
+    const unnamed = await call('POST', `/v2/agent/${PROJECT_ID}/job`, { prompt: 'No branch yet' });
+    fake.setBranchesNamedAtOnce(true);
     fake.takeUpFollowUpsLater();
     const later = await call('POST', `${jobPath('job-later')}/message`, { prompt: 'Later' });
 
     expect(Object.values(answers).map(({ status }) => status)).toEqual([
       403, 403, 403, 403, 403, 404, 401, 401, 401, 401,
     ]);
-    expect([withoutUrl.status, later.status]).toEqual([202, 200]);
+    expect([withoutUrl.status, unnamed.status, later.status]).toEqual([202, 201, 200]);
+    expect(unnamed.body).toMatchObject({ status: 'active', source: { ref: null } });
+    expectDeclared('admin', 'POST', CREATE, unnamed);
     expect(later.body).toMatchObject({ status: 'completed' });
     expectDeclared('deploy', 'POST', PREVIEW, answers.previewOther);
     expectDeclared('deploy', 'POST', PREVIEW, withoutUrl);

@@ -222,6 +222,11 @@ export interface MintlifyFake {
   setPreviewsAvailable(available: boolean): void;
   /** false: a deployment is answered without its `previewUrl` (the spec does not require one). */
   setPreviewUrlsGiven(given: boolean): void;
+  /**
+   * false: a job created from now on names no branch yet (`source.ref` null, as the spec allows:
+   * the agent may pick one once under way) until a test names it with `setJob`.
+   */
+  setBranchesNamedAtOnce(named: boolean): void;
   /** Merges `patch` into the job (creating it if unknown); archiving sets archivedAt unless given. */
   setJob(id: string, patch: Partial<AgentJob>): AgentJob;
   /** From now on a follow-up leaves the job as it is: the agent has not taken it up yet. */
@@ -382,6 +387,7 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
   const deployments = new Map<string, FakeDeployment>();
   let previewsAvailable = true;
   let previewUrlsGiven = true;
+  let branchesNamedAtOnce = true;
   const deployTimers = new Set<NodeJS.Timeout>();
   const shutdown = new AbortController();
   const clock = options.now ?? Date.now;
@@ -392,7 +398,10 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
   const newJob = (id: string): AgentJob => ({
     id,
     status: 'active',
-    source: { repository: options.repository ?? 'https://github.com/acme/docs', ref: `mintlify/${id}` },
+    source: {
+      repository: options.repository ?? 'https://github.com/acme/docs',
+      ref: branchesNamedAtOnce ? `mintlify/${id}` : null,
+    },
     model: options.model ?? 'sonnet',
     prLink: null,
     createdAt: new Date().toISOString(),
@@ -754,6 +763,9 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
     setPreviewUrlsGiven: (given) => {
       previewUrlsGiven = given;
     },
+    setBranchesNamedAtOnce: (named) => {
+      branchesNamedAtOnce = named;
+    },
     setJob,
     takeUpFollowUpsLater: () => {
       followUpsLater = true;
@@ -832,6 +844,7 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
       deployments.clear();
       previewsAvailable = true;
       previewUrlsGiven = true;
+      branchesNamedAtOnce = true;
     },
     close: async () => {
       shutdown.abort();

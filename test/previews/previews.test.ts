@@ -225,6 +225,31 @@ describe('preview deployments of a job’s pull request', () => {
     expect(text).not.toContain(deployment.previewUrl);
   });
 
+  it('previews the branch Mintlify names only once under way (created with `source.ref` null, as the spec allows)', async () => {
+    const h = await bot();
+    h.mintlify.setBranchesNamedAtOnce(false);
+    const job = await startFollowedJob(h, 'Document the late branch');
+    expect(h.mintlify.jobs.get(job.jobId)?.source?.ref).toBeNull();
+    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR, source: { ref: 'docs/late-branch' } });
+    await expect.poll(async () => (await record(h, job.jobId))?.status).toBe('completed');
+    await deploymentOf(h);
+    expect(h.mintlify.requestsFor('deployPreview').map((request) => request.body)).toEqual([
+      { branch: 'docs/late-branch' },
+    ]);
+    await expect.poll(() => lastCardText(h, job)).toContain('Deploying a preview of `docs/late-branch`');
+  });
+
+  it('asks for no preview of a pull request whose branch Mintlify never named; the pull request is shown', async () => {
+    const h = await bot();
+    h.mintlify.setBranchesNamedAtOnce(false);
+    const job = await startFollowedJob(h, 'Document the nameless branch');
+    await finish(h, job);
+    await expect.poll(() => cardButtons(h, job)).toEqual([{ text: 'Open pull request', url: PR }]);
+    await settled(h);
+    expect(h.mintlify.requestsFor('deployPreview')).toEqual([]);
+    expect(lastCardText(h, job)).not.toContain('preview');
+  });
+
   it('says a preview deployed without a link is deployed, with no button and no reply', async () => {
     const h = await bot();
     h.mintlify.setPreviewUrlsGiven(false);
