@@ -430,15 +430,23 @@ describe('the Mintlify fake answers what the published specs allow', () => {
     fake.setBranchesNamedAtOnce(false);
     const unnamed = await call('POST', `/v2/agent/${PROJECT_ID}/job`, { prompt: 'No branch yet' });
     fake.setBranchesNamedAtOnce(true);
+    fake.setDeploymentStatesGiven(false);
+    const stateless = await call(
+      'GET',
+      `/v1/project/update-status/${(withoutUrl.body as { statusId: string }).statusId}`,
+    );
+    fake.setDeploymentStatesGiven(true);
     fake.takeUpFollowUpsLater();
     const later = await call('POST', `${jobPath('job-later')}/message`, { prompt: 'Later' });
 
     expect(Object.values(answers).map(({ status }) => status)).toEqual([
       403, 403, 403, 403, 403, 404, 401, 401, 401, 401,
     ]);
-    expect([withoutUrl.status, unnamed.status, later.status]).toEqual([202, 201, 200]);
+    expect([withoutUrl.status, unnamed.status, stateless.status, later.status]).toEqual([202, 201, 200, 200]);
     expect(unnamed.body).toMatchObject({ status: 'active', source: { ref: null } });
     expectDeclared('admin', 'POST', CREATE, unnamed);
+    expect(stateless.body).not.toHaveProperty('status');
+    expectDeclared('deploy', 'GET', STATUS, stateless);
     expect(later.body).toMatchObject({ status: 'completed' });
     expectDeclared('deploy', 'POST', PREVIEW, answers.previewOther);
     expectDeclared('deploy', 'POST', PREVIEW, withoutUrl);

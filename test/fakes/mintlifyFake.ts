@@ -227,6 +227,11 @@ export interface MintlifyFake {
    * the agent may pick one once under way) until a test names it with `setJob`.
    */
   setBranchesNamedAtOnce(named: boolean): void;
+  /**
+   * false: a deployment's status is read without its `status` (the spec marks no field required),
+   * until set back to true; the deployment itself moves on as `setDeployment` says.
+   */
+  setDeploymentStatesGiven(given: boolean): void;
   /** Merges `patch` into the job (creating it if unknown); archiving sets archivedAt unless given. */
   setJob(id: string, patch: Partial<AgentJob>): AgentJob;
   /** From now on a follow-up leaves the job as it is: the agent has not taken it up yet. */
@@ -388,6 +393,7 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
   let previewsAvailable = true;
   let previewUrlsGiven = true;
   let branchesNamedAtOnce = true;
+  let deploymentStatesGiven = true;
   const deployTimers = new Set<NodeJS.Timeout>();
   const shutdown = new AbortController();
   const clock = options.now ?? Date.now;
@@ -570,7 +576,7 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
     projectId: options.projectId,
     createdAt: deployment.createdAt,
     ...(deployment.endedAt === undefined ? {} : { endedAt: deployment.endedAt }),
-    status: deployment.status,
+    ...(deploymentStatesGiven ? { status: deployment.status } : {}),
     ...(deployment.summary === undefined ? {} : { summary: deployment.summary }),
     logs: [],
     subdomain: 'acme',
@@ -766,6 +772,9 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
     setBranchesNamedAtOnce: (named) => {
       branchesNamedAtOnce = named;
     },
+    setDeploymentStatesGiven: (given) => {
+      deploymentStatesGiven = given;
+    },
     setJob,
     takeUpFollowUpsLater: () => {
       followUpsLater = true;
@@ -845,6 +854,7 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
       previewsAvailable = true;
       previewUrlsGiven = true;
       branchesNamedAtOnce = true;
+      deploymentStatesGiven = true;
     },
     close: async () => {
       shutdown.abort();

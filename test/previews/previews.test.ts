@@ -250,6 +250,28 @@ describe('preview deployments of a job’s pull request', () => {
     expect(lastCardText(h, job)).not.toContain('preview');
   });
 
+  it('follows a deployment whose status answers give no `status` (the spec requires none) as still deploying', async () => {
+    const h = await bot();
+    h.mintlify.setDeploymentStatesGiven(false);
+    const job = await startFollowedJob(h, 'Document the stateless deployment');
+    await finish(h, job);
+    const deployment = await deploymentOf(h);
+    const reads = () => h.mintlify.requestsFor('deploymentStatus').length;
+    await expect.poll(reads).toBeGreaterThan(1);
+    expect(lastCardText(h, job)).toContain('Deploying a preview');
+    expect(lastCardText(h, job)).not.toContain('failed');
+
+    h.mintlify.setDeployment(deployment.statusId, { status: 'success', summary: 'Deployed' });
+    h.mintlify.setDeploymentStatesGiven(true);
+    await expect
+      .poll(() => cardButtons(h, job))
+      .toEqual([
+        { text: 'Open pull request', url: PR },
+        { text: 'Preview', url: deployment.previewUrl },
+      ]);
+    await settled(h);
+  });
+
   it('says a preview deployed without a link is deployed, with no button and no reply', async () => {
     const h = await bot();
     h.mintlify.setPreviewUrlsGiven(false);
