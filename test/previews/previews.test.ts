@@ -379,6 +379,23 @@ describe('preview deployments of a job’s pull request', () => {
     expect(h.mintlify.requestsFor('deployPreview')).toHaveLength(3);
   });
 
+  it('a preview Mintlify refuses with the 400 its spec declares: the card says so, the pull request stands, nothing is asked again', async () => {
+    const h = await bot();
+    // The deployments spec's 400 and its inline `{error}` body, as Mintlify words it.
+    h.mintlify.injectFault('deployPreview', {
+      status: 400,
+      body: { error: 'Invalid request. The `branch` field is required.' },
+    });
+    const job = await startFollowedJob(h, 'Document the refused preview');
+    await finish(h, job);
+    await expect.poll(() => lastCardText(h, job)).toContain('it refused the branch');
+    expect(lastCardText(h, job)).toContain('The pull request is not affected');
+    expect(cardButtons(h, job)).toEqual([{ text: 'Open pull request', url: PR }]);
+    await settled(h);
+    expect(h.mintlify.requestsFor('deployPreview')).toHaveLength(1);
+    expect(threadReplies(h, job).filter((call) => textOf(call).includes('preview'))).toEqual([]);
+  });
+
   it('a deployment Mintlify queued (202) without a statusId is not shown as failed, and its URL is not thrown away', async () => {
     const h = await bot();
     // The spec marks neither field of the 202 required: "Preview deployment queued successfully".
