@@ -670,6 +670,49 @@ describe('the Mintlify fake checks every answer it gives against the spec', () =
     await checked.close();
   });
 
+  it('the answers of the sandbox and the digest no case above provokes: visitors of one week, feedback by page asked for a cursor, a deployment that ends by itself', async () => {
+    const checked = await startMintlifyFake({ apiKey: API_KEY, projectId: PROJECT_ID, previewDeployMs: 50 });
+    checked.setVisitors([{ path: '/this-week', human: 3, ai: 1, total: 4 }]);
+    checked.setVisitorsOf('2026-11-09', [{ path: '/last-week', human: 2, ai: 0, total: 2 }], {
+      human: 2,
+      ai: 0,
+      total: 2,
+    });
+    const lastWeek = await request(
+      checked,
+      'GET',
+      `/v1/analytics/${PROJECT_ID}/visitors?dateFrom=2026-11-09&dateTo=2026-11-16`,
+    );
+    const thisWeek = await request(
+      checked,
+      'GET',
+      `/v1/analytics/${PROJECT_ID}/visitors?dateFrom=2026-11-16&dateTo=2026-11-23`,
+    );
+    const walked = await Promise.all(
+      ['cursor=abc', 'offset=10'].map((extra) =>
+        request(checked, 'GET', `/v1/analytics/${PROJECT_ID}/feedback/by-page?${RANGE}&${extra}`),
+      ),
+    );
+    expect([lastWeek.status, thisWeek.status, ...walked.map(({ status }) => status)]).toEqual([
+      200, 200, 400, 400,
+    ]);
+    expect(lastWeek.body).toMatchObject({ visitors: [{ path: '/last-week' }], totals: { total: 2 } });
+    expect(thisWeek.body).toMatchObject({ visitors: [{ path: '/this-week' }], totals: { total: 4 } });
+    for (const answer of [lastWeek, thisWeek]) expectDeclared('analytics', 'GET', VISITORS, answer);
+    for (const answer of walked) expectDeclared('analytics', 'GET', FEEDBACK_BY_PAGE, answer);
+
+    // previewDeployMs (the sandbox): in progress at once, then a success that ends by itself.
+    const asked = await request(checked, 'POST', `/v1/project/preview/${PROJECT_ID}`, { branch: 'b' });
+    const { statusId } = asked.body as { statusId: string };
+    const read = () => request(checked, 'GET', `/v1/project/update-status/${statusId}`);
+    const working = await read();
+    expect(working.body).toMatchObject({ status: 'in_progress' });
+    await expect.poll(async () => ((await read()).body as { status: string }).status).toBe('success');
+    expectDeclared('deploy', 'POST', PREVIEW, asked);
+    for (const answer of [working, await read()]) expectDeclared('deploy', 'GET', STATUS, answer);
+    await checked.close();
+  });
+
   it('a deployment keeps the times it was asked for and ended', async () => {
     let now = Date.parse('2026-11-23T09:00:00Z');
     const checked = await startMintlifyFake({ apiKey: API_KEY, projectId: PROJECT_ID, now: () => now });
