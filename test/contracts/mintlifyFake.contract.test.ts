@@ -713,6 +713,18 @@ describe('the Mintlify fake checks every answer it gives against the spec', () =
     await checked.close();
   });
 
+  it('a job is created at the time of the fake’s clock, as its deployments are', async () => {
+    const now = Date.parse('2026-11-23T09:00:00Z');
+    const checked = await startMintlifyFake({ apiKey: API_KEY, projectId: PROJECT_ID, now: () => now });
+    const created = await request(checked, 'POST', `/v2/agent/${PROJECT_ID}/job`, { prompt: 'When?' });
+    const asked = await request(checked, 'POST', `/v1/project/preview/${PROJECT_ID}`, { branch: 'b' });
+    const { statusId } = asked.body as { statusId: string };
+    const deployment = await request(checked, 'GET', `/v1/project/update-status/${statusId}`);
+    expect(deployment.body).toMatchObject({ createdAt: '2026-11-23T09:00:00.000Z' });
+    expect(created.body).toMatchObject({ createdAt: '2026-11-23T09:00:00.000Z' });
+    await checked.close();
+  });
+
   it('a deployment keeps the times it was asked for and ended', async () => {
     let now = Date.parse('2026-11-23T09:00:00Z');
     const checked = await startMintlifyFake({ apiKey: API_KEY, projectId: PROJECT_ID, now: () => now });

@@ -410,7 +410,7 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
     },
     model: options.model ?? 'sonnet',
     prLink: null,
-    createdAt: new Date().toISOString(),
+    createdAt: stamp(),
     archivedAt: null,
   });
 
@@ -418,7 +418,7 @@ export async function startMintlifyFake(options: MintlifyFakeOptions): Promise<M
   const setJob = (id: string, patch: Partial<AgentJob>): AgentJob => {
     const current = jobs.get(id) ?? newJob(id);
     const next: AgentJob = { ...current, ...patch, source: { ...current.source, ...patch.source } };
-    if (patch.status === 'archived' && !('archivedAt' in patch)) next.archivedAt = new Date().toISOString();
+    if (patch.status === 'archived' && !('archivedAt' in patch)) next.archivedAt = stamp();
     if (next.status === 'active' && next.prLink !== null) {
       throw new Error(`setJob(${id}): the spec has prLink null while a job is active`);
     }
