@@ -9,6 +9,7 @@ import {
   type FakeConversation,
   type FakeOperation,
   type MintlifyFake,
+  type MintlifyFakeOptions,
   startMintlifyFake,
 } from '../fakes/mintlifyFake.js';
 import { checkFakeAnswer } from './fakeAnswers.js';
@@ -542,7 +543,8 @@ describe('the Mintlify fake keeps the documented limits', () => {
 });
 
 describe('the Mintlify fake checks every answer it gives against the spec', () => {
-  const startChecked = () => startMintlifyFake({ apiKey: API_KEY, projectId: PROJECT_ID });
+  const startChecked = (options: Partial<MintlifyFakeOptions> = {}) =>
+    startMintlifyFake({ apiKey: API_KEY, projectId: PROJECT_ID, ...options });
   const request = async (target: MintlifyFake, method: 'GET' | 'POST', path: string, body?: unknown) => {
     const response = await fetch(`${target.url}${path}`, {
       method,
@@ -550,6 +552,12 @@ describe('the Mintlify fake checks every answer it gives against the spec', () =
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     return { status: response.status, body: (await response.json()) as unknown };
+  };
+  /** Asks `target` to deploy a preview: its answer, and a read of that deployment's status. */
+  const askPreview = async (target: MintlifyFake) => {
+    const asked = await request(target, 'POST', `/v1/project/preview/${PROJECT_ID}`, { branch: 'b' });
+    const { statusId } = asked.body as { statusId: string };
+    return { asked, statusId, read: () => request(target, 'GET', `/v1/project/update-status/${statusId}`) };
   };
 
   it('a job the spec forbids is answered 500, recorded, and makes close() throw', async () => {
@@ -671,7 +679,7 @@ describe('the Mintlify fake checks every answer it gives against the spec', () =
   });
 
   it('the answers of the sandbox and the digest no case above provokes: visitors of one week, feedback by page asked for a cursor, a deployment that ends by itself', async () => {
-    const checked = await startMintlifyFake({ apiKey: API_KEY, projectId: PROJECT_ID, previewDeployMs: 50 });
+    const checked = await startChecked({ previewDeployMs: 50 });
     checked.setVisitors([{ path: '/this-week', human: 3, ai: 1, total: 4 }]);
     checked.setVisitorsOf('2026-11-09', [{ path: '/last-week', human: 2, ai: 0, total: 2 }], {
       human: 2,
@@ -702,9 +710,7 @@ describe('the Mintlify fake checks every answer it gives against the spec', () =
     for (const answer of walked) expectDeclared('analytics', 'GET', FEEDBACK_BY_PAGE, answer);
 
     // previewDeployMs (the sandbox): in progress at once, then a success that ends by itself.
-    const asked = await request(checked, 'POST', `/v1/project/preview/${PROJECT_ID}`, { branch: 'b' });
-    const { statusId } = asked.body as { statusId: string };
-    const read = () => request(checked, 'GET', `/v1/project/update-status/${statusId}`);
+    const { asked, read } = await askPreview(checked);
     const working = await read();
     expect(working.body).toMatchObject({ status: 'in_progress' });
     await expect.poll(async () => ((await read()).body as { status: string }).status).toBe('success');
@@ -715,11 +721,9 @@ describe('the Mintlify fake checks every answer it gives against the spec', () =
 
   it('a job is created at the time of the fake’s clock, as its deployments are', async () => {
     const now = Date.parse('2026-11-23T09:00:00Z');
-    const checked = await startMintlifyFake({ apiKey: API_KEY, projectId: PROJECT_ID, now: () => now });
+    const checked = await startChecked({ now: () => now });
     const created = await request(checked, 'POST', `/v2/agent/${PROJECT_ID}/job`, { prompt: 'When?' });
-    const asked = await request(checked, 'POST', `/v1/project/preview/${PROJECT_ID}`, { branch: 'b' });
-    const { statusId } = asked.body as { statusId: string };
-    const deployment = await request(checked, 'GET', `/v1/project/update-status/${statusId}`);
+    const deployment = await (await askPreview(checked)).read();
     expect(deployment.body).toMatchObject({ createdAt: '2026-11-23T09:00:00.000Z' });
     expect(created.body).toMatchObject({ createdAt: '2026-11-23T09:00:00.000Z' });
     await checked.close();
@@ -727,14 +731,10 @@ describe('the Mintlify fake checks every answer it gives against the spec', () =
 
   it('a deployment keeps the times it was asked for and ended', async () => {
     let now = Date.parse('2026-11-23T09:00:00Z');
-    const checked = await startMintlifyFake({ apiKey: API_KEY, projectId: PROJECT_ID, now: () => now });
-    const asked = await request(checked, 'POST', `/v1/project/preview/${PROJECT_ID}`, { branch: 'b' });
-    const { statusId } = asked.body as { statusId: string };
-    const read = async () =>
-      (await request(checked, 'GET', `/v1/project/update-status/${statusId}`)).body as {
-        createdAt: string;
-        endedAt?: string;
-      };
+    const checked = await startChecked({ now: () => now });
+    const deployment = await askPreview(checked);
+    const { statusId } = deployment;
+    const read = async () => (await deployment.read()).body as { createdAt: string; endedAt?: string };
     now += 5_000;
     const queued = await read();
     now += 5_000;

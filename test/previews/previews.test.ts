@@ -14,6 +14,7 @@ import {
 import { type BotHarness, type HarnessOptions, SECRETS, startBot } from '../support/botHarness.js';
 import { sendInteraction } from '../support/slackRequests.js';
 import { TEST_REDIS_URL, uniqueNamespace } from '../support/redis.js';
+import type { AgentJob } from '../../src/mintlify/index.js';
 import { PREVIEW_STATUS_QUEUE } from '../../src/queue/queueNames.js';
 
 const PR = 'https://github.com/acme/docs/pull/50';
@@ -55,9 +56,17 @@ function previewsAskedAt(h: BotHarness): number[] {
   return askedAt;
 }
 
-async function finish(h: BotHarness, job: StartedJob): Promise<void> {
-  h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+/** Mintlify finishes the job with a pull request (and what `patch` adds), and the bot has seen it. */
+async function finish(h: BotHarness, job: StartedJob, patch: Partial<AgentJob> = {}): Promise<void> {
+  h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR, ...patch });
   await expect.poll(async () => (await record(h, job.jobId))?.status).toBe('completed');
+}
+
+/** A followed job of `instruction` that Mintlify finished with a pull request. */
+async function finishedJob(h: BotHarness, instruction: string, channel?: string): Promise<StartedJob> {
+  const job = await startFollowedJob(h, instruction, channel);
+  await finish(h, job);
+  return job;
 }
 
 /**
@@ -73,8 +82,7 @@ async function settled(h: BotHarness): Promise<void> {
 async function askedThenStopped(label: string, instruction: string) {
   const namespace = uniqueNamespace(label);
   const first = await bot({ namespace });
-  const job = await startFollowedJob(first, instruction);
-  await finish(first, job);
+  const job = await finishedJob(first, instruction);
   const deployment = await deploymentOf(first);
   await expect
     .poll(async () => (await record(first, job.jobId))?.preview?.statusId)
@@ -92,8 +100,7 @@ describe('preview deployments of a job’s pull request', () => {
   it('asks once for the job’s branch, and shows the URL only once the deployment succeeded', async () => {
     // Home tab refreshes 0.2 s apart at least (the bot's: 3 s), so the last is not held back.
     const h = await bot({ homeRefreshMinIntervalMs: 200 });
-    const job = await startFollowedJob(h, 'Document the preview flow');
-    await finish(h, job);
+    const job = await finishedJob(h, 'Document the preview flow');
     const deployment = await deploymentOf(h);
     expect(h.mintlify.requestsFor('deployPreview').map((request) => request.body)).toEqual([
       { branch: `mintlify/${job.jobId}` },
@@ -130,8 +137,7 @@ describe('preview deployments of a job’s pull request', () => {
 
   it('acknowledges a click on the card’s pull request and preview buttons, so Slack shows no error on them', async () => {
     const h = await bot();
-    const job = await startFollowedJob(h, 'Document the button clicks');
-    await finish(h, job);
+    const job = await finishedJob(h, 'Document the button clicks');
     const deployment = await deploymentOf(h);
     h.mintlify.setDeployment(deployment.statusId, { status: 'success', summary: 'Deployed' });
     await expect.poll(() => cardButtons(h, job)).toHaveLength(2);
@@ -187,8 +193,7 @@ describe('preview deployments of a job’s pull request', () => {
 
   it('shows a deployed preview even when Slack failed the card’s edit at first, and tells the thread once', async () => {
     const h = await bot();
-    const job = await startFollowedJob(h, 'Document the retry of the preview');
-    await finish(h, job);
+    const job = await finishedJob(h, 'Document the retry of the preview');
     const deployment = await deploymentOf(h);
     // Slack fails the edit, past the client's own retries.
     h.slack.failNext('chat.update', { error: 'internal_error' }, 3);
@@ -210,8 +215,7 @@ describe('preview deployments of a job’s pull request', () => {
 
   it('says the preview failed, with the deployment’s summary; the pull request is not affected', async () => {
     const h = await bot();
-    const job = await startFollowedJob(h, 'Document the failure case');
-    await finish(h, job);
+    const job = await finishedJob(h, 'Document the failure case');
     const deployment = await deploymentOf(h);
     h.mintlify.setDeployment(deployment.statusId, {
       status: 'failure',
@@ -230,8 +234,7 @@ describe('preview deployments of a job’s pull request', () => {
     h.mintlify.setBranchesNamedAtOnce(false);
     const job = await startFollowedJob(h, 'Document the late branch');
     expect(h.mintlify.jobs.get(job.jobId)?.source?.ref).toBeNull();
-    h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR, source: { ref: 'docs/late-branch' } });
-    await expect.poll(async () => (await record(h, job.jobId))?.status).toBe('completed');
+    await finish(h, job, { source: { ref: 'docs/late-branch' } });
     await deploymentOf(h);
     expect(h.mintlify.requestsFor('deployPreview').map((request) => request.body)).toEqual([
       { branch: 'docs/late-branch' },
@@ -242,8 +245,7 @@ describe('preview deployments of a job’s pull request', () => {
   it('asks for no preview of a pull request whose branch Mintlify never named; the pull request is shown', async () => {
     const h = await bot();
     h.mintlify.setBranchesNamedAtOnce(false);
-    const job = await startFollowedJob(h, 'Document the nameless branch');
-    await finish(h, job);
+    const job = await finishedJob(h, 'Document the nameless branch');
     await expect.poll(() => cardButtons(h, job)).toEqual([{ text: 'Open pull request', url: PR }]);
     await settled(h);
     expect(h.mintlify.requestsFor('deployPreview')).toEqual([]);
@@ -253,8 +255,7 @@ describe('preview deployments of a job’s pull request', () => {
   it('follows a deployment whose status answers give no `status` (the spec requires none) as still deploying', async () => {
     const h = await bot();
     h.mintlify.setDeploymentStatesGiven(false);
-    const job = await startFollowedJob(h, 'Document the stateless deployment');
-    await finish(h, job);
+    const job = await finishedJob(h, 'Document the stateless deployment');
     const deployment = await deploymentOf(h);
     const reads = () => h.mintlify.requestsFor('deploymentStatus').length;
     await expect.poll(reads).toBeGreaterThan(1);
@@ -275,8 +276,7 @@ describe('preview deployments of a job’s pull request', () => {
   it('says a preview deployed without a link is deployed, with no button and no reply', async () => {
     const h = await bot();
     h.mintlify.setPreviewUrlsGiven(false);
-    const job = await startFollowedJob(h, 'Document the linkless preview');
-    await finish(h, job);
+    const job = await finishedJob(h, 'Document the linkless preview');
     const deployment = await deploymentOf(h);
     await expect.poll(() => lastCardText(h, job)).toContain('Deploying a preview');
     h.mintlify.setDeployment(deployment.statusId, { status: 'success', summary: 'Deployed' });
@@ -290,8 +290,7 @@ describe('preview deployments of a job’s pull request', () => {
   it('gives up on a deployment still unfinished after 30 minutes: the card says the preview failed, and it is followed no more', async () => {
     let skewMs = 0;
     const h = await bot({ now: () => new Date(Date.now() + skewMs) });
-    const job = await startFollowedJob(h, 'Document the stuck deployment');
-    await finish(h, job);
+    const job = await finishedJob(h, 'Document the stuck deployment');
     const deployment = await deploymentOf(h);
     await expect.poll(() => lastCardText(h, job)).toContain('Deploying a preview');
     const reads = () => h.mintlify.requestsFor('deploymentStatus').length;
@@ -309,8 +308,7 @@ describe('preview deployments of a job’s pull request', () => {
 
   it('deploys again, once, when a follow-up makes the job finish again', async () => {
     const h = await bot();
-    const job = await startFollowedJob(h, 'Document the redeploy');
-    await finish(h, job);
+    const job = await finishedJob(h, 'Document the redeploy');
     const first = await deploymentOf(h, 1);
     h.mintlify.setDeployment(first.statusId, { status: 'success' });
     await expect.poll(() => cardButtons(h, job).length).toBe(2);
@@ -386,8 +384,7 @@ describe('preview deployments of a job’s pull request', () => {
       status: 400,
       body: { error: 'Invalid request. The `branch` field is required.' },
     });
-    const job = await startFollowedJob(h, 'Document the refused preview');
-    await finish(h, job);
+    const job = await finishedJob(h, 'Document the refused preview');
     await expect.poll(() => lastCardText(h, job)).toContain('it refused the branch');
     expect(lastCardText(h, job)).toContain('The pull request is not affected');
     expect(cardButtons(h, job)).toEqual([{ text: 'Open pull request', url: PR }]);
@@ -401,8 +398,7 @@ describe('preview deployments of a job’s pull request', () => {
     // The spec marks neither field of the 202 required: "Preview deployment queued successfully".
     const previewUrl = 'https://acme-queued.mintlify.app';
     h.mintlify.injectFault('deployPreview', { status: 202, body: { previewUrl } });
-    const job = await startFollowedJob(h, 'Document the untracked preview', 'C0UNTRACKED');
-    await finish(h, job);
+    const job = await finishedJob(h, 'Document the untracked preview', 'C0UNTRACKED');
     await expect.poll(() => h.mintlify.requestsFor('deployPreview').length).toBe(1);
     await expect.poll(async () => (await record(h, job.jobId))?.preview?.state).toBeDefined();
     await settled(h);
@@ -415,8 +411,7 @@ describe('preview deployments of a job’s pull request', () => {
   it('a deployment Mintlify took in an answer that cannot be read is not shown as failed, nor asked for again', async () => {
     const h = await bot();
     h.mintlify.injectFault('deployPreview', { malformedJson: true });
-    const job = await startFollowedJob(h, 'Document the unreadable preview', 'C0UNREAD');
-    await finish(h, job);
+    const job = await finishedJob(h, 'Document the unreadable preview', 'C0UNREAD');
     await expect.poll(async () => (await record(h, job.jobId))?.preview?.state).toBe('untracked');
     await settled(h);
     expect(lastCardText(h, job)).not.toContain('failed');
@@ -427,8 +422,7 @@ describe('preview deployments of a job’s pull request', () => {
   it('a preview Mintlify refuses for the bot’s key (401): the card names the cause, not "an unexpected answer"', async () => {
     const h = await bot();
     h.mintlify.injectFault('deployPreview', { status: 401 });
-    const job = await startFollowedJob(h, 'Document the refused preview', 'C0REFUSED');
-    await finish(h, job);
+    const job = await finishedJob(h, 'Document the refused preview', 'C0REFUSED');
     await expect.poll(() => lastCardText(h, job)).toContain('did not take the request');
     expect(lastCardText(h, job)).not.toContain('an unexpected answer');
     expect(lastCardText(h, job)).toContain('API key');
@@ -562,8 +556,7 @@ describe('preview deployments of a job’s pull request', () => {
 
   it('asks for nothing with PREVIEWS=off', async () => {
     const h = await bot({ env: { PREVIEWS: 'off' } });
-    const job = await startFollowedJob(h, 'Document without previews');
-    await finish(h, job);
+    const job = await finishedJob(h, 'Document without previews');
     await settled(h);
     expect(h.mintlify.requestsFor('deployPreview')).toHaveLength(0);
     expect(lastCardText(h, job)).not.toContain('Deploying a preview');
@@ -594,8 +587,7 @@ describe('preview deployments of a job’s pull request', () => {
 
   it('tells the thread of a deployed preview even when Slack failed the reply at first', async () => {
     const h = await bot();
-    const job = await startFollowedJob(h, 'Document the retry of the preview note');
-    await finish(h, job);
+    const job = await finishedJob(h, 'Document the retry of the preview note');
     const deployment = await deploymentOf(h);
     await expect.poll(() => lastCardText(h, job)).toContain('Deploying a preview');
     // Slack fails the reply, past the client's own retries.
