@@ -6,7 +6,7 @@ import { type BotHarness, PROJECT_ID, SECRETS, startBot } from '../support/botHa
 import { startMintlifyFake } from '../fakes/mintlifyFake.js';
 import { JobRecords } from '../../src/jobs/jobRecord.js';
 import { openStore } from '../../src/store/store.js';
-import { forwardedMessage } from '../support/slackRequests.js';
+import { forwardedMessage, messageChanged } from '../support/slackRequests.js';
 import { uniqueNamespace } from '../support/redis.js';
 import { createLogger } from '../../src/log.js';
 
@@ -50,27 +50,14 @@ const reply = (threadTs: string, text: string, extra: Record<string, unknown> = 
 const followUps = (h: BotHarness) => h.mintlify.requestsFor('sendMessage');
 
 /**
- * Slack's word that a reply changed (`message_changed`): the reply as it is now under `message`, the
- * change with a ts of its own; `edited` when its author edited it (Slack's own changes, such as a
- * link preview added, have none).
+ * Slack's word that a reply changed (`messageChanged`), the change with a ts of its own; `edited`
+ * when its author edited it (Slack's own changes, such as a link preview added, have none).
  */
 const changed = (
   original: ReturnType<typeof reply>,
   text: string,
   edited: { user: string; ts: string } | undefined = { user: original.user, ts: `${nextTs + 50}.000100` },
-) => {
-  const { type: _type, channel: _channel, channel_type: _kind, ...before } = original;
-  return {
-    type: 'message',
-    subtype: 'message_changed',
-    hidden: true,
-    channel: original.channel,
-    channel_type: original.channel_type,
-    ts: `${nextTs + 50}.000200`,
-    message: { type: 'message', ...before, text, ...(edited ? { edited } : {}) },
-    previous_message: { type: 'message', ...before },
-  };
-};
+) => messageChanged(original, text, { ts: `${nextTs + 50}.000200`, edited });
 
 /** job-1 completes with its pull request, at Mintlify and in its record, as the follower records it. */
 async function completeJob(h: BotHarness): Promise<void> {

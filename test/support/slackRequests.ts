@@ -242,3 +242,27 @@ export function mentionEvent(fields: {
 }) {
   return { type: 'app_mention', channel: 'C0DOCS', user: 'U0ADA', ...fields };
 }
+
+/**
+ * Slack's word that a message changed (`message_changed`), for the message event `original` as Slack
+ * sent it: the message as it is now (`text`, and `edited` when its author edited it: Slack's own
+ * changes, such as a link preview added, have none) under `message`, as it was under
+ * `previous_message`; the change has a ts of its own.
+ */
+export function messageChanged(
+  original: { channel: string; channel_type?: string } & Record<string, unknown>,
+  text: string,
+  change: { ts: string; edited?: { user: string; ts: string } },
+) {
+  const { type: _type, subtype: _subtype, channel, channel_type, ...before } = original;
+  return {
+    type: 'message',
+    subtype: 'message_changed',
+    hidden: true,
+    channel,
+    channel_type,
+    ts: change.ts,
+    message: { type: 'message', ...before, text, ...(change.edited ? { edited: change.edited } : {}) },
+    previous_message: { type: 'message', ...before },
+  };
+}
