@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SeededMessage } from '../fakes/slackFake.js';
 import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
-import { forwardedMessage, mentionEvent } from '../support/slackRequests.js';
+import { forwardedMessage, mentionEvent, messageChanged } from '../support/slackRequests.js';
 import { heldStep } from '../support/leases.js';
 import { requestState } from '../support/redis.js';
 
@@ -46,6 +46,20 @@ async function withSlowCreate() {
     text: `<@${BOT}> Document the --dry-run flag`,
   });
   return { create, said };
+}
+
+/**
+ * @ada's mention `said` posted, and its job being created at Mintlify (its card not there yet): a
+ * reply to it by @ada, seeded in the fake (its event is the test's to send).
+ */
+async function replyWhileCreating(h: BotHarness, said: { ts: string; text?: string }) {
+  await h.event(mention({ ts: said.ts, text: said.text }));
+  await expect.poll(() => h.mintlify.requestsFor('createJob').length).toBe(1);
+  return h.slack.seedMessage('C0DOCS', {
+    user: 'U0ADA',
+    thread_ts: said.ts,
+    text: 'only the CLI page please',
+  });
 }
 
 describe('@docs-agent <instruction>', () => {
@@ -517,14 +531,8 @@ describe('@docs-agent <instruction>', () => {
       text: `<@${BOT}> Document the export flag`,
     });
     h.mintlify.injectFault('createJob', { delayMs: 1_500 });
-    await h.event(mention({ ts: asked.ts, text: asked.text }));
     // Mintlify is creating the job: its card is not there yet.
-    await expect.poll(() => h.mintlify.requestsFor('createJob').length).toBe(1);
-    const reply = h.slack.seedMessage('C0DOCS', {
-      user: 'U0ADA',
-      thread_ts: asked.ts,
-      text: 'only the CLI page please',
-    });
+    const reply = await replyWhileCreating(h, asked);
     await h.event(asMessage({ ...mention({ ts: reply.ts, thread_ts: asked.ts, text: reply.text }) }));
     // Another person asks in the same thread meanwhile: one job, and that is a follow-up too.
     const second = h.slack.seedMessage('C0DOCS', {
@@ -547,13 +555,7 @@ describe('@docs-agent <instruction>', () => {
 
   it('is followed by a reply written while its job is being created, and edited before it could go: the job gets the reply as it reads now', async () => {
     const { create, said } = await withSlowCreate();
-    await h.event(mention({ ts: said.ts, text: said.text }));
-    await expect.poll(() => h.mintlify.requestsFor('createJob').length).toBe(1);
-    const reply = h.slack.seedMessage('C0DOCS', {
-      user: 'U0ADA',
-      thread_ts: said.ts,
-      text: 'only the CLI page please',
-    });
+    const reply = await replyWhileCreating(h, said);
     const written = {
       type: 'message',
       channel: 'C0DOCS',
@@ -569,22 +571,12 @@ describe('@docs-agent <instruction>', () => {
       h.logs.filter((line) => line.includes('a message waits for the job starting in its thread')).length;
     await expect.poll(waiting).toBeGreaterThanOrEqual(1);
     // Nothing has gone to the agent yet: its author changes their mind, and edits the reply.
-    const { type: _type, channel: _channel, channel_type: _kind, ...before } = written;
-    await h.event({
-      type: 'message',
-      subtype: 'message_changed',
-      hidden: true,
-      channel: 'C0DOCS',
-      channel_type: 'channel',
-      ts: '1800000300.000001',
-      message: {
-        type: 'message',
-        ...before,
-        text: 'only the API page please, not the CLI one',
+    await h.event(
+      messageChanged(written, 'only the API page please, not the CLI one', {
+        ts: '1800000300.000001',
         edited: { user: 'U0ADA', ts: '1800000300.000000' },
-      },
-      previous_message: { type: 'message', ...before },
-    });
+      }),
+    );
     h.slack.message('C0DOCS', reply.ts)!.text = 'only the API page please, not the CLI one';
     create.release();
 

@@ -39,6 +39,26 @@ async function sendDm(
 const dmChanged = (h: BotHarness, message: Record<string, unknown>, ts = '1800000300.000001') =>
   h.event({ type: 'message', subtype: 'message_changed', channel: DM, channel_type: 'im', ts, message });
 
+/** A job started by @ada's DM "Document the --json flag", on the record: the DM's ts (its thread's). */
+async function dmJob(h: BotHarness): Promise<string> {
+  const asked = await sendDm(h, 'Document the --json flag');
+  await expect.poll(async () => (await h.bot.context.jobs.records.byThread(DM, asked))?.door).toBe('dm');
+  return asked;
+}
+
+const SHOT = { id: 'F0SHOT', name: 'shot.png' };
+/**
+ * A file (shot.png) sent alone, with `text`, in the thread of the DM `asked`, and the bot's word
+ * (chat.postMessage) that it can't open files: the file's message ts, and that word.
+ */
+async function fileAloneInThread(h: BotHarness, asked: string, text = '') {
+  const ts = await sendDm(h, text, { thread_ts: asked, subtype: 'file_share', files: [SHOT] });
+  const told = await h.slack.waitForCall('chat.postMessage', (call) =>
+    String(call.args.text).includes('can’t open files'),
+  );
+  return { ts, told };
+}
+
 describe('a direct message to the bot', () => {
   it('starts a job whose card is the reply under it, and replies in that thread steer the job', async () => {
     h = await startBot();
@@ -92,34 +112,17 @@ describe('a direct message to the bot', () => {
 
   it('in a job’s thread, a mention with only a file is told about files (no mention event comes in a DM)', async () => {
     h = await startBot();
-    const asked = await sendDm(h, 'Document the --json flag');
-    await expect.poll(async () => (await h.bot.context.jobs.records.byThread(DM, asked))?.door).toBe('dm');
-    await sendDm(h, `<@U0BOT>`, {
-      // the Slack fake's bot user
-      thread_ts: asked,
-      subtype: 'file_share',
-      files: [{ id: 'F0SHOT', name: 'shot.png' }],
-    });
+    const asked = await dmJob(h);
+    const { told } = await fileAloneInThread(h, asked, '<@U0BOT>'); // the Slack fake's bot user
     // In the DM's job thread, a message that stays (nobody else reads along).
-    const told = await h.slack.waitForCall('chat.postMessage', (call) =>
-      String(call.args.text).includes('can’t open files'),
-    );
     expect(told.args).toMatchObject({ channel: DM, thread_ts: asked });
     expect(h.mintlify.requestsFor('sendMessage')).toEqual([]);
   });
 
   it('in a job’s thread, a file alone is told about files in words for the DM, as the thread’s help is', async () => {
     h = await startBot();
-    const asked = await sendDm(h, 'Document the --json flag');
-    await expect.poll(async () => (await h.bot.context.jobs.records.byThread(DM, asked))?.door).toBe('dm');
-    await sendDm(h, '', {
-      thread_ts: asked,
-      subtype: 'file_share',
-      files: [{ id: 'F0SHOT', name: 'shot.png' }],
-    });
-    const told = await h.slack.waitForCall('chat.postMessage', (call) =>
-      String(call.args.text).includes('can’t open files'),
-    );
+    const asked = await dmJob(h);
+    const { told } = await fileAloneInThread(h, asked);
     expect(told.args).toMatchObject({ channel: DM, thread_ts: asked });
     // Nobody else reads the bot's DM: nothing of keeping a reply between people.
     expect(String(told.args.text)).not.toMatch(/\/\/|between people/);
@@ -127,15 +130,10 @@ describe('a direct message to the bot', () => {
 
   it('in a job’s thread, a file alone edited to say what to change is sent to the job; a later edit is not, and its author is told so once', async () => {
     h = await startBot();
-    const asked = await sendDm(h, 'Document the --json flag');
-    await expect.poll(async () => (await h.bot.context.jobs.records.byThread(DM, asked))?.door).toBe('dm');
-    const files = [{ id: 'F0SHOT', name: 'shot.png' }];
-    const shot = await sendDm(h, '', { thread_ts: asked, subtype: 'file_share', files });
-    await h.slack.waitForCall('chat.postMessage', (call) =>
-      String(call.args.text).includes('can’t open files'),
-    );
+    const asked = await dmJob(h);
+    const { ts: shot } = await fileAloneInThread(h, asked);
     await h.bot.drained();
-    const reply = { user: 'U0ADA', ts: shot, thread_ts: asked, parent_user_id: 'U0ADA', files };
+    const reply = { user: 'U0ADA', ts: shot, thread_ts: asked, parent_user_id: 'U0ADA', files: [SHOT] };
     await dmChanged(h, {
       ...reply,
       text: 'Show this output in the example',
@@ -161,8 +159,7 @@ describe('a direct message to the bot', () => {
 
   it('in a job’s thread, sends a message forwarded there with no words to the job, as in a channel’s job thread', async () => {
     h = await startBot();
-    const asked = await sendDm(h, 'Document the --json flag');
-    await expect.poll(async () => (await h.bot.context.jobs.records.byThread(DM, asked))?.door).toBe('dm');
+    const asked = await dmJob(h);
     const forward = await sendDm(h, '', {
       thread_ts: asked,
       attachments: [forwardedMessage('Does --json print nulls?')],

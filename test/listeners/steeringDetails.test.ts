@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type BotHarness, startBot } from '../support/botHarness.js';
-import { mentionEvent } from '../support/slackRequests.js';
+import { mentionEvent, messageChanged } from '../support/slackRequests.js';
 
 const BOT = 'U0BOT'; // the Slack fake's bot user
 
@@ -23,6 +23,25 @@ async function jobThread(h: BotHarness): Promise<string> {
   const thread = String(card.response.ts);
   await expect.poll(() => h.bot.context.jobs.records.byThread('C0DOCS', thread)).toBeDefined();
   return thread;
+}
+
+/**
+ * @ada's mention of the bot in a job's thread, with a typo, sent to the job as its one follow-up: the
+ * thread, the message, and its app_mention event as typed (or edited).
+ */
+async function mentionSentToJob(h: BotHarness) {
+  h.slack.seedUser({ id: 'U0ADA', name: 'ada' });
+  const thread = await jobThread(h);
+  const said = h.slack.seedMessage('C0DOCS', {
+    user: 'U0ADA',
+    text: `<@${BOT}> Also document the --sinse flag`,
+    thread_ts: thread,
+  });
+  const mention = mentionOf(said.ts, thread);
+  await h.event(mention(said.text));
+  await expect.poll(() => followUps(h).length).toBe(1);
+  await h.bot.drained();
+  return { thread, said, mention };
 }
 
 describe('steering a job, and the doors, in the details', () => {
@@ -169,22 +188,12 @@ describe('steering a job, and the doors, in the details', () => {
     expect(String(told.args.text)).toContain('can’t open files');
     await h.bot.drained();
     // As a mention of a file alone would be (or a DM of one): the person edits the reply to say it in words.
-    const { type: _type, subtype: _subtype, channel: _channel, channel_type: _kind, ...before } = reply;
-    await h.event({
-      type: 'message',
-      subtype: 'message_changed',
-      hidden: true,
-      channel: 'C0DOCS',
-      channel_type: 'channel',
-      ts: '1800000300.000001',
-      message: {
-        type: 'message',
-        ...before,
-        text: 'Show the error in this screenshot in the troubleshooting page',
+    await h.event(
+      messageChanged(reply, 'Show the error in this screenshot in the troubleshooting page', {
+        ts: '1800000300.000001',
         edited: { user: 'U0ADA', ts: '1800000300.000000' },
-      },
-      previous_message: { type: 'message', ...before },
-    });
+      }),
+    );
     await expect
       .poll(() => followUps(h))
       .toEqual([
@@ -197,17 +206,7 @@ describe('steering a job, and the doors, in the details', () => {
 
   it('a mention sent to a job as a follow-up is not sent again when its typo is fixed a day later', async () => {
     h = await startBot();
-    h.slack.seedUser({ id: 'U0ADA', name: 'ada' });
-    const thread = await jobThread(h);
-    const said = h.slack.seedMessage('C0DOCS', {
-      user: 'U0ADA',
-      text: `<@${BOT}> Also document the --sinse flag`,
-      thread_ts: thread,
-    });
-    const mention = mentionOf(said.ts, thread);
-    await h.event(mention(said.text));
-    await expect.poll(() => followUps(h).length).toBe(1);
-    await h.bot.drained();
+    const { said, mention } = await mentionSentToJob(h);
     // A day passes: the message's dedupe (24 h) lapses, as Redis's TTL would let it.
     const { atomic } = h.bot.context.jobs.store;
     const key = `seen:message:C0DOCS:${said.ts}`;
@@ -226,17 +225,7 @@ describe('steering a job, and the doors, in the details', () => {
 
   it('a mention sent to a job as a follow-up, edited, is not sent again: its author is told so, once', async () => {
     h = await startBot();
-    h.slack.seedUser({ id: 'U0ADA', name: 'ada' });
-    const thread = await jobThread(h);
-    const said = h.slack.seedMessage('C0DOCS', {
-      user: 'U0ADA',
-      text: `<@${BOT}> Also document the --sinse flag`,
-      thread_ts: thread,
-    });
-    const mention = mentionOf(said.ts, thread);
-    await h.event(mention(said.text));
-    await expect.poll(() => followUps(h).length).toBe(1);
-    await h.bot.drained();
+    const { thread, mention } = await mentionSentToJob(h);
     // The author fixes a typo, then another: Slack sends the mention again each time, marked edited.
     for (const ts of ['1800000100.000000', '1800000200.000000'])
       await h.event(mention(`<@${BOT}> Also document the --since flag`, { edited: { user: 'U0ADA', ts } }));
