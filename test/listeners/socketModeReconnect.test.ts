@@ -13,25 +13,33 @@ afterEach(async () => {
   await Promise.all(fakes.splice(0).map((fake) => fake.close()));
 });
 
+/**
+ * The bot, run in Socket Mode with its socket open; then the socket drops, and Slack answers the bot's
+ * asks for a new one (`apps.connections.open`) with each of `refusals` in turn (`times` times, or once).
+ */
+async function socketDroppedThen(...refusals: Array<{ error: string; times?: number }>) {
+  const slack = await startSlackFake({ botToken: SECRETS.botToken, appToken: APP_TOKEN });
+  const mintlify = await startMintlifyFake({ apiKey: SECRETS.mintlifyKey, projectId: PROJECT_ID });
+  fakes.push(slack, mintlify);
+  const socket = slack.socketMode;
+  if (!socket) throw new Error('the fake has no Socket Mode');
+  const bot = runBot(
+    botEnv(slack, mintlify, { SLACK_APP_TOKEN: APP_TOKEN, SLACK_SIGNING_SECRET: undefined }),
+  );
+  children.push(bot.child);
+  await bot.printed(/docs-agent worker is running/);
+  await socket.connected();
+  for (const { error, times } of refusals) slack.failNext('apps.connections.open', { error }, times);
+  await socket.dropConnections();
+  return bot;
+}
+
 it(
   'in Socket Mode, an app-level token Slack refuses as the socket reopens (revoked, regenerated) is said in plain words, not as a crash',
   { timeout: 60_000 },
   async () => {
-    const slack = await startSlackFake({ botToken: SECRETS.botToken, appToken: APP_TOKEN });
-    const mintlify = await startMintlifyFake({ apiKey: SECRETS.mintlifyKey, projectId: PROJECT_ID });
-    fakes.push(slack, mintlify);
-    const socket = slack.socketMode;
-    if (!socket) throw new Error('the fake has no Socket Mode');
-    const bot = runBot(
-      botEnv(slack, mintlify, { SLACK_APP_TOKEN: APP_TOKEN, SLACK_SIGNING_SECRET: undefined }),
-    );
-    children.push(bot.child);
-    await bot.printed(/docs-agent worker is running/);
-    await socket.connected();
-
     // The connection drops (Slack refreshes it now and then), and the token no longer opens a new one.
-    slack.failNext('apps.connections.open', { error: 'invalid_auth' });
-    await socket.dropConnections();
+    const bot = await socketDroppedThen({ error: 'invalid_auth' });
     await bot.printed(/Failed to retrieve a new WSS URL/);
 
     // As at start: the variable is named, with what to do (web.ts's appTokenRefused) ...
@@ -48,21 +56,8 @@ it(
   'in Socket Mode, an app-level token Slack answers token_revoked as the socket reopens stops the bot in plain words, rather than leaving it deaf',
   { timeout: 90_000 },
   async () => {
-    const slack = await startSlackFake({ botToken: SECRETS.botToken, appToken: APP_TOKEN });
-    const mintlify = await startMintlifyFake({ apiKey: SECRETS.mintlifyKey, projectId: PROJECT_ID });
-    fakes.push(slack, mintlify);
-    const socket = slack.socketMode;
-    if (!socket) throw new Error('the fake has no Socket Mode');
-    const bot = runBot(
-      botEnv(slack, mintlify, { SLACK_APP_TOKEN: APP_TOKEN, SLACK_SIGNING_SECRET: undefined }),
-    );
-    children.push(bot.child);
-    await bot.printed(/docs-agent worker is running/);
-    await socket.connected();
-
     // The token was revoked in "Basic Information": from now on Slack refuses it, every time.
-    slack.failNext('apps.connections.open', { error: 'token_revoked' }, 1_000);
-    await socket.dropConnections();
+    const bot = await socketDroppedThen({ error: 'token_revoked', times: 1_000 });
     await bot.printed(/Failed to retrieve a new WSS URL/);
 
     // As for invalid_auth: the variable named, with what to do, and a stop for the process manager.
@@ -76,23 +71,9 @@ it(
   'in Socket Mode, an app-level token refused on the try after a passing failure of Slack is said in plain words, not as a crash',
   { timeout: 90_000 },
   async () => {
-    const slack = await startSlackFake({ botToken: SECRETS.botToken, appToken: APP_TOKEN });
-    const mintlify = await startMintlifyFake({ apiKey: SECRETS.mintlifyKey, projectId: PROJECT_ID });
-    fakes.push(slack, mintlify);
-    const socket = slack.socketMode;
-    if (!socket) throw new Error('the fake has no Socket Mode');
-    const bot = runBot(
-      botEnv(slack, mintlify, { SLACK_APP_TOKEN: APP_TOKEN, SLACK_SIGNING_SECRET: undefined }),
-    );
-    children.push(bot.child);
-    await bot.printed(/docs-agent worker is running/);
-    await socket.connected();
-
     // The socket drops; Slack fails once on its side (its client tries again), then refuses the
     // token, which was regenerated meanwhile.
-    slack.failNext('apps.connections.open', { error: 'fatal_error' });
-    slack.failNext('apps.connections.open', { error: 'invalid_auth' }, 100);
-    await socket.dropConnections();
+    const bot = await socketDroppedThen({ error: 'fatal_error' }, { error: 'invalid_auth', times: 100 });
 
     expect(await bot.exited).toBe(1);
     expect(bot.output()).toContain('Slack refused SLACK_APP_TOKEN (invalid_auth): copy the App-Level Token');
