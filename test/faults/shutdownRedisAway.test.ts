@@ -15,38 +15,50 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+/**
+ * The bot, run on a Redis of its own and idle: the start's own work (the queues' first check) done, as
+ * `client`, another connection to that Redis (closed after the test, unless the test closes it), sees.
+ * On a busy machine that work may still run when the bot says it is running.
+ */
+async function idleBot(name: string) {
+  const slack: SlackFake = await startSlackFake({ botToken: SECRETS.botToken });
+  const mintlify: MintlifyFake = await startMintlifyFake({
+    apiKey: SECRETS.mintlifyKey,
+    projectId: PROJECT_ID,
+  });
+  const redis: PrivateRedis = await startPrivateRedis();
+  cleanups.push(
+    () => slack.close(),
+    () => mintlify.close(),
+    () => redis.close(),
+  );
+  const namespace = uniqueNamespace(name);
+  const bot = runBot(botEnv(slack, mintlify, { REDIS_URL: redis.url, STORE_NAMESPACE: namespace }));
+  children.push(bot.child);
+  await bot.listening();
+  await bot.printed(/docs-agent worker is running/);
+  const client = createClient({ url: redis.url });
+  await client.connect();
+  cleanups.push(async () => {
+    if (client.isOpen) await client.quit();
+  });
+  const running = async () => {
+    let active = 0;
+    for await (const keys of client.scanIterator({ MATCH: `${namespace}:*:active`, COUNT: 100 })) {
+      for (const key of keys) active += await client.lLen(key);
+    }
+    return active;
+  };
+  await expect.poll(running, { timeout: 10_000 }).toBe(0);
+  return { bot, redis, client };
+}
+
 it(
   'SIGTERM while Redis is away and no work runs: the bot stops cleanly (exit 0), not at its hard deadline',
   { timeout: 40_000 },
   async () => {
-    const slack: SlackFake = await startSlackFake({ botToken: SECRETS.botToken });
-    const mintlify: MintlifyFake = await startMintlifyFake({
-      apiKey: SECRETS.mintlifyKey,
-      projectId: PROJECT_ID,
-    });
-    const redis: PrivateRedis = await startPrivateRedis();
-    cleanups.push(
-      () => slack.close(),
-      () => mintlify.close(),
-      () => redis.close(),
-    );
-    const namespace = uniqueNamespace('stop-away');
-    const bot = runBot(botEnv(slack, mintlify, { REDIS_URL: redis.url, STORE_NAMESPACE: namespace }));
-    children.push(bot.child);
-    await bot.listening();
-    await bot.printed(/docs-agent worker is running/);
-    // The start's own work (the queues' first check) done: on a busy machine it may still run.
-    const raw = createClient({ url: redis.url });
-    await raw.connect();
-    const running = async () => {
-      let active = 0;
-      for await (const keys of raw.scanIterator({ MATCH: `${namespace}:*:active`, COUNT: 100 })) {
-        for (const key of keys) active += await raw.lLen(key);
-      }
-      return active;
-    };
-    await expect.poll(running, { timeout: 10_000 }).toBe(0);
-    await raw.quit();
+    const { bot, redis, client } = await idleBot('stop-away');
+    await client.quit();
 
     await redis.stop();
     await bot.printed(/Redis is unreachable/);
@@ -62,37 +74,9 @@ it(
   'SIGTERM while Redis takes no more clients (its maxclients reached) and no work runs: the bot stops cleanly (exit 0)',
   { timeout: 40_000 },
   async () => {
-    const slack: SlackFake = await startSlackFake({ botToken: SECRETS.botToken });
-    const mintlify: MintlifyFake = await startMintlifyFake({
-      apiKey: SECRETS.mintlifyKey,
-      projectId: PROJECT_ID,
-    });
-    const redis: PrivateRedis = await startPrivateRedis();
-    cleanups.push(
-      () => slack.close(),
-      () => mintlify.close(),
-      () => redis.close(),
-    );
-    const namespace = uniqueNamespace('stop-full-clients');
-    const bot = runBot(botEnv(slack, mintlify, { REDIS_URL: redis.url, STORE_NAMESPACE: namespace }));
-    children.push(bot.child);
-    await bot.listening();
-    await bot.printed(/docs-agent worker is running/);
     // Another process's client holds the one connection Redis now takes; the bot's are dropped.
-    const other = createClient({ url: redis.url });
-    await other.connect();
-    cleanups.push(async () => {
-      await other.configSet('maxclients', '10000');
-      await other.quit();
-    });
-    const running = async () => {
-      let active = 0;
-      for await (const keys of other.scanIterator({ MATCH: `${namespace}:*:active`, COUNT: 100 })) {
-        for (const key of keys) active += await other.lLen(key);
-      }
-      return active;
-    };
-    await expect.poll(running, { timeout: 10_000 }).toBe(0);
+    const { bot, client: other } = await idleBot('stop-full-clients');
+    cleanups.push(() => other.configSet('maxclients', '10000'));
     await other.configSet('maxclients', '1');
     await other.sendCommand(['CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes']);
     await bot.printed(/Redis is unreachable/);
