@@ -1,7 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { createClient } from '@keyv/redis';
 import { type SlackFake, startSlackFake } from '../fakes/slackFake.js';
-import type { SocketModeServer } from '../fakes/slack/socketMode.js';
+import type { SocketModeAck, SocketModeServer } from '../fakes/slack/socketMode.js';
 import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
 import { type PrivateRedis, startPrivateRedis } from '../support/privateRedis.js';
 import { MESSAGE_LOST } from '../../src/listeners/events/lostMessage.js';
@@ -55,28 +55,34 @@ it('in Socket Mode, opens no socket before Slack confirms the bot token, and a r
   }
 });
 
+type SocketModeBody = (
+  bot: BotHarness,
+  slack: SlackFake,
+  socket: SocketModeServer,
+  redis: PrivateRedis,
+) => Promise<void>;
+
 /**
- * A bot in Socket Mode whose Redis went away once the socket was open: `body` runs then, and the
- * bot, its Slack and its Redis are closed after it.
+ * A bot in Socket Mode on a Redis of its own (`env` added to its environment), its socket open:
+ * `body` runs then, and the bot, its Slack and its Redis are closed after it.
  */
-async function withRedisAway(
-  options: { holdEventForMs?: number },
-  body: (bot: BotHarness, slack: SlackFake, socket: SocketModeServer, redis: PrivateRedis) => Promise<void>,
+async function withSocketModeBot(
+  options: { holdEventForMs?: number; env?: Record<string, string> },
+  body: SocketModeBody,
 ): Promise<void> {
   const redis = await startPrivateRedis();
   const slack = await startSlackFake({ botToken: SECRETS.botToken, appToken: APP_TOKEN });
   try {
+    const { env, ...rest } = options;
     const bot = await startBot({
       slack,
-      env: { SLACK_APP_TOKEN: APP_TOKEN, SLACK_SIGNING_SECRET: undefined, REDIS_URL: redis.url },
-      ...options,
+      env: { SLACK_APP_TOKEN: APP_TOKEN, SLACK_SIGNING_SECRET: undefined, REDIS_URL: redis.url, ...env },
+      ...rest,
     });
     h = bot;
     const socket = slack.socketMode;
     if (!socket) throw new Error('the fake has no Socket Mode');
     await socket.connected();
-    await redis.stop({ keepData: true });
-    await expect.poll(() => bot.logs.some((line) => line.includes('Redis is unreachable'))).toBe(true);
     await body(bot, slack, socket, redis);
   } finally {
     await h?.close();
@@ -84,6 +90,64 @@ async function withRedisAway(
     await slack.close();
     await redis.close();
   }
+}
+
+/** A bot in Socket Mode whose Redis went away once the socket was open: `body` runs then. */
+function withRedisAway(options: { holdEventForMs?: number }, body: SocketModeBody): Promise<void> {
+  return withSocketModeBot(options, async (bot, slack, socket, redis) => {
+    await redis.stop({ keepData: true });
+    await expect.poll(() => bot.logs.some((line) => line.includes('Redis is unreachable'))).toBe(true);
+    await body(bot, slack, socket, redis);
+  });
+}
+
+/**
+ * A bot in Socket Mode (logging at debug) whose Redis takes no write until `unpause()`, and /docs-agent
+ * `command.text` from @ada in #C0DOCS sent over its socket and received: its listener waits on the
+ * queue's add. `body` runs then, with the command's ack to come (undefined if none came); the bot, its
+ * Slack and its Redis are closed after it.
+ */
+async function withCommandHeld(
+  command: { text: string; trigger_id: string; responseId?: string },
+  body: (held: {
+    bot: BotHarness;
+    slack: SlackFake;
+    socket: SocketModeServer;
+    unpause: () => Promise<unknown>;
+    acked: Promise<SocketModeAck | undefined>;
+  }) => Promise<void>,
+): Promise<void> {
+  await withSocketModeBot({ env: { LOG_LEVEL: 'debug' } }, async (bot, slack, socket, redis) => {
+    const raw = createClient({ url: redis.url });
+    try {
+      await raw.connect();
+      // Far longer than the test needs: the unpause, not the clock, ends it.
+      await raw.sendCommand(['CLIENT', 'PAUSE', '10000', 'WRITE']);
+      const acked = socket
+        .send('slash_commands', {
+          command: '/docs-agent',
+          text: command.text,
+          user_id: 'U0ADA',
+          channel_id: 'C0DOCS',
+          team_id: 'T0TEAM',
+          api_app_id: 'A0APP',
+          response_url: slack.responseUrl(command.responseId),
+          trigger_id: command.trigger_id,
+        })
+        .catch(() => undefined);
+      await expect
+        .poll(() =>
+          bot.logs.some(
+            (line) => line.includes('Received a message on the WebSocket') && line.includes(command.text),
+          ),
+        )
+        .toBe(true);
+      const unpause = () => raw.sendCommand(['CLIENT', 'UNPAUSE']);
+      await body({ bot, slack, socket, unpause, acked });
+    } finally {
+      await raw.quit().catch(() => {});
+    }
+  });
 }
 
 /** An Events API envelope, as Slack sends it over the socket. */
@@ -188,112 +252,33 @@ it('in Socket Mode, a wrong SLACK_APP_TOKEN refused after a passing failure of S
 });
 
 it('in Socket Mode, a stop lets a command still being queued answer Slack before the socket closes', async () => {
-  const redis = await startPrivateRedis();
-  const slack = await startSlackFake({ botToken: SECRETS.botToken, appToken: APP_TOKEN });
-  const raw = createClient({ url: redis.url });
-  try {
-    h = await startBot({
-      slack,
-      env: {
-        SLACK_APP_TOKEN: APP_TOKEN,
-        SLACK_SIGNING_SECRET: undefined,
-        REDIS_URL: redis.url,
-        LOG_LEVEL: 'debug',
-      },
-    });
-    const bot = h;
-    const socket = slack.socketMode;
-    if (!socket) throw new Error('the fake has no Socket Mode');
-    await socket.connected();
-    await raw.connect();
-    // Redis takes no write until the test says so: the command's listener waits on the queue's add.
-    // Far longer than the test needs: the unpause below, not the clock, ends it.
-    await raw.sendCommand(['CLIENT', 'PAUSE', '10000', 'WRITE']);
-    const acked = socket.send('slash_commands', {
-      command: '/docs-agent',
-      text: 'Document the pause flag',
-      user_id: 'U0ADA',
-      channel_id: 'C0DOCS',
-      team_id: 'T0TEAM',
-      api_app_id: 'A0APP',
-      response_url: slack.responseUrl(),
-      trigger_id: '4.5.6',
-    });
-    await expect
-      .poll(() =>
-        bot.logs.some(
-          (line) =>
-            line.includes('Received a message on the WebSocket') && line.includes('Document the pause flag'),
+  // Redis takes no write until the test says so: the command's listener waits on the queue's add.
+  await withCommandHeld(
+    { text: 'Document the pause flag', trigger_id: '4.5.6' },
+    async ({ bot, unpause, acked }) => {
+      // The stop begins while the add is held; only then does Redis take it.
+      const stopping = bot.bot.stop();
+      await unpause();
+      const ack = await acked;
+      // An ack at all is what the stop owes (without its wait, none comes). Its words depend on how soon
+      // the unpause came: within the listener's 1 s the job is starting, on a loaded machine "try again".
+      expect(ack?.payload).toMatchObject({
+        response_type: 'ephemeral',
+        text: expect.stringMatching(
+          /Starting a docs agent job: its card will appear here|please try again shortly/,
         ),
-      )
-      .toBe(true);
-
-    // The stop begins while the add is held; only then does Redis take it.
-    const stopping = bot.bot.stop();
-    await raw.sendCommand(['CLIENT', 'UNPAUSE']);
-    const ack = await acked;
-    // An ack at all is what the stop owes (without its wait, none comes). Its words depend on how soon
-    // the unpause came: within the listener's 1 s the job is starting, on a loaded machine "try again".
-    expect(ack.payload).toMatchObject({
-      response_type: 'ephemeral',
-      text: expect.stringMatching(
-        /Starting a docs agent job: its card will appear here|please try again shortly/,
-      ),
-    });
-    await stopping;
-  } finally {
-    await raw.quit().catch(() => {});
-    await h?.close();
-    h = undefined;
-    await slack.close();
-    await redis.close();
-  }
+      });
+      await stopping;
+    },
+  );
 });
 
 it('in Socket Mode, a command whose ack the dropped socket could not carry is answered through its response_url: its job starts once, and the person knows', async () => {
-  const redis = await startPrivateRedis();
-  const slack = await startSlackFake({ botToken: SECRETS.botToken, appToken: APP_TOKEN });
-  const raw = createClient({ url: redis.url });
-  try {
-    h = await startBot({
-      slack,
-      env: {
-        SLACK_APP_TOKEN: APP_TOKEN,
-        SLACK_SIGNING_SECRET: undefined,
-        REDIS_URL: redis.url,
-        LOG_LEVEL: 'debug',
-      },
-    });
-    const bot = h;
-    const socket = slack.socketMode;
-    if (!socket) throw new Error('the fake has no Socket Mode');
-    await socket.connected();
-    await raw.connect();
-    // The command's add waits on Redis while Slack renews the socket (as it does every few hours).
-    await raw.sendCommand(['CLIENT', 'PAUSE', '10000', 'WRITE']);
-    const acked = socket
-      .send('slash_commands', {
-        command: '/docs-agent',
-        text: 'Document the renewal flag',
-        user_id: 'U0ADA',
-        channel_id: 'C0DOCS',
-        team_id: 'T0TEAM',
-        api_app_id: 'A0APP',
-        response_url: slack.responseUrl('renewal'),
-        trigger_id: '7.8.9',
-      })
-      .catch(() => undefined);
-    await expect
-      .poll(() =>
-        bot.logs.some(
-          (line) =>
-            line.includes('Received a message on the WebSocket') &&
-            line.includes('Document the renewal flag'),
-        ),
-      )
-      .toBe(true);
+  // The command's add waits on Redis while Slack renews the socket (as it does every few hours).
+  const command = { text: 'Document the renewal flag', trigger_id: '7.8.9', responseId: 'renewal' };
+  await withCommandHeld(command, async ({ bot, slack, socket, unpause, acked }) => {
     await socket.dropConnections();
-    await raw.sendCommand(['CLIENT', 'UNPAUSE']);
+    await unpause();
     await acked;
     // Slack showed the person that the command failed (no ack came), and its job runs all the same:
     // they are told so, or they would ask again and start it twice.
@@ -308,11 +293,5 @@ it('in Socket Mode, a command whose ack the dropped socket could not carry is an
     await bot.bot.drained();
     expect(bot.mintlify.requestsFor('createJob')).toHaveLength(1);
     expect(bot.logs.join('\n')).not.toContain('a Slack request was not queued');
-  } finally {
-    await raw.quit().catch(() => {});
-    await h?.close();
-    h = undefined;
-    await slack.close();
-    await redis.close();
-  }
+  });
 });
