@@ -127,7 +127,9 @@ function problemOf(cause: unknown, url: string): string {
     ? /^no answer within/.test(reason)
       ? ' With rediss://, a Redis without TLS never answers the handshake: use redis:// if it has no TLS.'
       : // Over TLS a Redis that takes no more clients closes the connection before the handshake, unable to say why.
-        /before secure TLS connection was established|socket closed unexpectedly|ECONNRESET|EPIPE/i.test(reason)
+        /before secure TLS connection was established|socket closed unexpectedly|ECONNRESET|EPIPE/i.test(
+            reason,
+          )
         ? ` Over TLS this is also how a Redis that takes no more clients closes a connection: ${AS_MANY_CLIENTS}.`
         : ''
     : // Closed before the reply (the password's AUTH is the first thing sent), or reset while sending it.
