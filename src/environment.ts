@@ -33,8 +33,16 @@ export function readConfiguration(
   }
   let cut: Array<{ variable: string; problem: string }> = [];
   try {
-    if (read) process.loadEnvFile(file);
-    cut = read ? valuesCutAtHash(file, fromEnvironment) : [];
+    if (read) {
+      // Without the byte order mark an editor may save first (Windows PowerShell, older Notepad),
+      // which would be read as part of the first variable's name.
+      const text = readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
+      // As process.loadEnvFile does: what the environment has already is not replaced.
+      for (const [variable, value] of Object.entries(parseEnv(text))) {
+        if (process.env[variable] === undefined) process.env[variable] = value;
+      }
+      cut = valuesCutAtHash(file, text, fromEnvironment);
+    }
   } catch (error) {
     // Unreadable (its permissions, a file that went away): said in plain words, not as a stack trace.
     const reason = error instanceof Error ? error.message : String(error);
@@ -74,9 +82,9 @@ export function readConfiguration(
  */
 function valuesCutAtHash(
   file: string,
+  text: string,
   fromEnvironment: ReadonlySet<string>,
 ): Array<{ variable: string; problem: string }> {
-  const text = readFileSync(file, 'utf8');
   const parsed = parseEnv(text);
   const lines = new Map<string, string>();
   for (const line of text.split(/\r?\n/)) {

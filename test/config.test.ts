@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig, secretsOf } from '../src/config.js';
 import { configurationWarnings } from '../src/configWarnings.js';
@@ -653,6 +655,33 @@ describe('warnings at start', () => {
     expect(lines.filter((line) => line.includes('ALLOWED_USERS'))).toEqual([
       expect.stringMatching(/WARN {2}docs-agent ALLOWED_USERS is set, .*did you mean ALLOWED_USER_IDS\?\n$/),
     ]);
+  });
+
+  it('reads the first variable of a .env file saved with a byte order mark (Windows PowerShell, older Notepad)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'docs-agent-bom-'));
+    const envFile = join(dir, '.env');
+    // As `Set-Content -Encoding UTF8` writes it: a BOM first, CRLF line endings.
+    writeFileSync(
+      envFile,
+      `\uFEFFALLOWED_USER_IDS=U0ADA\r\n${Object.entries(valid)
+        .map(([name, value]) => `${name}=${value}`)
+        .join('\r\n')}\r\n`,
+    );
+    // Unset, so that what the file sets is taken away after the test.
+    for (const name of [...Object.keys(valid), 'ALLOWED_USER_IDS', '\uFEFFALLOWED_USER_IDS']) {
+      vi.stubEnv(name, undefined);
+    }
+    vi.stubEnv('ENV_FILE', envFile);
+    const lines: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((line) => lines.push(String(line)) > 0);
+    try {
+      const config = readConfiguration();
+      // The allowlist written in the file holds: the bot is not left open to everyone.
+      expect(config?.access.userIds).toEqual(new Set(['U0ADA']));
+      expect(lines.join('')).not.toContain('ALLOWED_USER_IDS is set, but docs-agent reads no such variable');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
