@@ -15,7 +15,8 @@ import { USER_AGENT } from './version.js';
 /**
  * `npm run digest` (after `npm run build`): posts one digest, of the 7 full days before today
  * in DIGEST_TIMEZONE, to DIGEST_CHANNEL, then exits. It honours the same once-per-period record
- * as the schedule, so an external scheduler may run it as often as it likes.
+ * as the schedule, so a run again on the same day posts nothing new; a run on another day posts that
+ * day's 7 days (an external scheduler runs it weekly).
  * Exit code: 0 when the digest is posted (now or before) or another instance is posting it;
  * 1 when it could not be posted. While a digest asked for is being prepared, it waits its turn.
  */
