@@ -103,9 +103,12 @@ export async function startJob(
       // rather than tell the person the start was cut short.
       if (ctx.starts.unrecorded.has(startId)) throw new UnrecordedJobError(startId);
       const earlier = await ctx.starts.get(startId);
-      return (
-        (earlier && (await resumeStart(ctx, earlier))) ?? startHeld(ctx, input, startId, { lost, lease })
-      );
+      const resumed = earlier && (await resumeStart(ctx, earlier));
+      if (!resumed) return startHeld(ctx, input, startId, { lost, lease });
+      // Its door claimed the thread again for this run: the start ended before (its job made and
+      // recorded, or refused), so the thread is let go, as startHeld lets it go at its end.
+      if (input.threadTs) await ctx.starts.releaseThread(input.channel, input.threadTs, startId);
+      return resumed;
     },
     // Run again after its process died, the start waits out the dead holder's lease.
     { waitMs: START_LEASE_MS + 1_000, logger: ctx.logger },

@@ -343,10 +343,18 @@ export async function startsWithJobCard(
  */
 async function noteEdit(ctx: JobsContext, input: SteerJobInput, editedTs: string): Promise<boolean> {
   if (ctx.now().getTime() - Number(input.messageTs) * 1000 > EDITS_COUNT_MS) return false;
+  const record = await ctx.records.byThread(input.channel, input.threadTs);
+  if (!record) {
+    // Its job is starting (its door reads the thread, or Mintlify is asked): the edit waits for it,
+    // as its reply does.
+    if (await ctx.starts.threadStarting(input.channel, input.threadTs)) {
+      throw new ThreadStartingError(input.channel, input.threadTs);
+    }
+    return false;
+  }
   // A message written before its thread's job was asked for (the thread's context, a message the
   // shortcut chose, the message that started the job) is none of the job's: its edits change nothing.
-  const asked = await jobAskedAt(ctx, input.channel, input.threadTs);
-  if (asked === undefined || Number(input.messageTs) * 1000 <= asked) return false;
+  if (Number(input.messageTs) * 1000 <= (await jobAskedAt(ctx, record))) return false;
   await ctx.store.atomic.indexAdd(
     editsKey(input.channel, input.messageTs),
     editedTs,
@@ -393,13 +401,12 @@ async function sendTurn(
 }
 
 /**
- * When the job of the thread (or the one starting there) was asked for, as its start has it (kept a
- * day); a job older than that, when it was created. Undefined when the thread has no job.
+ * When a thread's job was asked for: the message that asked, when the job took the thread so far as
+ * context (a mention in a thread); else as its start has it (kept a day); a job older than that,
+ * when it was created.
  */
-async function jobAskedAt(ctx: JobsContext, channel: string, threadTs: string): Promise<number | undefined> {
-  const record = await ctx.records.byThread(channel, threadTs);
-  const startId = record ? record.startId : await ctx.starts.threadStartOf(channel, threadTs);
-  const start = startId !== undefined ? await ctx.starts.get(startId) : undefined;
-  if (start) return Date.parse(start.at);
-  return record ? Date.parse(record.createdAt) : undefined;
+async function jobAskedAt(ctx: JobsContext, record: JobRecord): Promise<number> {
+  if (record.contextBefore) return Number(record.contextBefore) * 1000;
+  const start = record.startId !== undefined ? await ctx.starts.get(record.startId) : undefined;
+  return Date.parse(start?.at ?? record.createdAt);
 }

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SeededMessage } from '../fakes/slackFake.js';
+import { handleMessageToBot } from '../../src/jobs/messageToBot.js';
 import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
 import { forwardedMessage, mentionEvent, messageChanged } from '../support/slackRequests.js';
 import { heldStep } from '../support/leases.js';
@@ -572,7 +573,7 @@ describe('@docs-agent <instruction>', () => {
     await expect.poll(waiting).toBeGreaterThanOrEqual(1);
     // Nothing has gone to the agent yet: its author changes their mind, and edits the reply.
     await h.event(
-      messageChanged(written, 'only the API page please, not the CLI one', {
+      messageChanged({ ...written, channel: 'C0DOCS' }, 'only the API page please, not the CLI one', {
         ts: '1800000300.000001',
         edited: { user: 'U0ADA', ts: '1800000300.000000' },
       }),
@@ -617,6 +618,49 @@ describe('@docs-agent <instruction>', () => {
     // The reply reaches the job: as a follow-up, or in the job's context.
     const reached = [...prompts(h), ...followUps(h).map((body) => (body as { prompt: string }).prompt)];
     expect(reached.some((prompt) => prompt.includes('only the CLI page please'))).toBe(true);
+  });
+
+  it('in a thread, is followed by a reply written while the thread is read for its job, and edited before it could go: the job gets the reply as it reads now', async () => {
+    h = await startBot();
+    const root = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text: 'The export flag is undocumented' });
+    const asked = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      thread_ts: root.ts,
+      text: `<@${BOT}> document the export flag`,
+    });
+    // Slack is slow to give the bot the thread it reads for the job's context...
+    const read = heldStep();
+    h.slack.failNext('conversations.replies', { until: read.until });
+    await h.event(mention({ ts: asked.ts, thread_ts: root.ts, text: asked.text }));
+    await expect.poll(() => h.slack.callsTo('conversations.replies').length).toBeGreaterThan(0);
+    // ...while the one who asked adds a reply, which waits for the job...
+    const reply = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      thread_ts: root.ts,
+      text: 'only the CLI page please',
+    });
+    const written = asMessage(mention({ ts: reply.ts, thread_ts: root.ts, text: reply.text }));
+    await h.event(written, { eventId: 'EvREPLY' });
+    const waiting = () =>
+      h.logs.filter((line) => line.includes('a message waits for the job starting in its thread')).length;
+    await expect.poll(waiting).toBeGreaterThanOrEqual(1);
+    // ...and, nothing sent to the agent yet, changes their mind and edits it.
+    await h.event(
+      messageChanged({ ...written, channel: 'C0DOCS' }, 'only the API page please, not the CLI one', {
+        ts: '1800000300.000001',
+        edited: { user: 'U0ADA', ts: '1800000300.000000' },
+      }),
+      { eventId: 'EvEDIT' },
+    );
+    const edit = () => requestState(h.config.store.namespace, 'thread_reply-EvEDIT');
+    await expect.poll(edit).toMatch(/^(completed|delayed)$/);
+    h.slack.message('C0DOCS', reply.ts)!.text = 'only the API page please, not the CLI one';
+    read.release();
+
+    await expect.poll(() => followUps(h).length, { timeout: 10_000 }).toBe(1);
+    await h.bot.drained();
+    // The words the author replaced before anything was sent do not reach the agent.
+    expect(followUps(h)).toEqual([{ prompt: 'only the API page please, not the CLI one' }]);
   });
 
   it('in a thread whose job another mention is starting (its thread still read) waits for that job: no second job', async () => {
@@ -1022,6 +1066,46 @@ describe('@docs-agent <instruction>', () => {
     );
     expect(card.args).toMatchObject({ channel: 'C0DOCS', thread_ts: root.ts });
     expect(prompts(h)[1]).toMatch(/^document the retries, with the backoff\n/);
+  });
+
+  it('in a thread where Mintlify refused a job, whose request ran again after a crash, starts the next one asked for there at once', async () => {
+    h = await startBot();
+    const root = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text: 'Does the CLI retry failed uploads?' });
+    const first = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      thread_ts: root.ts,
+      text: `<@${BOT}> document the retries`,
+    });
+    const asked = {
+      channel: 'C0DOCS',
+      ts: first.ts,
+      threadTs: root.ts,
+      user: 'U0ADA',
+      text: 'document the retries',
+      door: 'mention' as const,
+      bot: { userId: BOT, botId: 'B0BOT' },
+    };
+    const userNames = async () => undefined;
+    h.mintlify.injectFault('createJob', { status: 400 });
+    const refused = await handleMessageToBot(h.bot.context.jobs, userNames, asked, 'mention-EvFIRST');
+    expect(refused).toMatchObject({ kind: 'failed', madeNothing: true });
+    // The worker died before the queue heard the request was done: the queue runs it again, and
+    // that run answers the refusal again, asking Mintlify nothing.
+    const again = await handleMessageToBot(h.bot.context.jobs, userNames, asked, 'mention-EvFIRST');
+    expect(again).toMatchObject({ kind: 'failed' });
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+
+    // The refused start holds the thread no more: the next start there does not wait for it to lapse.
+    const next = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      thread_ts: root.ts,
+      text: `<@${BOT}> document the retries, with the backoff`,
+    });
+    await h.event(mention({ ts: next.ts, thread_ts: root.ts, text: next.text }));
+    await expect.poll(() => prompts(h), { timeout: 10_000 }).toHaveLength(2);
+    expect(
+      h.logs.filter((line) => line.includes('a message waits for the job starting in its thread')),
+    ).toEqual([]);
   });
 
   it('under the card of a job no longer kept starts a new job there, as the “too old” answer says it does', async () => {
