@@ -43,7 +43,8 @@ const startKey = (id: string) => `start:${id}`;
 const threadStartKey = (channel: string, threadTs: string) => `thread-start:${channel}:${threadTs}`;
 /**
  * How long a start holds the thread its card goes in, until its job's record names the thread:
- * longer than Mintlify's create may take, short enough that a start whose process died leaves the
+ * longer than its door's read of the thread and Mintlify's create may take (the create claims it
+ * again for as long), short enough that a start whose process died leaves the
  * thread's messages waiting a minute or two at most.
  */
 const THREAD_START_MS = 2 * 60_000;
@@ -92,7 +93,7 @@ export class StartElsewhereError extends StartAwaitsError {
 }
 
 /**
- * A message in a thread whose job is starting (Mintlify is creating it): it waits for the job's
+ * A message in a thread whose job is starting (its door reads the thread, or Mintlify creates it): it waits for the job's
  * record, then goes to that job (a follow-up, or a card of its own elsewhere for a second start).
  */
 export class ThreadStartingError extends StartAwaitsError {
@@ -232,7 +233,8 @@ export class JobStarts {
   /**
    * Holds the thread a start's card goes in while Mintlify creates its job: false when another
    * start holds it (its job is about to own the thread). Released once the record names the
-   * thread, or the start ends without a job; a start whose process died lets go when it lapses.
+   * thread, or the start ends without a job (or is run again after it ended); a start whose process
+   * died lets go when it lapses.
    * The door claims it first, before it reads the thread; claimed again by the same start (to ask
    * Mintlify), it is held two minutes from then.
    */

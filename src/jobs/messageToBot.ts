@@ -152,7 +152,7 @@ async function handleOnce(
     }
   }
 
-  // A DM reply under a message whose job Mintlify is creating is that job's thread reply: it waits
+  // A DM reply under a message whose job is starting is that job's thread reply: it waits
   // for the job (then the first check above hands it to the thread-reply listener). Going on would
   // take the message's dedupe key, and the thread-reply listener would then never send it.
   if (

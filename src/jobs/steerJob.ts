@@ -113,7 +113,7 @@ export async function steerJob(
   const amongPeople = betweenPeople(input.text);
   let record = await ctx.records.byThread(input.channel, input.threadTs);
   if (!record) {
-    // Its job is being created: the reply waits for it, and is sent to it then.
+    // Its job is starting (its thread read, or Mintlify asked): the reply waits for it, and is sent to it then.
     if (await ctx.starts.threadStarting(input.channel, input.threadTs)) {
       throw new ThreadStartingError(input.channel, input.threadTs);
     }
