@@ -125,6 +125,13 @@ async function handleOnce(
     input.threadTs !== undefined &&
     (await ctx.records.byThread(channel, input.threadTs)) !== undefined &&
     !(await ctx.starts.get(startId));
+  // A message whose own thread became a job's meanwhile: a reply under it, handled first, started that
+  // job with this message as its thread so far. Its job has it (this start, run again, would wait for
+  // the thread for ever).
+  if (!reply && !(await ctx.starts.get(startId))) {
+    const own = await ctx.records.byThread(channel, ts);
+    if (own && own.startId !== startId) return { kind: 'duplicate' };
+  }
   if (jobThread && input.threadTs) {
     if (input.door === 'dm') return { kind: 'job_thread' };
     // An empty mention, a greeting, "help" or a question about the bot asks for the thread's help.

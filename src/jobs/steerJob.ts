@@ -343,25 +343,27 @@ export async function startsWithJobCard(
  */
 async function noteEdit(ctx: JobsContext, input: SteerJobInput, editedTs: string): Promise<boolean> {
   if (ctx.now().getTime() - Number(input.messageTs) * 1000 > EDITS_COUNT_MS) return false;
+  const note = () =>
+    ctx.store.atomic.indexAdd(
+      editsKey(input.channel, input.messageTs),
+      editedTs,
+      Number(editedTs),
+      1,
+      REPLY_MARKS_MS,
+    );
   const record = await ctx.records.byThread(input.channel, input.threadTs);
   if (!record) {
-    // Its job is starting (its door reads the thread, or Mintlify is asked): the edit waits for it,
-    // as its reply does.
-    if (await ctx.starts.threadStarting(input.channel, input.threadTs)) {
-      throw new ThreadStartingError(input.channel, input.threadTs);
-    }
-    return false;
+    if (!(await ctx.starts.threadStarting(input.channel, input.threadTs))) return false;
+    // Its job is starting (its door reads the thread, or Mintlify is asked): noted now, so that its
+    // reply, waiting too, gives way to it whichever of them goes on first; the edit waits for the job.
+    // (Noted for a message of the thread's context too, whose reply is never sent: harmless.)
+    await note();
+    throw new ThreadStartingError(input.channel, input.threadTs);
   }
   // A message written before its thread's job was asked for (the thread's context, a message the
   // shortcut chose, the message that started the job) is none of the job's: its edits change nothing.
   if (Number(input.messageTs) * 1000 <= (await jobAskedAt(ctx, record))) return false;
-  await ctx.store.atomic.indexAdd(
-    editsKey(input.channel, input.messageTs),
-    editedTs,
-    Number(editedTs),
-    1,
-    REPLY_MARKS_MS,
-  );
+  await note();
   return true;
 }
 

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type BotHarness, startBot } from '../support/botHarness.js';
+import { requestState } from '../support/redis.js';
 import { forwardedMessage } from '../support/slackRequests.js';
 
 let h: BotHarness;
@@ -60,6 +61,35 @@ async function fileAloneInThread(h: BotHarness, asked: string, text = '') {
 }
 
 describe('a direct message to the bot', () => {
+  it('a reply under the DM handled before the DM itself (a name Slack is slow to give) makes one job, and the DM’s own request ends', async () => {
+    h = await startBot();
+    h.slack.seedUser({ id: 'U0CAT', name: 'cat' });
+    // Slack is slow to name @cat, whom the DM mentions...
+    let named!: () => void;
+    h.slack.failNext('users.info', { until: new Promise<void>((resolve) => (named = resolve)) });
+    const seeded = h.slack.seedMessage(DM, {
+      user: 'U0ADA',
+      text: 'Document the --json flag <@U0CAT> added',
+    });
+    await h.event(
+      { type: 'message', channel: DM, channel_type: 'im', user: 'U0ADA', text: seeded.text, ts: seeded.ts },
+      { eventId: 'EvDM' },
+    );
+    await expect.poll(() => h.slack.callsTo('users.info').length).toBeGreaterThan(0);
+    // ...while its author adds a reply under it, which starts a job with the DM as its thread so far.
+    await sendDm(h, 'Also the CSV one', { thread_ts: seeded.ts });
+    await expect.poll(() => h.bot.context.jobs.records.byThread(DM, seeded.ts)).toBeDefined();
+    named();
+
+    // The DM's own request ends (it waited for its thread for ever): its words are that job's.
+    await expect.poll(() => requestState(h.config.store.namespace, 'message_to_bot-EvDM')).toBe('completed');
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+    expect((h.mintlify.requestsFor('createJob')[0]?.body as { prompt: string }).prompt).toContain(
+      'Document the --json flag',
+    );
+  });
+
   it('starts a job whose card is the reply under it, and replies in that thread steer the job', async () => {
     h = await startBot();
     const asked = await sendDm(h, 'Document the --json flag');
