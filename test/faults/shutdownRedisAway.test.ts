@@ -65,7 +65,8 @@ it(
     bot.child.kill('SIGTERM');
 
     // Nothing runs, so nothing has to be handed back: no reason to wait for main.ts's hard exit (code 1 at 9.5 s).
-    expect(await bot.exited).toBe(0);
+    const code = await bot.exited;
+    expect(code, bot.output()).toBe(0);
     expect(bot.output()).not.toContain('Queues closed before their workers did');
   },
 );
@@ -88,7 +89,8 @@ it(
 
     // Redis is away to the bot as if it were down: nothing runs, so nothing has to be handed back, and
     // nothing crashes (a closed queue worker's connection, still retrying, must not throw its error).
-    expect(await bot.exited).toBe(0);
+    const code = await bot.exited;
+    expect(code, bot.output()).toBe(0);
     expect(bot.output()).not.toContain('stopped by an unexpected error');
   },
 );
