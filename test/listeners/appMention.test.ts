@@ -63,6 +63,49 @@ async function replyWhileCreating(h: BotHarness, said: { ts: string; text?: stri
   });
 }
 
+/**
+ * A mention in a thread whose read Slack holds (the bot reads the thread for the job's context), and
+ * its author's reply right after it, delivered as event EvREPLY: `read.release()` lets the read go on.
+ */
+async function replyWhileThreadRead(h: BotHarness) {
+  const root = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text: 'The export flag is undocumented' });
+  const asked = h.slack.seedMessage('C0DOCS', {
+    user: 'U0ADA',
+    thread_ts: root.ts,
+    text: `<@${BOT}> document the export flag`,
+  });
+  const read = heldStep();
+  h.slack.failNext('conversations.replies', { until: read.until });
+  await h.event(mention({ ts: asked.ts, thread_ts: root.ts, text: asked.text }));
+  await expect.poll(() => h.slack.callsTo('conversations.replies').length).toBeGreaterThan(0);
+  const reply = h.slack.seedMessage('C0DOCS', {
+    user: 'U0ADA',
+    thread_ts: root.ts,
+    text: 'only the CLI page please',
+  });
+  const written = asMessage(mention({ ts: reply.ts, thread_ts: root.ts, text: reply.text }));
+  await h.event(written, { eventId: 'EvREPLY' });
+  return { read, reply, written };
+}
+
+/**
+ * A reply waiting for its thread's job (the log says so), edited by its author to `text` (delivered
+ * as event EvEDIT), and changed in Slack's copy too.
+ */
+async function editWaitingReply(h: BotHarness, written: Record<string, unknown>, text: string) {
+  const waiting = () =>
+    h.logs.filter((line) => line.includes('a message waits for the job starting in its thread')).length;
+  await expect.poll(waiting).toBeGreaterThanOrEqual(1);
+  await h.event(
+    messageChanged({ ...written, channel: 'C0DOCS' }, text, {
+      ts: '1800000300.000001',
+      edited: { user: 'U0ADA', ts: '1800000300.000000' },
+    }),
+    { eventId: 'EvEDIT' },
+  );
+  h.slack.message('C0DOCS', String(written.ts))!.text = text;
+}
+
 describe('@docs-agent <instruction>', () => {
   it('takes off the ⏳ a first run left on the message, when its handling runs again after a crash', async () => {
     const { create, said } = await withSlowCreate();
@@ -568,17 +611,8 @@ describe('@docs-agent <instruction>', () => {
       parent_user_id: 'U0ADA',
     };
     await h.event(written);
-    const waiting = () =>
-      h.logs.filter((line) => line.includes('a message waits for the job starting in its thread')).length;
-    await expect.poll(waiting).toBeGreaterThanOrEqual(1);
     // Nothing has gone to the agent yet: its author changes their mind, and edits the reply.
-    await h.event(
-      messageChanged({ ...written, channel: 'C0DOCS' }, 'only the API page please, not the CLI one', {
-        ts: '1800000300.000001',
-        edited: { user: 'U0ADA', ts: '1800000300.000000' },
-      }),
-    );
-    h.slack.message('C0DOCS', reply.ts)!.text = 'only the API page please, not the CLI one';
+    await editWaitingReply(h, written, 'only the API page please, not the CLI one');
     create.release();
 
     await expect.poll(() => followUps(h).length, { timeout: 10_000 }).toBe(1);
@@ -588,26 +622,8 @@ describe('@docs-agent <instruction>', () => {
 
   it('in a thread, is followed by a reply written while the thread is read for its job: the reply waits for the job, and goes to it', async () => {
     h = await startBot();
-    const root = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text: 'The export flag is undocumented' });
-    const asked = h.slack.seedMessage('C0DOCS', {
-      user: 'U0ADA',
-      thread_ts: root.ts,
-      text: `<@${BOT}> document the export flag`,
-    });
-    // Slack is slow to give the bot the thread it reads for the job's context...
-    const read = heldStep();
-    h.slack.failNext('conversations.replies', { until: read.until });
-    await h.event(mention({ ts: asked.ts, thread_ts: root.ts, text: asked.text }));
-    await expect.poll(() => h.slack.callsTo('conversations.replies').length).toBeGreaterThan(0);
-    // ...while the one who asked adds a reply, right after the mention.
-    const reply = h.slack.seedMessage('C0DOCS', {
-      user: 'U0ADA',
-      thread_ts: root.ts,
-      text: 'only the CLI page please',
-    });
-    await h.event(asMessage(mention({ ts: reply.ts, thread_ts: root.ts, text: reply.text })), {
-      eventId: 'EvREPLY',
-    });
+    // While the bot reads the thread for the job's context, the one who asked adds a reply.
+    const { read } = await replyWhileThreadRead(h);
     // The reply is looked at while the mention still waits for the thread: done with, or waiting for the job.
     const state = () => requestState(h.config.store.namespace, 'thread_reply-EvREPLY');
     await expect.poll(state).toMatch(/^(completed|delayed)$/);
@@ -622,39 +638,12 @@ describe('@docs-agent <instruction>', () => {
 
   it('in a thread, is followed by a reply written while the thread is read for its job, and edited before it could go: the job gets the reply as it reads now', async () => {
     h = await startBot();
-    const root = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text: 'The export flag is undocumented' });
-    const asked = h.slack.seedMessage('C0DOCS', {
-      user: 'U0ADA',
-      thread_ts: root.ts,
-      text: `<@${BOT}> document the export flag`,
-    });
-    // Slack is slow to give the bot the thread it reads for the job's context...
-    const read = heldStep();
-    h.slack.failNext('conversations.replies', { until: read.until });
-    await h.event(mention({ ts: asked.ts, thread_ts: root.ts, text: asked.text }));
-    await expect.poll(() => h.slack.callsTo('conversations.replies').length).toBeGreaterThan(0);
-    // ...while the one who asked adds a reply, which waits for the job...
-    const reply = h.slack.seedMessage('C0DOCS', {
-      user: 'U0ADA',
-      thread_ts: root.ts,
-      text: 'only the CLI page please',
-    });
-    const written = asMessage(mention({ ts: reply.ts, thread_ts: root.ts, text: reply.text }));
-    await h.event(written, { eventId: 'EvREPLY' });
-    const waiting = () =>
-      h.logs.filter((line) => line.includes('a message waits for the job starting in its thread')).length;
-    await expect.poll(waiting).toBeGreaterThanOrEqual(1);
+    // While the bot reads the thread for the job's context, the one who asked adds a reply, which waits for the job...
+    const { read, written } = await replyWhileThreadRead(h);
     // ...and, nothing sent to the agent yet, changes their mind and edits it.
-    await h.event(
-      messageChanged({ ...written, channel: 'C0DOCS' }, 'only the API page please, not the CLI one', {
-        ts: '1800000300.000001',
-        edited: { user: 'U0ADA', ts: '1800000300.000000' },
-      }),
-      { eventId: 'EvEDIT' },
-    );
+    await editWaitingReply(h, written, 'only the API page please, not the CLI one');
     const edit = () => requestState(h.config.store.namespace, 'thread_reply-EvEDIT');
     await expect.poll(edit).toMatch(/^(completed|delayed)$/);
-    h.slack.message('C0DOCS', reply.ts)!.text = 'only the API page please, not the CLI one';
     read.release();
 
     await expect.poll(() => followUps(h).length, { timeout: 10_000 }).toBe(1);
