@@ -8,6 +8,7 @@ import type { UserNames } from '../slack/plainText.js';
 import type { SlackRequest } from './slackRequest.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
 import { noteFixOnDigest } from '../digest/fixNote.js';
+import { firstSighting } from '../store/dedupe.js';
 
 const THREAD_LEFT_OUT =
   'Slack would not let me read the message’s thread, so the job has the message only (add what matters from the thread in a reply to its card).';
@@ -30,6 +31,11 @@ export async function answerForm(
   const { jobs } = parts;
   const { user, instruction, includeThread, message } = request;
   const client = jobs.slack;
+  // Submit clicked again before the form closed: Slack sends each submission with a trigger of its
+  // own, so both are queued; the form's first starts the job, and the other does nothing (its person
+  // hears from the first). One answered "try again shortly" and taken back never gets here.
+  const viewKey = `form:${request.viewId}`;
+  if (request.viewId && !(await firstSighting(jobs.store.atomic, viewKey, { by: parts.startId }))) return;
   try {
     const outcome = await startFromShortcut(
       jobs,

@@ -34,5 +34,7 @@ export type SlackRequest =
       instruction: string;
       includeThread: boolean;
       message: ChosenMessage;
+      /** The form's view: submitted twice, it starts one job (absent from a request an older version queued). */
+      viewId?: string;
     }
   | { kind: 'home_opened'; user: string };

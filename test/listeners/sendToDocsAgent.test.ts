@@ -80,6 +80,26 @@ describe('the “Send to docs agent” message shortcut', () => {
     await expect.poll(async () => (await records.byThread('C0DOCS', root.ts))?.door).toBe('shortcut');
   });
 
+  it('submitted twice (Submit clicked again before the form closed), starts one job with one card', async () => {
+    h = await startBot();
+    const { root, chosen } = seedThread(h);
+    await chooseShortcut(h, { ts: chosen.ts, user: 'U0BEA', text: chosen.text, thread_ts: root.ts });
+    const opened = await h.slack.waitForCall('views.open');
+    // The same form (one view id), submitted twice: Slack sends each with a trigger of its own.
+    const [first, second] = await Promise.all([
+      submit(h, opened, 'Document the CSV default'),
+      submit(h, opened, 'Document the CSV default'),
+    ]);
+    expect(first.status).toBe(200);
+    expect(second.status).toBe(200);
+
+    await h.slack.waitForCall('chat.postMessage');
+    await expect.poll(() => h.bot.context.jobs.records.byThread('C0DOCS', root.ts)).toBeDefined();
+    await h.bot.drained();
+    expect(prompts(h)).toHaveLength(1);
+    expect(h.slack.callsTo('chat.postMessage').filter((call) => call.response.ok === true)).toHaveLength(1);
+  });
+
   it('reads the chosen reply alone, in one request, when the thread is not asked for', async () => {
     h = await startBot();
     const { root, chosen } = seedThread(h);

@@ -85,7 +85,7 @@ export function sendToDocsAgentForm(ctx: ListenerContext) {
       const { instruction, includeThread, message } = submission;
       try {
         await ctx.enqueue(
-          { kind: 'form_submission', user, instruction, includeThread, message },
+          { kind: 'form_submission', user, instruction, includeThread, message, viewId: view.id },
           body.trigger_id,
           { takeBackIfLate: true },
         );
