@@ -113,9 +113,8 @@ async function handleOnce(
   input: MessageToBot,
   startId: string,
 ): Promise<MessageToBotOutcome> {
-  const { channel, ts, user } = input;
+  const { channel, ts } = input;
   const reply = input.threadTs !== undefined && input.threadTs !== ts;
-  const instruction = (await slackToPlainText(input.text, userNames)).trim();
 
   // A job's thread is steered, unless this delivery began a start there itself (run again after
   // its lease was lost, its own job's card may have made the thread a job's since): that start answers.
@@ -132,6 +131,34 @@ async function handleOnce(
     const own = await ctx.records.byThread(channel, ts);
     if (own && own.startId !== startId) return { kind: 'duplicate' };
   }
+  // The thread this message would start a job in (its own, at the top level) is held from here, before
+  // anything slow (naming the people it mentions, reading its thread): a reply written meanwhile, or
+  // handled first after the bot was down, waits for the job rather than find none. Let go here unless
+  // a start took it over (which lets go once its record names the thread); held by another start, the
+  // start below waits for that one's job.
+  const place = input.editedTs === undefined && !jobThread ? (input.threadTs ?? ts) : undefined;
+  if (place === undefined || !(await ctx.starts.claimThread(channel, place, startId))) {
+    return answerMessage(ctx, userNames, input, startId, { reply, talk, jobThread });
+  }
+  const started = { toStart: false };
+  try {
+    return await answerMessage(ctx, userNames, input, startId, { reply, talk, jobThread }, started);
+  } finally {
+    if (!started.toStart) await ctx.starts.releaseThread(channel, place, startId).catch(() => {}); // else it lapses
+  }
+}
+
+async function answerMessage(
+  ctx: JobsContext,
+  userNames: UserNames,
+  input: MessageToBot,
+  startId: string,
+  seen: { reply: boolean; talk: ReturnType<typeof smallTalkOf>; jobThread: boolean },
+  started: { toStart: boolean } = { toStart: false },
+): Promise<MessageToBotOutcome> {
+  const { channel, ts, user } = input;
+  const { reply, talk, jobThread } = seen;
+  const instruction = (await slackToPlainText(input.text, userNames)).trim();
   if (jobThread && input.threadTs) {
     if (input.door === 'dm') return { kind: 'job_thread' };
     // An empty mention, a greeting, "help" or a question about the bot asks for the thread's help.
@@ -286,6 +313,7 @@ async function handleOnce(
         channel,
       }
     : undefined;
+  started.toStart = true;
   const outcome = await startJob(
     ctx,
     {

@@ -620,6 +620,37 @@ describe('@docs-agent <instruction>', () => {
     expect(followUps(h)).toEqual([{ prompt: 'only the API page please, not the CLI one' }]);
   });
 
+  it('at the top of a channel, is followed by a reply written while the bot still names a person it mentions: the reply waits for the job, and goes to it', async () => {
+    h = await startBot();
+    seedPeople(h);
+    // Slack is slow to name @cat, whom the mention names...
+    const named = heldStep();
+    h.slack.failNext('users.info', { until: named.until });
+    const asked = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      text: `<@${BOT}> document the export flag <@U0CAT> added`,
+    });
+    await h.event(mention({ ts: asked.ts, text: asked.text }));
+    await expect.poll(() => h.slack.callsTo('users.info').length).toBeGreaterThan(0);
+    // ...while the one who asked adds a reply under it.
+    const reply = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      thread_ts: asked.ts,
+      text: 'only the CLI page please',
+    });
+    await h.event(asMessage(mention({ ts: reply.ts, thread_ts: asked.ts, text: reply.text })), {
+      eventId: 'EvREPLY',
+    });
+    await expect.poll(() => requestState(h.config.store.namespace, 'thread_reply-EvREPLY')).toBe('delayed');
+    named.release();
+
+    await expect
+      .poll(() => followUps(h), { timeout: 10_000 })
+      .toEqual([{ prompt: 'only the CLI page please' }]);
+    await h.bot.drained();
+    expect(prompts(h)).toEqual(['document the export flag @cat added']);
+  });
+
   it('in a thread, is followed by a reply written while the thread is read for its job: the reply waits for the job, and goes to it', async () => {
     h = await startBot();
     // While the bot reads the thread for the job's context, the one who asked adds a reply.

@@ -61,7 +61,7 @@ async function fileAloneInThread(h: BotHarness, asked: string, text = '') {
 }
 
 describe('a direct message to the bot', () => {
-  it('a reply under the DM handled before the DM itself (a name Slack is slow to give) makes one job, and the DM’s own request ends', async () => {
+  it('a reply under the DM handled before the DM itself (a name Slack is slow to give) waits for the DM’s job, and goes to it', async () => {
     h = await startBot();
     h.slack.seedUser({ id: 'U0CAT', name: 'cat' });
     // Slack is slow to name @cat, whom the DM mentions...
@@ -76,18 +76,32 @@ describe('a direct message to the bot', () => {
       { eventId: 'EvDM' },
     );
     await expect.poll(() => h.slack.callsTo('users.info').length).toBeGreaterThan(0);
-    // ...while its author adds a reply under it, which starts a job with the DM as its thread so far.
-    await sendDm(h, 'Also the CSV one', { thread_ts: seeded.ts });
-    await expect.poll(() => h.bot.context.jobs.records.byThread(DM, seeded.ts)).toBeDefined();
+    // ...while its author adds a reply under it: it waits for the DM's job.
+    const reply = h.slack.seedMessage(DM, { user: 'U0ADA', thread_ts: seeded.ts, text: 'Also the CSV one' });
+    await h.event(
+      {
+        type: 'message',
+        channel: DM,
+        channel_type: 'im',
+        user: 'U0ADA',
+        text: reply.text,
+        ts: reply.ts,
+        thread_ts: seeded.ts,
+      },
+      { eventId: 'EvREPLY' },
+    );
+    await expect.poll(() => requestState(h.config.store.namespace, 'message_to_bot-EvREPLY')).toBe('delayed');
     named();
 
-    // The DM's own request ends (it waited for its thread for ever): its words are that job's.
-    await expect.poll(() => requestState(h.config.store.namespace, 'message_to_bot-EvDM')).toBe('completed');
+    await expect
+      .poll(() => h.mintlify.requestsFor('sendMessage').map((r) => r.body))
+      .toEqual([{ prompt: 'Also the CSV one' }]);
     await h.bot.drained();
+    expect(await requestState(h.config.store.namespace, 'message_to_bot-EvDM')).toBe('completed');
+    // One job, of the DM's own words: the reply is its follow-up, not its thread so far.
     expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
-    expect((h.mintlify.requestsFor('createJob')[0]?.body as { prompt: string }).prompt).toContain(
-      'Document the --json flag',
-    );
+    const prompt = (h.mintlify.requestsFor('createJob')[0]?.body as { prompt: string }).prompt;
+    expect(prompt).toBe('Document the --json flag @cat added');
   });
 
   it('starts a job whose card is the reply under it, and replies in that thread steer the job', async () => {
