@@ -81,3 +81,27 @@ it(
     expect(bot.output()).toContain('stopping: no new requests');
   },
 );
+
+it(
+  'in Socket Mode, told to stop while Slack no longer answers on the socket (a link gone half open), exits in time, as a stop should',
+  { timeout: 60_000 },
+  async () => {
+    const slack = await startSlackFake({ botToken: SECRETS.botToken, appToken: APP_TOKEN });
+    const mintlify = await startMintlifyFake({ apiKey: SECRETS.mintlifyKey, projectId: PROJECT_ID });
+    fakes.push(slack, mintlify);
+    const socket = slack.socketMode;
+    if (!socket) throw new Error('the fake has no Socket Mode');
+    const bot = runBot(
+      botEnv(slack, mintlify, { SLACK_APP_TOKEN: APP_TOKEN, SLACK_SIGNING_SECRET: undefined }),
+    );
+    children.push(bot.child);
+    await bot.printed(/docs-agent worker is running/);
+    await socket.connected();
+    socket.goQuiet();
+
+    bot.child.kill('SIGTERM');
+    // Slack's client waits 30 s for an answer to its close frame: the stop goes on without it, and the
+    // process ends on its own rather than at the 9.5-s hard exit (exit 1).
+    expect(await bot.exited).toBe(0);
+  },
+);

@@ -17,6 +17,8 @@ export interface SocketModeAck {
 export class SocketModeServer {
   private readonly wss = new WebSocketServer({ noServer: true });
   private readonly sockets = new Set<WebSocket>();
+  /** Each connection's own TCP socket, under its WebSocket. */
+  private readonly wires = new Map<WebSocket, Duplex>();
   private readonly acks = new Map<string, (ack: SocketModeAck) => void>();
   private readonly waiters: Array<() => void> = [];
 
@@ -30,7 +32,11 @@ export class SocketModeServer {
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
     this.wss.handleUpgrade(request, socket, head, (ws) => {
       this.sockets.add(ws);
-      ws.on('close', () => this.sockets.delete(ws));
+      this.wires.set(ws, socket);
+      ws.on('close', () => {
+        this.sockets.delete(ws);
+        this.wires.delete(ws);
+      });
       ws.on('message', (data) => {
         const ack = JSON.parse(String(data)) as SocketModeAck;
         this.acks.get(ack.envelope_id)?.(ack);
@@ -76,6 +82,14 @@ export class SocketModeServer {
     const closing = [...this.sockets].map((socket) => once(socket, 'close'));
     for (const socket of this.sockets) socket.terminate();
     await Promise.all(closing);
+  }
+
+  /**
+   * Slack's side stops reading every connection, as over a link gone half open: the bot's frames
+   * (its close included) get no answer, while the connection stays up.
+   */
+  goQuiet(): void {
+    for (const wire of this.wires.values()) wire.pause();
   }
 
   close(): void {
