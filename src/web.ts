@@ -1,5 +1,6 @@
 import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { format } from 'node:util';
 import {
   App,
   type CustomRoute,
@@ -305,7 +306,7 @@ function createReceiver(config: Config, logger: Logger): Receiver {
   if (config.slack.socketMode && config.slack.appToken) {
     return new SocketModeReceiver({
       appToken: config.slack.appToken,
-      logger,
+      logger: withoutEnvelopeSecrets(logger),
       // Bolt hands installerOptions.clientOptions to the Socket Mode client (apps.connections.open).
       // No HTTP server in Socket Mode (no custom routes): it needs no port.
       ...(config.slack.apiUrl
@@ -362,6 +363,31 @@ function withSignatureHints(logger: Logger): Logger {
       }
       return logger.warn(...messages);
     },
+  };
+}
+
+/**
+ * A field of Slack's requests that is a secret: the verification token (of the app's settings), and
+ * a response_url (anyone holding it may post in the channel for half an hour).
+ */
+const SECRET_FIELDS = /("(?:token|response_url)"\s*:\s*)"(?:[^"\\]|\\.)*"/g;
+
+/**
+ * The Socket Mode receiver's logger. At debug, Slack's Socket Mode client logs each envelope as it
+ * came, verification token and response_url included (over HTTP, Bolt logs no request body): their
+ * values are redacted, and the rest of the line (what was asked, by whom) is kept.
+ */
+function withoutEnvelopeSecrets(logger: Logger): Logger {
+  const redacted =
+    (write: (...messages: unknown[]) => void) =>
+    (...messages: unknown[]) =>
+      write(format(...messages).replace(SECRET_FIELDS, '$1"[redacted]"'));
+  return {
+    ...logger,
+    debug: redacted(logger.debug),
+    info: redacted(logger.info),
+    warn: redacted(logger.warn),
+    error: redacted(logger.error),
   };
 }
 

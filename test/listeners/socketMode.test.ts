@@ -92,6 +92,45 @@ async function withSocketModeBot(
   }
 }
 
+it('in Socket Mode at LOG_LEVEL=debug, the envelopes logged carry no verification token and no response_url', async () => {
+  // Slack's Socket Mode client logs each envelope as it came; its token and response_url let anyone
+  // who reads the log pass for Slack or post in the channel.
+  const verificationToken = 'Vt0kenFromSlackSettings';
+  await withSocketModeBot({ env: { LOG_LEVEL: 'debug' } }, async (bot, slack, socket) => {
+    const responseUrl = slack.responseUrl('logged-envelope');
+    await socket.send('slash_commands', {
+      token: verificationToken,
+      command: '/docs-agent',
+      text: 'Document the debug logs',
+      user_id: 'U0ADA',
+      channel_id: 'C0DOCS',
+      team_id: 'T0TEAM',
+      api_app_id: 'A0APP',
+      response_url: responseUrl,
+      trigger_id: '1.2.3',
+    });
+    const asked = slack.seedMessage('C0DOCS', { user: 'U0ADA', text: '<@U0BOT> Document the log format' });
+    await socket.send('events_api', {
+      ...envelope('Ev0LOGGED', {
+        type: 'app_mention',
+        channel: 'C0DOCS',
+        user: 'U0ADA',
+        text: asked.text,
+        ts: asked.ts,
+      }),
+      token: verificationToken,
+    });
+    await bot.bot.drained();
+
+    const received = bot.logs.filter((line) => line.includes('Received a message on the WebSocket'));
+    // The envelopes are still logged, what they ask included.
+    expect(received.some((line) => line.includes('Document the debug logs'))).toBe(true);
+    expect(received.some((line) => line.includes('Document the log format'))).toBe(true);
+    expect(bot.logs.filter((line) => line.includes(verificationToken))).toEqual([]);
+    expect(bot.logs.filter((line) => line.includes('logged-envelope'))).toEqual([]);
+  });
+});
+
 /** A bot in Socket Mode whose Redis went away once the socket was open: `body` runs then. */
 function withRedisAway(options: { holdEventForMs?: number }, body: SocketModeBody): Promise<void> {
   return withSocketModeBot(options, async (bot, slack, socket, redis) => {
