@@ -34,9 +34,7 @@ export function readConfiguration(
   let cut: Array<{ variable: string; problem: string }> = [];
   try {
     if (read) {
-      // Without the byte order mark an editor may save first (Windows PowerShell, older Notepad),
-      // which would be read as part of the first variable's name.
-      const text = readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
+      const text = textOf(readFileSync(file));
       // As process.loadEnvFile does: what the environment has already is not replaced.
       for (const [variable, value] of Object.entries(parseEnv(text))) {
         if (process.env[variable] === undefined) process.env[variable] = value;
@@ -69,6 +67,23 @@ export function readConfiguration(
   const logger = createLogger({ level: config.logLevel, secrets: secretsOf(config) });
   for (const warning of configurationWarnings(process.env, config, options)) logger.warn(warning);
   return config;
+}
+
+/**
+ * A .env file's text: UTF-16 when it starts with that encoding's byte order mark (Windows
+ * PowerShell 5.1's `>` and `Out-File` write UTF-16LE), UTF-8 otherwise, without the byte order mark
+ * an editor may save first (Windows PowerShell, older Notepad), which would be read as part of the
+ * first variable's name.
+ */
+function textOf(bytes: Buffer): string {
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return bytes.subarray(2).toString('utf16le');
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) {
+    // Node reads UTF-16 little-endian only: each pair of bytes swapped makes it so.
+    return Buffer.from(bytes.subarray(2, bytes.length - (bytes.length % 2)))
+      .swap16()
+      .toString('utf16le');
+  }
+  return bytes.toString('utf8').replace(/^\uFEFF/, '');
 }
 
 /**

@@ -683,6 +683,38 @@ describe('warnings at start', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it.each([
+    // Windows PowerShell 5.1's `>` and `Out-File` write UTF-16LE with its byte order mark.
+    ['UTF-16LE', (text: string) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')])],
+    [
+      'UTF-16BE',
+      (text: string) => Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, 'utf16le').swap16()]),
+    ],
+  ])('reads every variable of a .env file saved as %s', (_encoding, encode) => {
+    const dir = mkdtempSync(join(tmpdir(), 'docs-agent-utf16-'));
+    const envFile = join(dir, '.env');
+    const variables = { ...valid, ALLOWED_USER_IDS: 'U0ADA', DIGEST_CHANNEL: 'C0DIGEST' };
+    const text = Object.entries(variables)
+      .map(([name, value]) => `${name}=${value}\r\n`)
+      .join('');
+    writeFileSync(envFile, encode(text));
+    // Unset, so that what the file sets is taken away after the test.
+    for (const name of Object.keys(variables)) vi.stubEnv(name, undefined);
+    vi.stubEnv('ENV_FILE', envFile);
+    const lines: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((line) => lines.push(String(line)) > 0);
+    try {
+      const config = readConfiguration();
+      expect(lines.join('')).toBe('');
+      expect(config?.slack.botToken).toBe(valid.SLACK_BOT_TOKEN);
+      expect(config?.mintlify.projectId).toBe(valid.MINTLIFY_PROJECT_ID);
+      expect(config?.access.userIds).toEqual(new Set(['U0ADA']));
+      expect(config?.digest.channel).toBe('C0DIGEST');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('REDIS_URL’s password in the log', () => {
