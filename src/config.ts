@@ -187,6 +187,8 @@ const envSchema = z.object({
     blankToUndefined,
     z
       .string()
+      // As the other values: a space pasted with the URL (from a dashboard) is not part of it.
+      .trim()
       .regex(/^rediss?:\/\//, { error: 'must be a redis:// or rediss:// URL', abort: true })
       // Read as node-redis reads it (WHATWG URL), the host starts after the last @ before the first
       // / ? or #: one of those unencoded in a password makes the rest of it the host, logged as such.

@@ -222,6 +222,20 @@ describe('configuration', () => {
     expect(error.message).not.toContain('secret');
   });
 
+  it('reads a REDIS_URL pasted with a space before or after it, as it reads the other values', () => {
+    for (const written of [
+      ' redis://:pw@redis.example.com:6379',
+      'rediss://redis.example.com:6379/1 \t',
+      '\tredis://127.0.0.1:6379 ',
+    ]) {
+      const config = loadConfig({ ...valid, REDIS_URL: written });
+      expect(config.store.redisUrl).toBe(written.trim());
+    }
+    expect(
+      secretsOf(loadConfig({ ...valid, REDIS_URL: ' redis://:s3cr3t@redis.example.com:6379 ' })),
+    ).toContain('s3cr3t');
+  });
+
   it('refuses a REDIS_URL whose password was not percent-encoded, without printing it', () => {
     const error = problemsOf({ ...valid, REDIS_URL: 'redis://:s3cr3t#pw/x@redis.example.com:6379' });
     expect(error.problems).toEqual([
