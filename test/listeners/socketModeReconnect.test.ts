@@ -13,11 +13,8 @@ afterEach(async () => {
   await Promise.all(fakes.splice(0).map((fake) => fake.close()));
 });
 
-/**
- * The bot, run in Socket Mode with its socket open; then the socket drops, and Slack answers the bot's
- * asks for a new one (`apps.connections.open`) with each of `refusals` in turn (`times` times, or once).
- */
-async function socketDroppedThen(...refusals: Array<{ error: string; times?: number }>) {
+/** The bot, run in Socket Mode against fakes of its own, with its socket open. */
+async function socketModeBot() {
   const slack = await startSlackFake({ botToken: SECRETS.botToken, appToken: APP_TOKEN });
   const mintlify = await startMintlifyFake({ apiKey: SECRETS.mintlifyKey, projectId: PROJECT_ID });
   fakes.push(slack, mintlify);
@@ -29,6 +26,15 @@ async function socketDroppedThen(...refusals: Array<{ error: string; times?: num
   children.push(bot.child);
   await bot.printed(/docs-agent worker is running/);
   await socket.connected();
+  return { bot, slack, socket };
+}
+
+/**
+ * The bot, run in Socket Mode with its socket open; then the socket drops, and Slack answers the bot's
+ * asks for a new one (`apps.connections.open`) with each of `refusals` in turn (`times` times, or once).
+ */
+async function socketDroppedThen(...refusals: Array<{ error: string; times?: number }>) {
+  const { bot, slack, socket } = await socketModeBot();
   for (const { error, times } of refusals) slack.failNext('apps.connections.open', { error }, times);
   await socket.dropConnections();
   return bot;
@@ -86,17 +92,7 @@ it(
   'in Socket Mode, told to stop while Slack no longer answers on the socket (a link gone half open), exits in time, as a stop should',
   { timeout: 60_000 },
   async () => {
-    const slack = await startSlackFake({ botToken: SECRETS.botToken, appToken: APP_TOKEN });
-    const mintlify = await startMintlifyFake({ apiKey: SECRETS.mintlifyKey, projectId: PROJECT_ID });
-    fakes.push(slack, mintlify);
-    const socket = slack.socketMode;
-    if (!socket) throw new Error('the fake has no Socket Mode');
-    const bot = runBot(
-      botEnv(slack, mintlify, { SLACK_APP_TOKEN: APP_TOKEN, SLACK_SIGNING_SECRET: undefined }),
-    );
-    children.push(bot.child);
-    await bot.printed(/docs-agent worker is running/);
-    await socket.connected();
+    const { bot, socket } = await socketModeBot();
     socket.goQuiet();
 
     bot.child.kill('SIGTERM');
