@@ -21,6 +21,7 @@ import { SENT_ONCE } from './slack/postedMessages.js';
 import { SlackTokenState, WatchedWebClient } from './slack/slackToken.js';
 import { openStore, type Store } from './store/store.js';
 import { redisRefusalOf } from './store/storeErrors.js';
+import { STALE_PRIMARY, watchReadOnly } from './store/readOnlyWatch.js';
 import { createWeb, type Web } from './web.js';
 import type { Worker, WorkerTuning } from './worker.js';
 import { announceApp, announceWorker, watchForWorkers } from './workerPresence.js';
@@ -48,8 +49,13 @@ export interface DocsAgentOptions extends WorkerTuning {
   holdEventForMs?: number;
   /** Tests shorten what running work gets to finish when the bot is told to stop (default 7 s). */
   stopGraceMs?: number;
-  /** Told when the bot cannot go on (Slack refused SLACK_APP_TOKEN as Socket Mode reconnected): the caller stops it. */
+  /**
+   * Told when the bot cannot go on (Slack refused SLACK_APP_TOKEN as Socket Mode reconnected; Redis
+   * answers as a replica a minute on, after a failover): the caller stops it.
+   */
   onFailure?: (error: Error) => void;
+  /** Tests shorten how long Redis may answer as a read-only replica before the bot stops (default a minute). */
+  readOnlyLimitMs?: number;
   now?: () => Date;
 }
 
@@ -103,7 +109,18 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
   // wrong token stops the start all the same, in start().
   const identity = verifySlackToken(slack, logger);
   identity.catch(() => {}); // awaited in start(), unless the store fails first
-  const store = await openStore(config.store, logger, { retentionMs: config.jobRetentionMs });
+  // A failover that left this process's connections on a replica: it stops, to start again on the primary.
+  const readOnly = watchReadOnly({
+    ...(options.readOnlyLimitMs ? { limitMs: options.readOnlyLimitMs } : {}),
+    onStale: () => {
+      logger.error(STALE_PRIMARY);
+      options.onFailure?.(new Error(STALE_PRIMARY));
+    },
+  });
+  const store = await openStore(config.store, logger, {
+    retentionMs: config.jobRetentionMs,
+    onCommandError: readOnly,
+  });
   slackToken.share(store, config.slack.botToken);
   if (store.kind === 'memory') {
     logger.warn('REDIS_URL is not set: state is kept in memory and every job thread is forgotten on restart');
@@ -116,6 +133,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
           prefix: config.store.namespace,
           logger,
           lockMs: config.queueLockMs,
+          onError: readOnly,
           ...(options.workersReadyWithinMs ? { workersReadyWithinMs: options.workersReadyWithinMs } : {}),
         })
       : openMemoryQueues({ logger });

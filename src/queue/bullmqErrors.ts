@@ -26,10 +26,16 @@ export function quietBullmqEvictionWarning(): void {
  * lock lapsed while it ran, or that was gone when its run ended, is said in plain words, once per
  * queue and burst, whatever the job.
  */
-export function errorReporter(logger: Logger, quietMs = 30_000): (source: string, error: unknown) => void {
+export function errorReporter(
+  logger: Logger,
+  quietMs = 30_000,
+  /** Hears every error, those not logged again in a burst too. */
+  heard?: (error: unknown) => void,
+): (source: string, error: unknown) => void {
   const lastSeen = new Map<string, number>();
   return (source, error) => {
     try {
+      heard?.(error);
       // Redis's trouble in plain words: a full Redis's refusals name Lua scripts by hash, one line each.
       const message = redisRefusalOf(error) ?? (error instanceof Error ? error.message : String(error));
       const known = knownJobError(error);

@@ -79,11 +79,13 @@ export function openBullmqQueues(options: {
   workersReadyWithinMs?: number;
   /** How long after a Queue or Worker whose setup failed it is first made again (default 2 s; doubling after). */
   setUpAgainMs?: number;
+  /** Hears every error of a Queue's or a Worker's (see readOnlyWatch.ts). */
+  onError?: (error: unknown) => void;
 }): Queues {
   const { prefix, logger } = options;
   quietBullmqEvictionWarning();
   const lockMs = options.lockMs ?? 30_000;
-  const reportError = errorReporter(logger);
+  const reportError = errorReporter(logger, undefined, options.onError);
   // One adapter for every Queue. Given the raw client, BullMQ would wrap it once per instance and
   // never take the wrapper's listeners off it again; after close such a wrapper rethrows the
   // client's next 'error' event into node-redis (an uncaught exception).

@@ -13,7 +13,12 @@ export class StoreTimeoutError extends Error {
  * still land afterwards: callers treat the error as "not known to have happened" (work is retried,
  * and each of its steps is safe to repeat).
  */
-export function withDeadlines<T extends object>(target: T, ms: number): T {
+export function withDeadlines<T extends object>(
+  target: T,
+  ms: number,
+  /** Hears each call's failure, its own or the deadline's (it must not throw). */
+  onError?: (error: unknown) => void,
+): T {
   return new Proxy(target, {
     get(object, property, receiver) {
       const value: unknown = Reflect.get(object, property, receiver);
@@ -21,7 +26,9 @@ export function withDeadlines<T extends object>(target: T, ms: number): T {
       return (...args: unknown[]) => {
         const result: unknown = value.apply(object, args);
         if (!(result instanceof Promise)) return result;
-        return bounded(result, ms, String(property));
+        const call = bounded(result, ms, String(property));
+        if (onError) call.catch(onError);
+        return call;
       };
     },
   });

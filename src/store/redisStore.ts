@@ -125,6 +125,8 @@ export async function openRedisStore(options: {
   startTimeoutMs?: number;
   /** JOB_RETENTION_DAYS: records moved from the old key layout expire after it. */
   retentionMs?: number;
+  /** Hears each failed command of the store's (see readOnlyWatch.ts). */
+  onCommandError?: (error: unknown) => void;
 }): Promise<Store> {
   const { logger, namespace, url: redisUrl } = options;
   const settings = { redisUrl, namespace, tls: options.tls ?? { rejectUnauthorized: true, ca: undefined } };
@@ -179,7 +181,7 @@ export async function openRedisStore(options: {
   // One namespace in every key: `<namespace>:<key>`, as the atomic operations and BullMQ write theirs.
   const adapter = new KeyvRedis(client, { namespace, keyPrefixSeparator: ':', throwOnErrors: true });
   const kv = new Keyv({
-    store: withDeadlines(adapter, COMMAND_TIMEOUT_MS),
+    store: withDeadlines(adapter, COMMAND_TIMEOUT_MS, options.onCommandError),
     namespace,
     useKeyPrefix: false,
     throwOnErrors: true,
@@ -190,7 +192,11 @@ export async function openRedisStore(options: {
   return {
     kind: 'redis',
     kv,
-    atomic: withDeadlines(new RedisAtomicOps(client, namespace, recordKey), COMMAND_TIMEOUT_MS),
+    atomic: withDeadlines(
+      new RedisAtomicOps(client, namespace, recordKey),
+      COMMAND_TIMEOUT_MS,
+      options.onCommandError,
+    ),
     redis: client,
     close: () => quit(client),
   };

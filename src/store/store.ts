@@ -107,7 +107,7 @@ export async function openStore(
   settings: StoreSettings,
   logger: Logger,
   /** How long a job's record lives: records moved from an older key layout get it too. */
-  options: { retentionMs: number },
+  options: { retentionMs: number; onCommandError?: (error: unknown) => void },
 ): Promise<Store> {
   const { redisUrl } = settings;
   if (!redisUrl) return openMemoryStore(settings.namespace);
@@ -119,5 +119,6 @@ export async function openStore(
     tls: settings.tls,
     logger,
     retentionMs: options.retentionMs,
+    ...(options.onCommandError ? { onCommandError: options.onCommandError } : {}),
   });
 }

@@ -78,20 +78,34 @@ export function storeTrouble(error: unknown): string {
 
 /** What a passing refusal of Redis's (full, a replica, out of commands) means, in plain words; undefined for any other error. */
 export function redisRefusalOf(error: unknown): string | undefined {
-  for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
+  for (const current of causesOf(error)) {
     const refusal = isErrorReply(current) ? connectionRefusal(current.message) : undefined;
     if (refusal) return refusal;
     const reply = passingReply(current);
     if (reply?.startsWith('OOM')) return 'Redis is full (its maxmemory is reached, and it refuses writes)';
     if (reply?.startsWith('READONLY')) {
-      return 'Redis answers as a read-only replica (during a failover; if it lasts, the bot is still connected to the old primary: restart it)';
+      return 'Redis answers as a read-only replica (during a failover; if it lasts a minute, the bot is still connected to the old primary, and stops to start again)';
     }
     if (reply && isRequestLimitReply(reply)) return `Redis ${REQUEST_LIMIT}`;
     if (reply) return `Redis cannot take writes for now (${reply.split(' ')[0]})`;
-    // Bolt hands its error handler the listener's error as `original`.
-    current = current.cause ?? (current as { original?: unknown }).original;
   }
   return undefined;
+}
+
+/** Whether `error`, or an error it carries, is Redis's READONLY: a replica's refusal of a write. */
+export function isReadOnlyReply(error: unknown): boolean {
+  for (const current of causesOf(error)) {
+    if (passingReply(current)?.startsWith('READONLY')) return true;
+  }
+  return false;
+}
+
+/** `error` and the errors it carries, a few deep (Bolt hands its error handler the listener's error as `original`). */
+function* causesOf(error: unknown): Generator<Error> {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
+    yield current;
+    current = current.cause ?? (current as { original?: unknown }).original;
+  }
 }
 
 /**

@@ -78,6 +78,10 @@ export interface HarnessOptions {
   workerWatchMs?: number;
   /** Default: deployments read every 50 ms, and asked for one every 100 ms (the bot: one every 12 s). */
   previews?: DocsAgentOptions['previews'];
+  /** How long Redis may answer as a read-only replica before the bot stops (the bot's default: a minute). */
+  readOnlyLimitMs?: number;
+  /** Told when the bot cannot go on (as main.ts is, which then stops it). */
+  onFailure?: DocsAgentOptions['onFailure'];
   /** The bot's clock (default: the real one). */
   now?: () => Date;
 }
@@ -142,6 +146,8 @@ async function startedBot(
     ...(options.followUpGraceMs === undefined ? {} : { followUpGraceMs: options.followUpGraceMs }),
     ...(options.workersReadyWithinMs ? { workersReadyWithinMs: options.workersReadyWithinMs } : {}),
     ...(options.workerWatchMs ? { workerWatchMs: options.workerWatchMs } : {}),
+    ...(options.readOnlyLimitMs ? { readOnlyLimitMs: options.readOnlyLimitMs } : {}),
+    ...(options.onFailure ? { onFailure: options.onFailure } : {}),
     ...(options.now ? { now: options.now } : {}),
   });
   const { port } = await bot.start();
