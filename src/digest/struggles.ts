@@ -1,6 +1,6 @@
 import type { FeedbackStatus, MintlifyClient } from '../mintlify/index.js';
 import { cursorPages, isMintlifyError } from '../mintlify/index.js';
-import { cutAt } from '../slack/escape.js';
+import { cutAt, withoutBidiControls } from '../slack/escape.js';
 import type { PeriodDates } from './collectVisitors.js';
 
 /**
@@ -124,7 +124,8 @@ export async function collectStruggles(
     for await (const answer of feedback) {
       if (answer.hasMore === false || !answer.nextCursor) readToEnd = true;
       for (const entry of answer.feedback) {
-        const comment = entry.comment?.trim();
+        // Readers' words are shown as plain text in the digest: a bidi override there would turn the bot's own after them around.
+        const comment = entry.comment && withoutBidiControls(entry.comment).trim();
         if (
           !comment ||
           !listed.has(entry.path) ||
@@ -153,7 +154,7 @@ export async function collectStruggles(
     // Ordered by hits: the first terms nobody clicked are the most searched of them.
     for await (const answer of searched) {
       for (const row of answer.searches) {
-        const term = row.searchQuery.trim();
+        const term = withoutBidiControls(row.searchQuery).trim();
         if (!term || !(row.ctr === 0 || row.topClickedPage === null)) continue;
         if (found.length < top)
           found.push({ kind: 'search', subject: cutAt(term, READER_TEXT_MAX), count: row.hits });
@@ -172,7 +173,7 @@ export async function collectStruggles(
     for await (const answer of asked) {
       for (const row of answer.conversations) {
         if (row.resolutionStatus !== 'unanswered') continue;
-        const question = row.query.replace(/\s+/g, ' ').trim();
+        const question = withoutBidiControls(row.query).replace(/\s+/g, ' ').trim();
         if (!question) continue;
         // The same question asked again (any case, any spacing) is counted once, with its askings.
         const key = question.toLowerCase().replace(/[?!.\s]+$/, '');

@@ -4,14 +4,15 @@
  * (its bidi controls dropped) turn the words after it around.
  */
 export function escapeSlackText(text: string): string {
-  return (
-    text
-      .replace(/&/g, '&amp;')
-      .replace(/</g, '&lt;')
-      .replace(/>/g, '&gt;')
-      // Bidi overrides and isolates: left open, they would turn the bot's own words after them around.
-      .replace(/[\u202a-\u202e\u2066-\u2069]/g, '')
-  );
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(BIDI_CONTROLS, '');
+}
+
+/** Bidi overrides and isolates: left open, they would turn the bot's own words after them around. */
+const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/g;
+
+/** Text a person wrote, for a plain_text field of the bot's (where Slack reads no markup): its bidi controls dropped. */
+export function withoutBidiControls(text: string): string {
+  return text.replace(BIDI_CONTROLS, '');
 }
 
 /** Shortens text to `max` characters on a word boundary when it can, with an ellipsis. */

@@ -342,3 +342,35 @@ describe('reading last week’s totals for a comparison', () => {
     expect(await readSiteTotals(client, PROJECT_ID, period)).toBeUndefined();
   });
 });
+
+describe('a visitors export that repeats a row on a later page', () => {
+  // The docs promise no order, so paging by offset may meet a path twice (Mintlify's own rows moving
+  // between two requests, or rows that tie): the digest ranks each page once.
+  it('ranks each path once, however many pages it is met on', async () => {
+    const { fake, client } = await fakeAndClient();
+    const all = rows(300);
+    fake.setVisitors(all, { human: 9_000, ai: 700, total: 9_500 });
+    const peak = all.find((row) => row.path === '/page-7')!;
+    // The second page holds the most visited path again, as the first page did.
+    fake.injectFault((request) => request.operation === 'visitors' && request.query.offset === '250', {
+      status: 200,
+      body: {
+        totals: { human: 9_000, ai: 700, total: 9_500 },
+        visitors: [peak, ...all.slice(251)],
+        hasMore: false,
+      },
+    });
+
+    const numbers = await collectVisitors(client, PROJECT_ID, period, {
+      top: 3,
+      maxPages: 100,
+      giveUpMs: 1_000,
+    });
+
+    expect(offsetsAsked(fake)).toEqual([0, 250]);
+    const paths = numbers.top.map((page) => page.path);
+    expect(paths[0]).toBe('/page-7');
+    expect(new Set(paths).size).toBe(paths.length);
+    expect(numbers.pathCount).toBe(300);
+  });
+});

@@ -439,6 +439,21 @@ describe('pieces of the digest message', () => {
     expect(changeText(5, undefined)).toBe('');
   });
 
+  it('groups the digits of a large change as it does every other number', () => {
+    // A new docs site: a handful of visitors last week, thousands this week.
+    const message = digestMessage({
+      numbers: numbers(pages, { human: 11_000, ai: 1_000, total: 12_000 }),
+      timeZone: 'UTC',
+      previous: { totals: { human: 2, ai: 1, total: 3 } },
+    });
+    const fields = (message.blocks[2] as { fields: Array<{ text: string }> }).fields.map(
+      (field) => field.text,
+    );
+    expect(fields[2]).toContain('12,000');
+    // Not `↑ 399900%`: read at a glance as a number of its own size.
+    for (const text of [...fields, message.text]) expect(text).not.toMatch(/\d{4,}%/);
+  });
+
   it('shortens long paths keeping their start and end', () => {
     const path = `/guides/${'x'.repeat(200)}/the-page-name`;
     const short = shortPath(path);

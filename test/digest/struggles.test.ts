@@ -354,6 +354,43 @@ describe('the digest’s “Where readers struggled”', () => {
     expect(String(digest.args.text)).not.toContain('<!channel>');
   });
 
+  it('cannot turn the bot’s own words after a reader’s search, question or comment around with a bidirectional override', async () => {
+    await bot({ env: { DIGEST_STRUGGLES: '1' } });
+    // U+202E (right-to-left override), never closed: Slack, like any Unicode text view, shows what follows reversed.
+    h.mintlify.setFeedback([
+      feedback('/quickstart', false, 'Unclear \u202E'),
+      feedback('/quickstart', false),
+    ]);
+    h.mintlify.setSearches([
+      {
+        searchQuery: 'rollback \u202E',
+        hits: 48,
+        ctr: 0,
+        topClickedPage: null,
+        lastSearchedAt: '2026-11-20T10:00:00.000Z',
+      },
+    ]);
+    h.mintlify.setConversations(
+      [1, 2].map((i) => ({
+        id: `c-rlo-${i}`,
+        timestamp: '2026-11-19T10:00:00.000Z',
+        query: 'How do I roll back? \u202E',
+        response: 'I could not find that in the docs.',
+        sources: [],
+        resolutionStatus: 'unanswered',
+        queryCategory: null,
+        pageUrl: null,
+      })),
+    );
+    const digest = await digestNow();
+    const lines = struggleLines(digest);
+    expect(lines.some((line) => line.includes('searched 48 times'))).toBe(true);
+    expect(lines.some((line) => line.includes('asked 2 times'))).toBe(true);
+    expect(lines.some((line) => line.startsWith('A reader:'))).toBe(true);
+    // The override is the reader's; the bot's words after it (the count, the closing quote) are not.
+    for (const line of lines) expect(line).not.toMatch(/\u202E[^\u202C\n]*[”·]/);
+  });
+
   it('turns an item into a job in two clicks: the form filled in with the evidence, the job’s prompt carrying it quoted, its card in the channel linking the digest', async () => {
     await bot({ env: { DIGEST_STRUGGLES: '2' } });
     const digest = await digestNow();
