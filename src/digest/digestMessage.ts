@@ -262,7 +262,7 @@ export function changeText(value: number, previous: number | undefined): string 
   if (previous === 0) return value === 0 ? 'no change' : UP_FROM_ZERO;
   const percent = Math.round(((value - previous) / previous) * 100);
   if (percent === 0) return value === previous ? 'no change' : value > previous ? '↑ &lt;1%' : '↓ &lt;1%';
-  return percent > 0 ? `↑ ${percent}%` : `↓ ${-percent}%`;
+  return percent > 0 ? `↑ ${count.format(percent)}%` : `↓ ${count.format(-percent)}%`;
 }
 
 /** Long paths keep their start and their end, which is where a page's name usually is. */
