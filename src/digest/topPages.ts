@@ -33,8 +33,14 @@ export class TopPages {
   }
 
   offer(row: PageVisitors): void {
-    this.#seen += 1;
     const ranked = this.#ranked;
+    // The export is paged by offset, in no promised order: a row may come again on a later page.
+    // Ranked once, with its larger count (a row not kept is not known again, and counts twice in `seen`).
+    const again = ranked.findIndex((entry) => entry.path === row.path);
+    if (again !== -1) {
+      if (!ranksBefore(row, ranked[again] as PageVisitors)) return;
+      ranked.splice(again, 1);
+    } else this.#seen += 1;
     const last = ranked[ranked.length - 1];
     if (ranked.length === this.#size && last && !ranksBefore(row, last)) return;
     // Copy only the four fields: the service's rows may carry more, and they must not be kept.

@@ -371,6 +371,7 @@ describe('a visitors export that repeats a row on a later page', () => {
     const paths = numbers.top.map((page) => page.path);
     expect(paths[0]).toBe('/page-7');
     expect(new Set(paths).size).toBe(paths.length);
-    expect(numbers.pathCount).toBe(300);
+    // Counted once too: 299 paths (the second page's first row is the repeat).
+    expect(numbers.pathCount).toBe(299);
   });
 });
