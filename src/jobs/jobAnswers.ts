@@ -222,6 +222,13 @@ export const FILES_ONLY_TEXT =
 export const EDIT_NOT_SENT_TEXT =
   'The docs agent already has your reply as you first wrote it, and edits don’t reach it. To change what you asked, reply again with the change.';
 
+/**
+ * An edit made while its reply was being sent, which Mintlify then refused (its author told why):
+ * the edit is not sent in its place, as a refused reply is not sent again.
+ */
+export const EDIT_LOST_TEXT =
+  'The docs agent has neither your reply nor your edit of it: you edited the reply while I was sending it, and Mintlify refused it (I’ve said why), so I didn’t send the edit either. To ask for the change, reply again.';
+
 /** The same, in a job's thread in the bot's DM: nobody else reads it, so nothing to keep between people. */
 export const DM_FILES_ONLY_REPLY_TEXT =
   'The docs agent can’t open files shared in Slack, so I didn’t pass this on. Reply with what to change in words.';

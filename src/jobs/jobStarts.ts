@@ -117,6 +117,19 @@ export class EditWaitsError extends StartAwaitsError {
   }
 }
 
+/**
+ * An edit of a reply in a job's thread while an earlier version of it is being sent to the job: if
+ * the job gets that one, the edit is only an edit; if Mintlify refuses it, the job has neither. It
+ * waits to know which, and answers its author then.
+ */
+export class ReplyEditWaitsError extends StartAwaitsError {
+  readonly waiting = 'an edit waits for the reply it edits to reach its job';
+  constructor(channel: string, ts: string) {
+    super(`the reply ${channel}/${ts} is being sent to its job`);
+    this.name = 'ReplyEditWaitsError';
+  }
+}
+
 /** The one place that reads and writes job starts. */
 export class JobStarts {
   /**

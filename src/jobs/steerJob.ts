@@ -5,6 +5,7 @@ import type { AgentBudget } from '../store/rateLedger.js';
 import { accessRefusal } from './access.js';
 import {
   DM_FILES_ONLY_REPLY_TEXT,
+  EDIT_LOST_TEXT,
   EDIT_NOT_SENT_TEXT,
   FILES_ONLY_TEXT,
   followUpFailureText,
@@ -22,7 +23,7 @@ import type { JobsContext } from './jobsContext.js';
 import { againOnceRedisAnswers } from './onceRedisAnswers.js';
 import { type ReplyUnderWay, replyUnderWay } from './replyOrder.js';
 import { noteIfLimitReached } from './agentLimit.js';
-import { ThreadStartingError } from './jobStarts.js';
+import { ReplyEditWaitsError, ThreadStartingError } from './jobStarts.js';
 import { betweenPeople, commandWordOf, isStopWord, smallTalkOf } from './smallTalk.js';
 import { filesNote, forwardedSection } from './threadContext.js';
 import { type ThreadMessage, tsBefore } from '../slack/threadMessages.js';
@@ -56,7 +57,10 @@ export interface SteerJobInput {
 
 export type SteerJobOutcome =
   | { kind: 'ignored'; why: 'not_a_job_thread' | 'between_people' | 'small_talk' | 'empty' | 'already_sent' }
-  /** An edit of a reply the job has already: not sent; its author is told so, once per reply. */
+  /**
+   * An edit not sent: of a reply the job has already (its author told so, once per reply), or made
+   * while the reply was being sent, which Mintlify then refused (its author told the job has neither).
+   */
   | { kind: 'edit_not_sent'; text: string }
   /** `status` or `digest` alone: words for `/docs-agent`, not sent; its author is told where to type them. */
   | { kind: 'command_word'; text: string }
@@ -89,6 +93,13 @@ const editsKey = (channel: string, ts: string) => `reply-edits:${channel}:${ts}`
 const sentKey = (channel: string, ts: string) => `reply-sent:${channel}:${ts}`;
 /** Its author was told that the job has an earlier version than their edit. */
 const editToldKey = (channel: string, ts: string) => `reply-edit-told:${channel}:${ts}`;
+/** The version sent reached the job (or may have): Mintlify answered, or could not say. */
+const reachedKey = (channel: string, ts: string) => `reply-reached:${channel}:${ts}`;
+/** This edit waited while an earlier version of its reply was being sent. */
+const editWaitedKey = (channel: string, ts: string, editedTs: string) =>
+  `reply-edit-waited:${channel}:${ts}:${editedTs}`;
+/** How long an edit waits at most, from when it was made, for its reply's send (one whose run died). */
+const EDIT_WAITS_AT_MOST_MS = 2 * 60_000;
 const FIRST = 'first';
 
 /**
@@ -210,6 +221,7 @@ async function steerTheJob(
   if (!(await ctx.store.atomic.setIfAbsent(`follow-up:${input.handledBy}`, '1', FOLLOW_UP_NOTE_MS))) {
     ctx.logger.warn(`a follow-up to job ${record.jobId} was cut short by a restart; not sending it again`);
     // The run cut short may have sent it (Mintlify took it, its answer never came): as for an answer lost.
+    await turn.reached();
     await followAsMaybeTaken(ctx, record.jobId, input.user);
     return { kind: 'failed', record, text: INTERRUPTED_FOLLOW_UP, error: undefined };
   }
@@ -217,6 +229,7 @@ async function steerTheJob(
     // Sent even when the job looks finished: the agent takes it up in the background (applyFollowUpAnswer).
     const sentAt = ctx.now().getTime();
     const job = await ctx.mintlify.sendMessage(record.projectId, record.jobId, prompt);
+    await turn.reached();
     const budget = await ctx.ledger
       .recordUse(record.projectId, `follow-up:${input.handledBy}`, sentAt)
       .catch(() => undefined);
@@ -241,7 +254,10 @@ async function steerTheJob(
     return { kind: 'sent', record: updated ?? record, budget };
   } catch (error) {
     ctx.logger.warn(`could not send a follow-up to job ${record.jobId}: ${String(error)}`);
-    if (!didNothing(error)) await followAsMaybeTaken(ctx, record.jobId, input.user);
+    if (!didNothing(error)) {
+      await turn.reached();
+      await followAsMaybeTaken(ctx, record.jobId, input.user);
+    }
     // The job did not get it: an edit of it ("please rephrase") is the author's next try.
     else await turn.release();
     await noteIfLimitReached(ctx, record.projectId, error);
@@ -371,12 +387,17 @@ async function noteEdit(ctx: JobsContext, input: SteerJobInput, editedTs: string
  * Whether this version of a reply (the reply as written, or one of its edits) is the one to send: a
  * reply is sent once, in its latest words. A version with a later edit noted gives way to it (that
  * edit, read on its own, is sent or not); the first to claim the send sends. An edit that comes once
- * the job has an earlier version is not sent: its author is told so, once per reply.
+ * the job has an earlier version is not sent: its author is told so, once per reply. One that comes
+ * while an earlier version is being sent waits to know which: if Mintlify refuses that version, its
+ * author is told the job has neither (as a refused reply, the edit is theirs to send again).
  */
 async function sendTurn(
   ctx: JobsContext,
   input: SteerJobInput,
-): Promise<{ kind: 'send'; release(): Promise<void> } | { kind: 'not_sent'; outcome: SteerJobOutcome }> {
+): Promise<
+  | { kind: 'send'; reached(): Promise<void>; release(): Promise<void> }
+  | { kind: 'not_sent'; outcome: SteerJobOutcome }
+> {
   const { atomic } = ctx.store;
   const { channel, messageTs } = input;
   const mine = input.editedTs;
@@ -386,19 +407,33 @@ async function sendTurn(
   };
   const [latest] = await atomic.indexNewest(editsKey(channel, messageTs), 1);
   if (latest !== undefined && (mine === undefined || tsBefore(mine, latest))) return notSent;
+  const waited =
+    mine !== undefined && (await atomic.holder(editWaitedKey(channel, messageTs, mine))) !== undefined;
   const owner = `${mine ?? FIRST} ${input.handledBy}`;
-  if (await atomic.claim(sentKey(channel, messageTs), owner, REPLY_MARKS_MS)) {
+  if (!waited && (await atomic.claim(sentKey(channel, messageTs), owner, REPLY_MARKS_MS))) {
     return {
       kind: 'send',
+      reached: async () => {
+        await atomic.setIfAbsent(reachedKey(channel, messageTs), owner, REPLY_MARKS_MS).catch(() => false);
+      },
       release: async () => {
         await atomic.deleteIfValue(sentKey(channel, messageTs), owner).catch(() => false);
       },
     };
   }
   const sent = (await atomic.holder(sentKey(channel, messageTs)))?.split(' ')[0];
+  // The version it waited for was refused: the author was told why, and this edit is not sent in its place.
+  if (waited && sent === undefined)
+    return { kind: 'not_sent', outcome: { kind: 'edit_not_sent', text: EDIT_LOST_TEXT } };
   const earlier = sent !== undefined && mine !== undefined && (sent === FIRST || tsBefore(sent, mine));
-  if (!earlier || !(await atomic.setIfAbsent(editToldKey(channel, messageTs), '1', REPLY_MARKS_MS)))
-    return notSent;
+  if (!earlier) return notSent;
+  // That version is still being sent (Mintlify has not answered): whether the job gets it is not known yet.
+  const sending = (await atomic.holder(reachedKey(channel, messageTs))) === undefined;
+  if (sending && ctx.now().getTime() - Number(mine) * 1000 < EDIT_WAITS_AT_MOST_MS) {
+    await atomic.setIfAbsent(editWaitedKey(channel, messageTs, mine), '1', REPLY_MARKS_MS);
+    throw new ReplyEditWaitsError(channel, messageTs);
+  }
+  if (!(await atomic.setIfAbsent(editToldKey(channel, messageTs), '1', REPLY_MARKS_MS))) return notSent;
   return { kind: 'not_sent', outcome: { kind: 'edit_not_sent', text: EDIT_NOT_SENT_TEXT } };
 }
 

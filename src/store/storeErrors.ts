@@ -18,11 +18,13 @@ const UNAVAILABLE = new Set([
   'SocketTimeoutDuringMaintenanceError',
   // Ours: a job created while Redis was away, whose record this process writes once Redis answers;
   // a start under way in another run of it; a message in a thread whose job is starting; an edit of
-  // a message whose start is under way. Each is answered by the request's run again.
+  // a message whose start is under way, or of a reply being sent to its job. Each is answered by the
+  // request's run again.
   'UnrecordedJobError',
   'StartElsewhereError',
   'ThreadStartingError',
   'EditWaitsError',
+  'ReplyEditWaitsError',
 ]);
 
 /**

@@ -7,6 +7,7 @@ import { startMintlifyFake } from '../fakes/mintlifyFake.js';
 import { JobRecords } from '../../src/jobs/jobRecord.js';
 import { openStore } from '../../src/store/store.js';
 import { forwardedMessage, messageChanged } from '../support/slackRequests.js';
+import { heldStep } from '../support/leases.js';
 import { uniqueNamespace } from '../support/redis.js';
 import { createLogger } from '../../src/log.js';
 
@@ -165,6 +166,87 @@ describe('replies in a job’s thread', () => {
       { prompt: 'Only the API page, not the CLI one' },
     ]);
     expect(h.slack.callsTo('chat.postEphemeral')).toHaveLength(0);
+  });
+
+  /**
+   * `sent` is written, and Mintlify is slow to take it (its answer held until `answer.release()`,
+   * then a `refusal` status when given); meanwhile its author edits it, and the edit is handled.
+   */
+  async function editWhileMintlifyTakes(h: BotHarness, refusal?: number) {
+    const thread = await startJob(h);
+    const answer = heldStep();
+    h.mintlify.injectFault(
+      'sendMessage',
+      refusal ? { status: refusal, retryAfter: '600', until: answer.until } : { until: answer.until },
+    );
+    const sent = reply(thread, 'Document the --sinse flag', { parent_user_id: 'U0BOT' });
+    await h.event(sent);
+    await expect.poll(() => followUps(h).length).toBe(1);
+    await h.event(changed(sent, 'Document the --since flag'));
+    // The edit is handled while the reply is still with Mintlify: it waits for Mintlify’s answer, or is answered at once.
+    await expect
+      .poll(() => h.slack.callsTo('chat.postEphemeral').length + editWaits(h).length)
+      .toBeGreaterThan(0);
+    return { sent, answer };
+  }
+  const editWaits = (h: BotHarness) =>
+    h.logs.filter((line) => line.includes('an edit waits for the reply it edits'));
+  const toldAuthor = (h: BotHarness) =>
+    h.slack.callsTo('chat.postEphemeral').map((call) => String(call.args.text));
+
+  it('edited while Mintlify takes it, then refused: its author is told the agent has neither version, and the edit is not sent', async () => {
+    const h = await bot();
+    const { answer } = await editWhileMintlifyTakes(h, 429);
+    answer.release();
+
+    // The refusal, and then the edit's fate: not "the agent already has your reply".
+    await expect.poll(() => toldAuthor(h).length, { timeout: 10_000 }).toBe(2);
+    await h.bot.drained();
+    expect(toldAuthor(h)).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('so I couldn’t send your reply to the job'),
+        expect.stringContaining('has neither your reply nor your edit of it'),
+      ]),
+    );
+    expect(toldAuthor(h).join('\n')).not.toContain('already has your reply');
+    expect(followUps(h).map((request) => request.body)).toEqual([{ prompt: 'Document the --sinse flag' }]);
+    expect(h.slack.callsTo('reactions.add')).toEqual([]);
+  });
+
+  it('edited while Mintlify takes it, which it does: its author is told the agent has it as first written', async () => {
+    const h = await bot();
+    const { answer } = await editWhileMintlifyTakes(h);
+    answer.release();
+
+    await h.slack.waitForCall('reactions.add');
+    await expect
+      .poll(() => toldAuthor(h), { timeout: 10_000 })
+      .toEqual([expect.stringContaining('already has your reply as you first wrote it')]);
+    await h.bot.drained();
+    expect(followUps(h).map((request) => request.body)).toEqual([{ prompt: 'Document the --sinse flag' }]);
+  });
+
+  it('edited while Mintlify takes it, then refused, and edited again: that edit is the author’s next try, and is sent', async () => {
+    const h = await bot();
+    const { sent, answer } = await editWhileMintlifyTakes(h, 400);
+    answer.release();
+    await expect.poll(() => toldAuthor(h).length, { timeout: 10_000 }).toBe(2);
+    await h.bot.drained();
+
+    // Told to reply again, the author edits the reply once more instead: it goes to the job.
+    await h.event(
+      changed(sent, 'Document the --since flag, with an example', {
+        user: 'U0BEA',
+        ts: `${nextTs + 60}.000100`,
+      }),
+    );
+    await h.slack.waitForCall('reactions.add');
+    await h.bot.drained();
+    expect(followUps(h).map((request) => request.body)).toEqual([
+      { prompt: 'Document the --sinse flag' },
+      { prompt: 'Document the --since flag, with an example' },
+    ]);
+    expect(toldAuthor(h)).toHaveLength(2);
   });
 
   it('take “looks good to me” and “thanks, that’s perfect!” for the OK they are, as “LGTM” is, and do not send them to the job', async () => {
