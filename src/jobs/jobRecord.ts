@@ -58,7 +58,10 @@ export interface JobRecord {
   door: JobDoor;
   /** The message the job is about: the card links it, unless the card is in that message's thread. */
   about?: JobAbout;
-  /** Replies in the job's thread before this ts were in its prompt (the thread before its mention). */
+  /**
+   * Replies in the job's thread up to this ts (this one included) were in its prompt: the thread
+   * before its mention (and the mention), or the thread as the shortcut read it.
+   */
   contextBefore?: string;
   status: JobState;
   prLink: string | null;

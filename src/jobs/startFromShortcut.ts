@@ -1,6 +1,6 @@
 import { slackToPlainText, type UserNames } from '../slack/plainText.js';
 import { permalinkOf } from '../slack/links.js';
-import { readThread, readThreadMessage, type ThreadMessage } from '../slack/threadMessages.js';
+import { readThread, readThreadMessage, type ThreadMessage, tsBefore } from '../slack/threadMessages.js';
 import type { AgentBudget } from '../store/rateLedger.js';
 import { followInDm } from './followInDm.js';
 import type { JobRecord } from './jobRecord.js';
@@ -68,7 +68,7 @@ export async function startFromShortcut(
   if (held && !(await ctx.starts.claimThread(message.channel, rootTs, startId))) {
     throw new ThreadStartingError(message.channel, rootTs);
   }
-  const { sections, threadLeftOut, permalink } = message.struggle
+  const { sections, threadLeftOut, permalink, readUpTo } = message.struggle
     ? {
         sections: [
           contextSection(
@@ -78,6 +78,7 @@ export async function startFromShortcut(
         ],
         threadLeftOut: false,
         permalink: await permalinkOf(ctx.slack, ctx.logger, message),
+        readUpTo: undefined,
       }
     : await messageSections(ctx, userNames, request, rootTs);
   const leftOut = threadLeftOut ? { threadLeftOut } : {};
@@ -110,6 +111,9 @@ export async function startFromShortcut(
       requestedBy: request.user,
       channel: message.channel,
       ...(under ? { threadTs: rootTs } : {}),
+      // The thread as read is the job's context: a reply written there meanwhile (which waits for the
+      // job) is not sent to it again; one written after the read is.
+      ...(under && readUpTo ? { contextBefore: readUpTo } : {}),
       about: {
         link: permalink,
         what: fromDigest ? 'digest' : 'message',
@@ -145,7 +149,13 @@ async function messageSections(
   userNames: UserNames,
   request: ShortcutRequest,
   rootTs: string,
-): Promise<{ sections: string[]; threadLeftOut: boolean; permalink: string }> {
+): Promise<{
+  sections: string[];
+  threadLeftOut: boolean;
+  permalink: string;
+  /** The newest message of the thread as read, when it was: the job's context holds the thread up to it. */
+  readUpTo: string | undefined;
+}> {
   const { message } = request;
   // The message itself read alone (one request, whatever the thread's length), and whole: a thread's
   // read keeps only the start of each message. The whole thread only when asked for, read first, so
@@ -169,7 +179,11 @@ async function messageSections(
         : undefined;
     sections.push(threadSection('The whole Slack thread it is in (oldest first)', transcript));
   }
-  return { sections, threadLeftOut: request.includeThread && thread === undefined, permalink };
+  const readUpTo = thread?.messages.reduce<string | undefined>(
+    (newest, { ts }) => (newest === undefined || tsBefore(newest, ts) ? ts : newest),
+    undefined,
+  );
+  return { sections, threadLeftOut: request.includeThread && thread === undefined, permalink, readUpTo };
 }
 
 /** The message itself: from the thread when Slack let us read it (full text), else the form's copy. */

@@ -59,7 +59,10 @@ export interface StartJobInput {
   door: JobDoor;
   /** The message the job is about, linked from its card (when the card is not under it). */
   about?: JobAbout;
-  /** Replies in its thread before this ts are in the prompt already (a mention's thread so far). */
+  /**
+   * Replies in its thread up to this ts (this one included) are in the prompt already: a mention's
+   * thread so far (with the mention, the prompt itself), or the thread a shortcut read.
+   */
   contextBefore?: string;
 }
 

@@ -184,8 +184,9 @@ async function steerTheJob(
   if (greeted && mentionAnswers) return { kind: 'ignored', why: 'small_talk' };
   if (said === '' && !greeted && ((files === '' && forwarded === '') || mentionAnswers))
     return { kind: 'ignored', why: 'empty' };
-  // Written before the mention that started the job (and delivered late): the job has it already.
-  if (record.contextBefore && tsBefore(input.messageTs, record.contextBefore)) {
+  // In the thread the job was given as context (written before the mention that started it, or read
+  // with the thread a shortcut sent), and delivered late or held while the job started: the job has it.
+  if (record.contextBefore && !tsBefore(record.contextBefore, input.messageTs)) {
     return { kind: 'ignored', why: 'already_sent' };
   }
   const key = `message:${input.channel}:${input.messageTs}${input.editedTs !== undefined ? `:edit:${input.editedTs}` : ''}`;

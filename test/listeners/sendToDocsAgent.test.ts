@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type BotHarness, startBot } from '../support/botHarness.js';
 import { RateLedger } from '../../src/store/rateLedger.js';
 import { chooseShortcut, submit } from '../support/shortcut.js';
@@ -182,6 +182,57 @@ describe('the “Send to docs agent” message shortcut', () => {
     await h.bot.drained();
     expect(h.mintlify.requestsFor('sendMessage').map((r) => r.body)).toEqual([
       { prompt: 'only the install step please' },
+    ]);
+  });
+
+  it('with the whole thread, gives the job a reply written there while the thread is read once: in its context, not again as a follow-up; a later reply goes to it', async () => {
+    h = await startBot();
+    const { root, chosen } = seedThread(h);
+    await chooseShortcut(h, { ts: chosen.ts, thread_ts: root.ts, user: 'U0BEA', text: chosen.text });
+    const opened = await h.slack.waitForCall('views.open');
+    const replyIn = (text: string) =>
+      h.slack.seedMessage('C0DOCS', { user: 'U0ADA', thread_ts: root.ts, text });
+    const asEvent = ({ user, ts, text, thread_ts }: ReturnType<typeof replyIn>) => ({
+      type: 'message',
+      channel: 'C0DOCS',
+      channel_type: 'channel',
+      user,
+      ts,
+      text,
+      thread_ts,
+    });
+    // Someone replies in the thread right after it is held for the job, before the bot reads it...
+    const starts = h.bot.context.jobs.starts;
+    const claimThread = starts.claimThread.bind(starts);
+    let written: ReturnType<typeof replyIn> | undefined;
+    vi.spyOn(starts, 'claimThread').mockImplementationOnce(async (...args) => {
+      const claimed = await claimThread(...args);
+      written = replyIn('only the export page please');
+      return claimed;
+    });
+    // ...and Slack is slow to give the bot the thread it sends to the agent.
+    const read = heldStep();
+    h.slack.failNext('conversations.replies', { until: read.until });
+    await submit(h, opened, 'Document the CSV default', true);
+    await expect.poll(() => h.slack.callsTo('conversations.replies').length).toBeGreaterThan(0);
+    await h.event(asEvent(written!), { eventId: 'EvREPLY' });
+    // The reply is looked at while the start still reads the thread: it waits for the job.
+    const state = () => requestState(h.config.store.namespace, 'thread_reply-EvREPLY');
+    await expect.poll(state).toMatch(/^(completed|delayed)$/);
+    read.release();
+
+    await expect.poll(() => prompts(h)).toHaveLength(1);
+    await h.bot.drained();
+    // The thread, as read, holds the reply: the agent has it once, in the job's context.
+    expect(prompts(h)[0]).toContain('ada: only the export page please');
+    expect(h.mintlify.requestsFor('sendMessage')).toEqual([]);
+
+    // A reply written once the thread was read is not in the context: it goes to the job.
+    await h.event(asEvent(replyIn('and mention the --json flag')));
+    await h.slack.waitForCall('reactions.add');
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('sendMessage').map((r) => r.body)).toEqual([
+      { prompt: 'and mention the --json flag' },
     ]);
   });
 
