@@ -6,7 +6,8 @@ import {
   SchemaError,
 } from '../mintlify/index.js';
 import type { Processor, WorkQueue } from '../queue/queue.js';
-import { editJobCard, noticeKey, announceOnce } from '../jobs/jobNotifications.js';
+import { jobCard } from '../jobs/jobCard.js';
+import { editJobCard, noticeKey, announceOnce, type SlackDelivery } from '../jobs/jobNotifications.js';
 import { currentPreview, type JobPreview, type JobRecord } from '../jobs/jobRecord.js';
 import type { JobsContext } from '../jobs/jobsContext.js';
 import { isLinkable, linkTarget } from '../slack/links.js';
@@ -37,6 +38,8 @@ const REFUSED_FOR_MS = 60 * 60_000;
 const RETRIES = { attempts: 8, backoffMs: 5_000 };
 /** A preview request that Mintlify rate-limited without saying for how long waits this. */
 const RATE_LIMITED_WAIT_MS = 60_000;
+/** Edits of a card for one change of its preview, at most: the job written again during each is drawn again. */
+const CARD_DRAWS = 3;
 
 export interface PreviewRequest {
   jobId: string;
@@ -49,6 +52,11 @@ export interface PreviewCheck {
   statusId: string;
   /** When the deployment was asked for (ms since the epoch). */
   since: number;
+  /**
+   * The card shows the job as it was before someone changed it (a reply reopened it) while the
+   * preview's edit was made, and Slack did not take it drawn again: drawn from the record first.
+   */
+  redrawCard?: true;
 }
 
 export interface PreviewsContext extends JobsContext {
@@ -199,7 +207,7 @@ export function previewProcessor(ctx: PreviewsContext): Processor<PreviewRequest
       statusId: deployment.statusId,
       ...(isLinkable(deployment.previewUrl) ? { url: deployment.previewUrl } : {}),
     });
-    if (updated) await editJobCard(ctx, updated);
+    if (updated) await showCard(ctx, updated);
     await followDeployment(ctx, record, deployment.statusId, Date.parse(askedAt));
     return undefined;
   };
@@ -222,9 +230,18 @@ function followDeployment(
 export function previewStatusProcessor(ctx: PreviewsContext): Processor<PreviewCheck> {
   return async (job) => {
     const { jobId, round, statusId, since } = job.data;
-    const again = { again: { delayMs: ctx.statusEveryMs ?? STATUS_EVERY_MS, data: job.data } };
+    const delayMs = ctx.statusEveryMs ?? STATUS_EVERY_MS;
+    const again = { again: { delayMs, data: { jobId, round, statusId, since } } };
+    const redrawLater = { again: { delayMs, data: { ...again.again.data, redrawCard: true as const } } };
+    const told = (outcome: Told) =>
+      outcome === 'told' ? undefined : outcome === 'redraw' ? redrawLater : again;
     const ended = async (record: JobRecord | undefined) =>
-      record && !(await tellPreview(ctx, record, statusId)) ? again : undefined;
+      record ? told(await tellPreview(ctx, record, statusId)) : undefined;
+    if (job.data.redrawCard) {
+      const current = await ctx.records.get(jobId);
+      const card = current && (await showCard(ctx, current));
+      if (card === 'retry' || card === 'redraw') return redrawLater;
+    }
     const record = await ctx.records.get(jobId);
     const preview = record && currentPreview(record);
     // Superseded (a later round asked for its own), or over and shown.
@@ -232,7 +249,7 @@ export function previewStatusProcessor(ctx: PreviewsContext): Processor<PreviewC
     const late = ctx.now().getTime() - since > GIVE_UP_MS;
     // Over, but Slack did not take the card's edit or the thread's reply: told again.
     if (preview.state === 'success' || preview.state === 'failure') {
-      return (await tellPreview(ctx, record, statusId)) ? undefined : again;
+      return told(await tellPreview(ctx, record, statusId));
     }
     let status: Awaited<ReturnType<PreviewsContext['mintlify']['deploymentStatus']>>;
     try {
@@ -276,14 +293,21 @@ export function previewStatusProcessor(ctx: PreviewsContext): Processor<PreviewC
 }
 
 /**
+ * How a preview's end was told: all of it; not all, to be told again; or all, but its card still
+ * shows the job as it was before a reply reopened it, to be drawn again.
+ */
+type Told = 'told' | 'again' | 'redraw';
+
+/**
  * Shows the round's ended preview: the card redrawn and, once deployed, one short reply in the
- * thread, without a mention (the card already changed for the person). False while Slack should
+ * thread, without a mention (the card already changed for the person). 'again' while Slack should
  * be asked again; then marked shown. Nothing, for a deployment the job has moved on from.
  */
-async function tellPreview(ctx: PreviewsContext, record: JobRecord, statusId: string): Promise<boolean> {
+async function tellPreview(ctx: PreviewsContext, record: JobRecord, statusId: string): Promise<Told> {
   const preview = currentPreview(record);
-  if (!preview || preview.statusId !== statusId || preview.shown) return true;
-  if ((await editJobCard(ctx, record)) === 'retry') return false;
+  if (!preview || preview.statusId !== statusId || preview.shown) return 'told';
+  const card = await showCard(ctx, record);
+  if (card === 'retry') return 'again';
   ctx.onJobChanged?.(record);
   if (preview.state === 'success' && preview.url) {
     const told = await announceOnce(ctx, record.jobId, {
@@ -291,15 +315,37 @@ async function tellPreview(ctx: PreviewsContext, record: JobRecord, statusId: st
       round: record.round,
       text: `:eyes: The preview of this change is deployed: <${linkTarget(preview.url)}|open the preview>`,
     });
-    if (told === 'retry' || told === 'busy') return false;
+    if (told === 'retry' || told === 'busy') return card === 'redraw' ? 'redraw' : 'again';
   }
   await ctx.records.update(record.jobId, (current) =>
     current.round === record.round && current.preview?.statusId === statusId
       ? { ...current, preview: { ...current.preview, shown: true } }
       : current,
   );
-  return true;
+  return card === 'redraw' ? 'redraw' : 'told';
 }
+
+/**
+ * Edits the card from `record`, the job as the preview's write left it. Someone may have changed
+ * the job while the edit was made (a reply reopened it, and its own edit of the card came first):
+ * then the card is drawn again from the record as it is now, as a job's check does when a reply
+ * overtakes it, so the preview's older view (its pull request ready) does not stay on the card.
+ * 'redraw' when Slack took the preview's edit but not the one after it.
+ */
+async function showCard(ctx: PreviewsContext, record: JobRecord): Promise<SlackDelivery | 'redraw'> {
+  let drawn = record;
+  for (let draws = 1; ; draws += 1) {
+    const delivery = await editJobCard(ctx, drawn);
+    if (delivery !== 'done') return drawn !== record && delivery === 'retry' ? 'redraw' : delivery;
+    const current = await ctx.records.get(record.jobId);
+    if (!current || sameCard(current, drawn)) return 'done';
+    // Changed at every edit: drawn again later rather than now.
+    if (draws === CARD_DRAWS) return 'redraw';
+    drawn = current;
+  }
+}
+
+const sameCard = (a: JobRecord, b: JobRecord) => JSON.stringify(jobCard(a)) === JSON.stringify(jobCard(b));
 
 /** Writes the round's preview (unless the job moved on to another round) and returns the record. */
 function setPreview(
@@ -333,7 +379,7 @@ async function endUnfollowed(
 ): Promise<void> {
   const updated = await endPreview(ctx, jobId, round, end);
   if (updated && currentPreview(updated)) {
-    await editJobCard(ctx, updated);
+    await showCard(ctx, updated);
     ctx.onJobChanged?.(updated);
   }
 }
