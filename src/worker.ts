@@ -50,8 +50,12 @@ const WITHDRAW_AT_STOP_MS = 250;
 export interface WorkerTuning {
   /** The Mintlify client's retry waits and timeouts. */
   mintlify?: Partial<Pick<MintlifyClientOptions, 'retry' | 'timeouts' | 'sleep'>>;
-  /** Deployments read more often, and the preview limiter's window. */
-  previews?: { statusEveryMs?: number; limiter?: { max: number; durationMs: number } };
+  /** Deployments read more often, a request Mintlify did not answer asked again sooner, and the preview limiter's window. */
+  previews?: {
+    statusEveryMs?: number;
+    unansweredWaitMs?: number;
+    limiter?: { max: number; durationMs: number };
+  };
   /**
    * How often what a job's start or follow-up leaves for Redis to answer (its record, its first
    * check, a follow-up's answer, its card moved to a DM) is tried again while Redis is away (default 2 s).
@@ -215,6 +219,7 @@ export function startWorker(parts: WorkerParts): Worker {
     ...following,
     statusQueue: queues.previewStatus,
     ...(tuning.previews?.statusEveryMs ? { statusEveryMs: tuning.previews.statusEveryMs } : {}),
+    ...(tuning.previews?.unansweredWaitMs ? { unansweredWaitMs: tuning.previews.unansweredWaitMs } : {}),
   };
   queues.previews.process(previewProcessor(previews), {
     concurrency: 1,

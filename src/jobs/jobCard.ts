@@ -62,6 +62,8 @@ function previewLine(preview: JobPreview): string | undefined {
         ? `:hourglass_flowing_sand: Mintlify is deploying a preview of ${branch}, without a way for me to tell when it is done: ${link} in a few minutes.`
         : `:hourglass_flowing_sand: Mintlify is deploying a preview of ${branch}, without a way for me to tell when it is done or where (see your Mintlify dashboard).`;
     }
+    case 'unanswered':
+      return `:grey_question: Mintlify did not answer when asked for a preview of ${branch} (twice): it may be deploying it all the same, which your Mintlify dashboard shows. The pull request is not affected.`;
   }
 }
 

@@ -16,9 +16,10 @@ export interface JobPreview {
   branch: string;
   /**
    * `asked`: the request is under way; `queued`/`in_progress`: Mintlify deploys it; `untracked`:
-   * Mintlify took the request but gave no deployment to follow (no `statusId`).
+   * Mintlify took the request but gave no deployment to follow (no `statusId`); `unanswered`:
+   * Mintlify answered neither request (the second a while after the first), and may have taken one.
    */
-  state: 'asked' | 'queued' | 'in_progress' | 'success' | 'failure' | 'untracked';
+  state: 'asked' | 'queued' | 'in_progress' | 'success' | 'failure' | 'untracked' | 'unanswered';
   askedAt: string;
   statusId?: string;
   /** Where it will be; shown only once the deployment succeeded. */

@@ -1,9 +1,11 @@
 import {
+  ConnectionError,
   ForbiddenError,
   isMintlifyError,
   type MintlifyClient,
   RateLimitedError,
   SchemaError,
+  TimeoutError,
 } from '../mintlify/index.js';
 import type { Processor, WorkQueue } from '../queue/queue.js';
 import { jobCard } from '../jobs/jobCard.js';
@@ -15,7 +17,8 @@ import { isLinkable, linkTarget } from '../slack/links.js';
 /**
  * Preview deployments: once a job's pull request is ready, Mintlify deploys its branch, and the
  * card links the rendered pages. Two queues: `previews` asks for the deployment (one POST per job
- * and round, under a limiter of Mintlify's 5 a minute for the whole deployment), and
+ * and round, a second one only a while after a first Mintlify did not answer, under a limiter of
+ * Mintlify's 5 a minute for the whole deployment), and
  * `preview-status` follows the deployment until it succeeds or fails.
  */
 
@@ -38,12 +41,23 @@ const REFUSED_FOR_MS = 60 * 60_000;
 const RETRIES = { attempts: 8, backoffMs: 5_000 };
 /** A preview request that Mintlify rate-limited without saying for how long waits this. */
 const RATE_LIMITED_WAIT_MS = 60_000;
+/**
+ * A preview request Mintlify did not answer (no answer in time, a broken connection) is asked again
+ * once, this much later and in line with the others: the first may have reached Mintlify, and asking
+ * again only redeploys the branch.
+ */
+const UNANSWERED_WAIT_MS = 60_000;
 /** Edits of a card for one change of its preview, at most: the job written again during each is drawn again. */
 const CARD_DRAWS = 3;
 
 export interface PreviewRequest {
   jobId: string;
   round: number;
+  /**
+   * Mintlify did not answer this round's request once: the next is the last. `reached`: that request
+   * may have reached it (it was sent), so its deployment may be under way.
+   */
+  unanswered?: { reached: boolean };
 }
 
 export interface PreviewCheck {
@@ -64,6 +78,8 @@ export interface PreviewsContext extends JobsContext {
   statusQueue: WorkQueue<PreviewCheck>;
   /** Tests shorten how often a deployment is read. */
   statusEveryMs?: number;
+  /** Tests shorten how long a request Mintlify did not answer waits to be asked again. */
+  unansweredWaitMs?: number;
 }
 
 /**
@@ -185,7 +201,26 @@ export function previewProcessor(ctx: PreviewsContext): Processor<PreviewRequest
         await endUnfollowed(ctx, jobId, round, { state: 'untracked' });
         return undefined;
       }
-      // 400, 5xx, a timeout: the POST may have reached Mintlify, so it is not sent again.
+      if (error instanceof TimeoutError || error instanceof ConnectionError) {
+        const reached = error.mayHaveReachedService || job.data.unanswered?.reached === true;
+        if (!job.data.unanswered) {
+          // Asked again later, once: should the first have reached Mintlify, it redeploys the branch.
+          ctx.logger.info(
+            `job ${jobId}: Mintlify did not answer the request for the preview of ${branch} (${error.message}); asking again in a while`,
+          );
+          const delayMs = ctx.unansweredWaitMs ?? UNANSWERED_WAIT_MS;
+          return { again: { delayMs, data: { jobId, round, unanswered: { reached } } } };
+        }
+        if (reached) {
+          // Neither answered, and one at least was sent: Mintlify may be deploying it, or not.
+          ctx.logger.warn(
+            `job ${jobId}: Mintlify answered neither request for the preview of ${branch} (${error.message}); the card says it may be deploying`,
+          );
+          await endUnfollowed(ctx, jobId, round, { state: 'unanswered' });
+          return undefined;
+        }
+      }
+      // 400, 5xx: the POST may have reached Mintlify, so it is not sent again. Or it was never sent, twice.
       ctx.logger.warn(`job ${jobId}: the preview of ${branch} could not be asked for: ${error.message}`);
       await endUnfollowed(ctx, jobId, round, {
         state: 'failure',

@@ -133,7 +133,12 @@ async function startedBot(
     logger,
     slackRetries: { retries: 2, factor: 1, minTimeout: 10, maxTimeout: 20 },
     mintlify: { retry: { baseDelayMs: 5, maxDelayMs: 20, maxElapsedMs: 500 }, ...options.mintlifyOptions },
-    previews: { statusEveryMs: 50, limiter: { max: 1, durationMs: 100 }, ...options.previews },
+    previews: {
+      statusEveryMs: 50,
+      unansweredWaitMs: 100,
+      limiter: { max: 1, durationMs: 100 },
+      ...options.previews,
+    },
     ...(options.recordAgainEveryMs ? { recordAgainEveryMs: options.recordAgainEveryMs } : {}),
     ...(options.holdEventForMs ? { holdEventForMs: options.holdEventForMs } : {}),
     ...(options.stopGraceMs === undefined ? {} : { stopGraceMs: options.stopGraceMs }),
