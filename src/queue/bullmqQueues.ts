@@ -285,6 +285,8 @@ export function openBullmqQueues(options: {
               ...retryOptions(addOptions),
             });
           });
+      // A Queue emits no 'error' for an add Redis refused: a process with the web role alone writes little else.
+      adding.catch((error: unknown) => options.onError?.(error));
       return { stamp, adding, state };
     };
 

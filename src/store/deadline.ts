@@ -27,7 +27,15 @@ export function withDeadlines<T extends object>(
         const result: unknown = value.apply(object, args);
         if (!(result instanceof Promise)) return result;
         const call = bounded(result, ms, String(property));
-        if (onError) call.catch(onError);
+        if (onError) {
+          call.catch((error: unknown) => {
+            try {
+              onError(error);
+            } catch {
+              // Only a listener: the caller has the error.
+            }
+          });
+        }
         return call;
       };
     },

@@ -2,8 +2,11 @@ import { isReadOnlyReply } from './storeErrors.js';
 
 /** How long Redis may answer as a read-only replica before the bot stops, to start again. */
 export const READ_ONLY_LIMIT_MS = 60_000;
-/** READONLY replies further apart than this are two spells, not one (the bot's commands come every few seconds). */
-const SPELL_GAP_MS = 30_000;
+/**
+ * READONLY replies further apart than this are two spells, not one. A worker writes every few seconds;
+ * a process with the web role that nobody writes to, only when it says it is alive (every 30 s).
+ */
+const SPELL_GAP_MS = 90_000;
 
 export const STALE_PRIMARY =
   "Redis has answered as a read-only replica for over a minute: after a failover, this process's connections " +

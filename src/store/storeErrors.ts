@@ -86,7 +86,7 @@ export function redisRefusalOf(error: unknown): string | undefined {
     const reply = passingReply(current);
     if (reply?.startsWith('OOM')) return 'Redis is full (its maxmemory is reached, and it refuses writes)';
     if (reply?.startsWith('READONLY')) {
-      return 'Redis answers as a read-only replica (during a failover; if it lasts a minute, the bot is still connected to the old primary, and stops to start again)';
+      return 'Redis answers as a read-only replica (during a failover; if it lasts, this process is still connected to the old primary)';
     }
     if (reply && isRequestLimitReply(reply)) return `Redis ${REQUEST_LIMIT}`;
     if (reply) return `Redis cannot take writes for now (${reply.split(' ')[0]})`;

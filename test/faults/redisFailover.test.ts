@@ -26,3 +26,26 @@ it('stops, saying why, when Redis goes on answering as a read-only replica (a fa
   expect(failures[0]?.message).toMatch(/read-only replica for over/);
   expect(h.logs.filter((line) => line.includes('the process manager to start it again'))).toHaveLength(1);
 });
+
+it('with the web role alone, stops too when every request it queues is refused as by a read-only replica, for its process manager to start it again', async () => {
+  redis = await startPrivateRedis();
+  const failures: Error[] = [];
+  h = await startBot({
+    env: { REDIS_URL: redis.url, SERVICES: 'web' },
+    readOnlyLimitMs: 1_000,
+    onFailure: (error) => failures.push(error),
+  });
+  expect(await redis.command('REPLICAOF 127.0.0.1 1')).toContain('+OK');
+
+  // People keep asking; each request is answered "try again shortly", as Redis refuses to queue it.
+  await expect
+    .poll(
+      async () => {
+        await h?.command('Document the failover');
+        return failures.length;
+      },
+      { timeout: 10_000, interval: 250 },
+    )
+    .toBe(1);
+  expect(failures[0]?.message).toMatch(/read-only replica for over/);
+});

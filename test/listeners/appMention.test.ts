@@ -5,6 +5,7 @@ import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
 import { forwardedMessage, mentionEvent, messageChanged } from '../support/slackRequests.js';
 import { heldStep } from '../support/leases.js';
 import { requestState } from '../support/redis.js';
+import { StoreTimeoutError } from '../../src/store/deadline.js';
 
 let h: BotHarness;
 afterEach(async () => h?.close());
@@ -651,6 +652,43 @@ describe('@docs-agent <instruction>', () => {
     expect(prompts(h)).toEqual(['document the export flag @cat added']);
   });
 
+  it('edited to add the instruction after a bare mention got the help, is followed by a reply written while the bot still names a person it mentions: the reply waits for the job, and goes to it', async () => {
+    h = await startBot();
+    seedPeople(h);
+    const said = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: `<@${BOT}>` });
+    await h.event(mention({ ts: said.ts, text: said.text }));
+    await h.slack.waitForCall('chat.postMessage'); // the help
+    await h.bot.drained();
+    // Slack is slow to name @cat, whom the edited mention names...
+    const named = heldStep();
+    h.slack.failNext('users.info', { until: named.until });
+    await h.event({
+      ...mention({ ts: said.ts, text: `<@${BOT}> document the export flag <@U0CAT> added` }),
+      edited: { user: 'U0ADA', ts: '1800000100.000000' },
+    });
+    await expect.poll(() => h.slack.callsTo('users.info').length).toBeGreaterThan(0);
+    // ...while the one who asked adds a reply under it.
+    const reply = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      thread_ts: said.ts,
+      text: 'only the CLI page please',
+    });
+    await h.event(asMessage(mention({ ts: reply.ts, thread_ts: said.ts, text: reply.text })), {
+      eventId: 'EvREPLY',
+    });
+    // The reply is looked at while the edit still waits for the name: done with, or waiting for the job.
+    await expect
+      .poll(() => requestState(h.config.store.namespace, 'thread_reply-EvREPLY'))
+      .toMatch(/^(completed|delayed)$/);
+    named.release();
+
+    await expect
+      .poll(() => followUps(h), { timeout: 10_000 })
+      .toEqual([{ prompt: 'only the CLI page please' }]);
+    await h.bot.drained();
+    expect(prompts(h)).toEqual(['document the export flag @cat added']);
+  });
+
   it('in a thread, is followed by a reply written while the thread is read for its job: the reply waits for the job, and goes to it', async () => {
     h = await startBot();
     // While the bot reads the thread for the job's context, the one who asked adds a reply.
@@ -1086,6 +1124,51 @@ describe('@docs-agent <instruction>', () => {
     );
     expect(card.args).toMatchObject({ channel: 'C0DOCS', thread_ts: root.ts });
     expect(prompts(h)[1]).toMatch(/^document the retries, with the backoff\n/);
+  });
+
+  it('run again while its first run still creates the job, and cut short there by Redis: a reply written meanwhile still waits for the job, and goes to it', async () => {
+    const { create, said } = await withSlowCreate();
+    await h.event(mention({ ts: said.ts, text: said.text }), { eventId: 'EvASKED' });
+    await expect.poll(() => h.mintlify.requestsFor('createJob').length).toBe(1);
+    // The queue runs the same request again (its worker stalled past its lock) while the first run
+    // still waits for Mintlify; Redis is slow to answer this run once, and it ends to be tried again.
+    const jobs = h.bot.context.jobs;
+    const claim = jobs.store.atomic.claim.bind(jobs.store.atomic);
+    const slow = vi.spyOn(jobs.store.atomic, 'claim').mockImplementation(async (key, owner, ttlMs) => {
+      if (key.startsWith('seen:')) throw new StoreTimeoutError('claim', 5_000);
+      return claim(key, owner, ttlMs);
+    });
+    const again = {
+      channel: 'C0DOCS',
+      ts: said.ts,
+      threadTs: undefined,
+      user: 'U0ADA',
+      text: 'Document the --dry-run flag',
+      door: 'mention' as const,
+      bot: { userId: BOT, botId: 'B0BOT' },
+    };
+    await expect(
+      handleMessageToBot(jobs, async () => undefined, again, 'message_to_bot-EvASKED'),
+    ).rejects.toThrow(StoreTimeoutError);
+    slow.mockRestore();
+
+    // Meanwhile the one who asked adds a reply under the mention.
+    const reply = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      thread_ts: said.ts,
+      text: 'only the CLI page please',
+    });
+    await h.event(asMessage(mention({ ts: reply.ts, thread_ts: said.ts, text: reply.text })), {
+      eventId: 'EvREPLY',
+    });
+    await expect
+      .poll(() => requestState(h.config.store.namespace, 'thread_reply-EvREPLY'))
+      .toMatch(/^(completed|delayed)$/);
+    create.release();
+
+    await expect
+      .poll(() => followUps(h), { timeout: 10_000 })
+      .toEqual([{ prompt: 'only the CLI page please' }]);
   });
 
   it('in a thread where Mintlify refused a job, whose request ran again after a crash, starts the next one asked for there at once', async () => {
