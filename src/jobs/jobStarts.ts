@@ -43,8 +43,8 @@ const startKey = (id: string) => `start:${id}`;
 const threadStartKey = (channel: string, threadTs: string) => `thread-start:${channel}:${threadTs}`;
 /**
  * How long a start holds the thread its card goes in, until its job's record names the thread:
- * longer than its door's read of the thread and Mintlify's create may take (the create claims it
- * again for as long), short enough that a start whose process died leaves the
+ * longer than its door's work before the create (naming people, reading the thread) and Mintlify's
+ * create may take (the create claims it again for as long), short enough that a start whose process died leaves the
  * thread's messages waiting a minute or two at most.
  */
 const THREAD_START_MS = 2 * 60_000;
@@ -248,8 +248,8 @@ export class JobStarts {
    * start holds it (its job is about to own the thread). Released once the record names the
    * thread, or the start ends without a job (or is run again after it ended); a start whose process
    * died lets go when it lapses.
-   * The door claims it first, before it reads the thread; claimed again by the same start (to ask
-   * Mintlify), it is held two minutes from then.
+   * The door claims it first, as its handling begins (before it names people or reads the thread);
+   * claimed again by the same start (to ask Mintlify), it is held two minutes from then.
    */
   async claimThread(channel: string, threadTs: string, startId: string): Promise<boolean> {
     const key = threadStartKey(channel, threadTs);

@@ -131,21 +131,20 @@ async function handleOnce(
     const own = await ctx.records.byThread(channel, ts);
     if (own && own.startId !== startId) return { kind: 'duplicate' };
   }
-  // The thread this message would start a job in (its own, at the top level) is held from here, before
-  // anything slow (naming the people it mentions, reading its thread): a reply written meanwhile, or
-  // handled first after the bot was down, waits for the job rather than find none. Let go here unless
-  // a start took it over (which lets go once its record names the thread); held by another start, the
-  // start below waits for that one's job.
-  const place = input.editedTs === undefined && !jobThread ? (input.threadTs ?? ts) : undefined;
+  // The thread this message (or its edit) would start a job in (its own, at the top level) is held from
+  // here, before anything slow (naming the people it mentions, reading its thread): a reply written
+  // meanwhile, or handled first after the bot was down, waits for the job rather than find none. Let go
+  // once answered without a start (a start lets go once its record names the thread); held by another
+  // start, the start below waits for that one's job. A run that throws keeps it (it lapses): another
+  // run of the same request, after a crash, may hold it still.
+  const place = jobThread ? undefined : (input.threadTs ?? ts);
   if (place === undefined || !(await ctx.starts.claimThread(channel, place, startId))) {
     return answerMessage(ctx, userNames, input, startId, { reply, talk, jobThread });
   }
   const started = { toStart: false };
-  try {
-    return await answerMessage(ctx, userNames, input, startId, { reply, talk, jobThread }, started);
-  } finally {
-    if (!started.toStart) await ctx.starts.releaseThread(channel, place, startId).catch(() => {}); // else it lapses
-  }
+  const outcome = await answerMessage(ctx, userNames, input, startId, { reply, talk, jobThread }, started);
+  if (!started.toStart) await ctx.starts.releaseThread(channel, place, startId).catch(() => {}); // else it lapses
+  return outcome;
 }
 
 async function answerMessage(
@@ -280,10 +279,9 @@ async function answerMessage(
   }
 
   const asked = files ? `${instruction}\n${files}` : instruction;
-  // A job starts in the thread from here: it is held for the job now, before the thread and its
-  // digest are read (slow on a long thread, or when Slack rate-limits the reads), so that a reply
-  // written meanwhile waits for the job rather than find none. startJob holds it on (nothing here
-  // throws: a read Slack refuses leaves its part out); a digest's thread is given back below.
+  // A job starts in the thread from here: held for the job since the handling began (see handleOnce),
+  // or, when another start held it then, waited for now. startJob holds it on (nothing here throws: a
+  // read Slack refuses leaves its part out); a digest's thread is given back below.
   if (reply && input.threadTs && !(await ctx.starts.claimThread(channel, input.threadTs, startId))) {
     throw new ThreadStartingError(channel, input.threadTs);
   }
