@@ -371,6 +371,8 @@ function withSignatureHints(logger: Logger): Logger {
  * a response_url (anyone holding it may post in the channel for half an hour).
  */
 const SECRET_FIELDS = /("(?:token|response_url)"\s*:\s*)"(?:[^"\\]|\\.)*"/g;
+/** The ticket in the socket's URL (`apps.connections.open`'s answer): it opens the app's connection. */
+const SOCKET_TICKET = /([?&]ticket=)[^&"\s\\]+/g;
 
 /**
  * The Socket Mode receiver's logger. At debug, Slack's Socket Mode client logs each envelope as it
@@ -381,7 +383,11 @@ function withoutEnvelopeSecrets(logger: Logger): Logger {
   const redacted =
     (write: (...messages: unknown[]) => void) =>
     (...messages: unknown[]) =>
-      write(format(...messages).replace(SECRET_FIELDS, '$1"[redacted]"'));
+      write(
+        format(...messages)
+          .replace(SECRET_FIELDS, '$1"[redacted]"')
+          .replace(SOCKET_TICKET, '$1[redacted]'),
+      );
   return {
     ...logger,
     debug: redacted(logger.debug),

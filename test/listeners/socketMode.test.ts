@@ -92,7 +92,7 @@ async function withSocketModeBot(
   }
 }
 
-it('in Socket Mode at LOG_LEVEL=debug, the envelopes logged carry no verification token and no response_url', async () => {
+it('in Socket Mode at LOG_LEVEL=debug, the envelopes logged carry no verification token and no response_url, nor the socket URL its ticket', async () => {
   // Slack's Socket Mode client logs each envelope as it came; its token and response_url let anyone
   // who reads the log pass for Slack or post in the channel.
   const verificationToken = 'Vt0kenFromSlackSettings';
@@ -128,6 +128,9 @@ it('in Socket Mode at LOG_LEVEL=debug, the envelopes logged carry no verificatio
     expect(received.some((line) => line.includes('Document the log format'))).toBe(true);
     expect(bot.logs.filter((line) => line.includes(verificationToken))).toEqual([]);
     expect(bot.logs.filter((line) => line.includes('logged-envelope'))).toEqual([]);
+    // The socket's URL is logged (apps.connections.open's answer), without the ticket that opens it.
+    expect(bot.logs.some((line) => line.includes('ticket=[redacted]'))).toBe(true);
+    for (const ticket of socket.tickets) expect(bot.logs.filter((line) => line.includes(ticket))).toEqual([]);
   });
 });
 

@@ -24,9 +24,14 @@ export class SocketModeServer {
 
   constructor(private readonly baseWsUrl: string) {}
 
+  /** The tickets in the URLs `apps.connections.open` answered, as Slack's carry one (it opens the connection). */
+  readonly tickets: string[] = [];
+
   /** The URL `apps.connections.open` answers. */
   connectionUrl(): string {
-    return `${this.baseWsUrl}/socket/${randomUUID()}`;
+    const ticket = randomUUID();
+    this.tickets.push(ticket);
+    return `${this.baseWsUrl}/socket/link/?ticket=${ticket}&app_id=A0APP`;
   }
 
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
