@@ -76,6 +76,8 @@ export function digestRequestAnswer(outcome: DigestRequestOutcome): string | und
       return undefined;
     case 'in_progress':
       return ALREADY_RUNNING_TEXT;
+    case 'waiting':
+      return undefined; // told already (ALREADY_RUNNING_TEXT), and told again by the one preparing it
     case 'busy_elsewhere':
       return BUSY_ELSEWHERE_TEXT;
     case 'posted_recently': {
@@ -89,10 +91,37 @@ export function digestRequestAnswer(outcome: DigestRequestOutcome): string | und
   }
 }
 
+/**
+ * What the people told that the channel's digest "will appear here shortly" hear when the request
+ * preparing it ends: the reason its asker got, and to ask again. Undefined when it is in the channel.
+ */
+export function promisedDigestAnswer(outcome: DigestRequestOutcome): string | undefined {
+  switch (outcome.kind) {
+    case 'posted':
+    case 'already_posted':
+      return undefined;
+    case 'posted_recently':
+      // Posted within the hour: the one they were promised is that one.
+      return digestRequestAnswer(outcome);
+    case 'busy_elsewhere':
+      return `${NOT_COMING_TEXT} ${BUSY_ELSEWHERE_TEXT}`;
+    case 'failed':
+      return /try again/i.test(outcome.text)
+        ? `${NOT_COMING_TEXT} ${outcome.text}`
+        : `${NOT_COMING_TEXT} ${outcome.text} Once that is sorted out, ask for it again with \`/docs-agent digest\`.`;
+    case 'in_progress':
+    case 'waiting':
+      // Another request's to answer: not the end of one.
+      return undefined;
+  }
+}
+
+const NOT_COMING_TEXT = 'The digest being prepared for this channel will not be posted after all.';
+
 export const STOPPED_TEXT = 'I was restarted before the digest was ready. Please try again in a minute.';
 const BUSY_ELSEWHERE_TEXT =
   'Another digest is being prepared right now, and digests share Mintlify’s analytics limit: try again in a few minutes.';
-const ALREADY_RUNNING_TEXT =
+export const ALREADY_RUNNING_TEXT =
   'A digest for this channel is already being prepared; it will appear here shortly.';
 
 export function rateLimitWaitText(waitMs: number, now: Date): string {

@@ -9,11 +9,13 @@ import {
 } from '../slack/slackErrors.js';
 import { readChannelMessage } from '../slack/threadMessages.js';
 import { RENEWED_LEASE_MS, withRenewedLease } from '../store/lease.js';
+import { isStoreUnavailable } from '../store/storeErrors.js';
 import { collectDigest, type ReadOptions } from './collectDigest.js';
 import { digestMark } from './digestMark.js';
-import { digestFailureText, MaybePostedError, STOPPED_TEXT } from './digestAnswers.js';
+import { digestFailureText, MaybePostedError, promisedDigestAnswer, STOPPED_TEXT } from './digestAnswers.js';
 import type { DigestContext } from './digestContext.js';
 import { type DigestMessage, digestMessage } from './digestMessage.js';
+import { answerWaiting, type DigestWaiter, waitForDigest } from './digestWaiters.js';
 import { ASKED_KEEP_MS, type PostedDigest } from './digestRecords.js';
 import { type DigestPeriod, periodKey, periodOfRun } from './period.js';
 
@@ -40,7 +42,12 @@ export type DigestRequestOutcome =
   /** Another digest is being prepared: another channel's, or the scheduled one. */
   | { kind: 'busy_elsewhere'; period: DigestPeriod }
   /** Posted in the channel within the hour (asked for, or the scheduled one): not posted twice. */
-  | { kind: 'posted_recently'; period: DigestPeriod; record: PostedDigest };
+  | { kind: 'posted_recently'; period: DigestPeriod; record: PostedDigest }
+  /**
+   * Another request of the channel's is preparing it: the person was told so (`waiter.promise`), and
+   * the other request tells them if it ends without a digest in the channel.
+   */
+  | { kind: 'waiting'; period: DigestPeriod };
 
 // A response URL works for 30 minutes: a person's digest gives up in time to be told so.
 const ON_REQUEST_GIVE_UP_MAX_MS = 25 * 60_000;
@@ -144,6 +151,11 @@ export interface DigestRequest {
   askedAt?: Date;
   /** Told once, when the analytics limit first makes the digest wait a while, so the person knows why. */
   onLongWait?: (waitMs: number) => void;
+  /**
+   * Who asked, when they can be answered later: finding the channel's digest under way, they are
+   * told so (`promise`), and told by the request preparing it if it ends without one.
+   */
+  waiter?: DigestWaiter & { promise: () => Promise<void> };
 }
 
 // Shorter waits pass unnoticed; telling the person about them would only flicker.
@@ -159,13 +171,54 @@ export async function postDigestNow(
   // could not be posted: found out before the numbers are read, which asking again would spend again.
   const closed = await closedToBot(ctx, request.channel);
   if (closed) return { kind: 'failed', period, error: closed, text: digestFailureText(closed, ctx.now()) };
+  const { waiter } = request;
+  const promise = waiter && once(waiter.promise);
+  const channelLease = `digest-request:${request.channel}`;
+  for (let turn = 1; ; turn += 1) {
+    const outcome = await prepareInChannel(ctx, request, period, channelLease);
+    if (outcome) return outcome;
+    // Another request for this channel's digest is under way: the person is told it is, and hears
+    // from that one if it ends without a digest here. One that ended just now leaves the turn to this one.
+    if (!waiter || !promise || turn === WAITING_TURNS) return { kind: 'in_progress', period };
+    const waiting = await waitForDigest(
+      ctx.store.atomic,
+      `lease:${channelLease}`,
+      request.channel,
+      waiter,
+      promise,
+    );
+    if (waiting) return { kind: 'waiting', period };
+  }
+}
+
+// A request that finds the channel's digest under way, then ended, this many times in a row stops there.
+const WAITING_TURNS = 5;
+
+/**
+ * The channel's digest, prepared under its lease; undefined when another request holds it. Those
+ * told meanwhile that it was on its way are answered once the lease is let go (`answerWaiting`).
+ */
+async function prepareInChannel(
+  ctx: DigestContext,
+  request: DigestRequest,
+  period: DigestPeriod,
+  channelLease: string,
+): Promise<DigestRequestOutcome | undefined> {
   const giveUpMs = Math.min(ctx.config.digest.giveUpMs, ON_REQUEST_GIVE_UP_MAX_MS);
+  const answerThem = (outcome: DigestRequestOutcome) =>
+    answerWaiting(
+      ctx.store.atomic,
+      `lease:${channelLease}`,
+      request.channel,
+      promisedDigestAnswer(outcome),
+      ctx.logger,
+    );
   // One at a time per channel: a second request would spend the same shared analytics budget again.
   // And one at a time in the whole deployment, the scheduled digest's included (GATHERING_LEASE): a
   // digest may wait long for Mintlify's analytics limit, holding one of the worker's request slots.
   const leased = await withRenewedLease(
     ctx.store.atomic,
-    `digest-request:${request.channel}`,
+    channelLease,
     RENEWED_LEASE_MS,
     async (): Promise<DigestRequestOutcome> => {
       // The same digest twice in a channel within the hour is a duplicate: the person is shown the first.
@@ -208,8 +261,22 @@ export async function postDigestNow(
       return anywhere.value;
     },
     { logger: ctx.logger },
+  ).catch(async (error: unknown) => {
+    // Redis away: the request runs again once it is back, and answers them then.
+    if (!isStoreUnavailable(error)) {
+      await answerThem({ kind: 'failed', period, error, text: digestFailureText(error, ctx.now()) }).catch(
+        () => {},
+      );
+    }
+    throw error;
+  });
+  if (!leased.ran) return undefined;
+  await answerThem(leased.value).catch((error: unknown) =>
+    ctx.logger.warn(
+      `could not answer the people waiting for the digest in ${request.channel}: ${String(error)}`,
+    ),
   );
-  return leased.ran ? leased.value : { kind: 'in_progress', period };
+  return leased.value;
 }
 
 /**
@@ -291,6 +358,12 @@ async function stillThere(ctx: DigestContext, posted: PostedDigest): Promise<boo
   } catch {
     return true;
   }
+}
+
+/** `tell`, run on its first call only: later calls wait for that one. */
+function once(tell: () => Promise<void>): () => Promise<void> {
+  let told: Promise<void> | undefined;
+  return () => (told ??= tell());
 }
 
 function onceLong(notify: ((waitMs: number) => void) | undefined) {

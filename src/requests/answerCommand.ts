@@ -1,5 +1,5 @@
 import type { Logger, RespondArguments } from '@slack/bolt';
-import { digestRequestAnswer, rateLimitWaitText } from '../digest/digestAnswers.js';
+import { ALREADY_RUNNING_TEXT, digestRequestAnswer, rateLimitWaitText } from '../digest/digestAnswers.js';
 import type { DigestContext } from '../digest/digestContext.js';
 import { postDigestNow } from '../digest/postDigest.js';
 import { failureWithInstruction, SOMETHING_WRONG } from '../jobs/doorAnswers.js';
@@ -43,9 +43,21 @@ export function answerCommand(
       });
     case 'command_digest':
       return answer(respond, logger, async () => {
+        let promised = false;
         const outcome = await postDigestNow(digest, {
           channel: request.channel,
           ...(parts.askedAt ? { askedAt: parts.askedAt } : {}),
+          // Told at once that it is on its way, before the request preparing it can say it will not come.
+          waiter: {
+            id: parts.startId,
+            responseUrl: request.responseUrl,
+            promise: async () => {
+              promised = true;
+              await respond({ response_type: 'ephemeral', text: ALREADY_RUNNING_TEXT }).catch(
+                (error: unknown) => logger.warn(`could not answer /docs-agent digest: ${String(error)}`),
+              );
+            },
+          },
           onLongWait: (waitMs) => {
             const text = rateLimitWaitText(waitMs, digest.now());
             void respond({ response_type: 'ephemeral', text }).catch((error: unknown) =>
@@ -54,7 +66,8 @@ export function answerCommand(
           },
         });
         const text = digestRequestAnswer(outcome);
-        return text === undefined ? undefined : { response_type: 'ephemeral', text };
+        if (text === undefined || (promised && text === ALREADY_RUNNING_TEXT)) return undefined;
+        return { response_type: 'ephemeral', text };
       });
     case 'command_start': {
       // Slack escapes &, < and > in command text; the job gets the text as it was typed.

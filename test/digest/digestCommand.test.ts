@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { STOPPED_TEXT } from '../../src/digest/digestAnswers.js';
 import { DigestRecords } from '../../src/digest/digestRecords.js';
 import { addDays } from '../../src/digest/period.js';
 import type { RecordedRequest } from '../fakes/mintlifyFake.js';
@@ -26,6 +27,44 @@ async function digestGivenUpAtSecondPage(h: BotHarness): Promise<void> {
   await h.command('digest');
   await h.slack.waitForCall('response_url', (call) => call.args.text !== undefined);
   await h.bot.drained();
+}
+
+/**
+ * A first `/docs-agent digest` whose read Mintlify refuses, and a second one asked meanwhile in the
+ * same channel: told it will appear shortly, then that it will not, with the first one's reason.
+ */
+async function promisedThenFailed(h: BotHarness): Promise<void> {
+  h.mintlify.setVisitors(rows(3));
+  // The first digest's read is held, then refused: no digest comes of it.
+  const read = heldStep();
+  h.mintlify.injectFault('visitors', {
+    status: 400,
+    body: { error: 'Invalid query parameters' },
+    until: read.until,
+  });
+
+  await h.command('digest', { user_id: 'U0ADA', response_url: h.slack.responseUrl('ada') });
+  await expect.poll(() => pageRequests(h).length).toBe(1);
+  await h.command('digest', { user_id: 'U0BEA', response_url: h.slack.responseUrl('bea') });
+  const promised = await h.slack.waitForCall('response_url', (call) => call.responseId === 'bea');
+  expect(promised.args.text).toBe(
+    'A digest for this channel is already being prepared; it will appear here shortly.',
+  );
+
+  read.release();
+  const toAda = await h.slack.waitForCall('response_url', (call) => call.responseId === 'ada');
+  await h.bot.drained();
+  expect(h.slack.callsTo('chat.postMessage')).toEqual([]);
+  // No digest will appear: the person promised one is not left waiting for it.
+  const toBea = h.slack.callsTo('response_url').filter((call) => call.responseId === 'bea');
+  expect(toBea.at(-1)?.args.text).not.toBe(
+    'A digest for this channel is already being prepared; it will appear here shortly.',
+  );
+  // She hears why, in the words the first person got, and what to do.
+  expect(toBea.map((call) => call.args.text)).toEqual([
+    'A digest for this channel is already being prepared; it will appear here shortly.',
+    `The digest being prepared for this channel will not be posted after all. ${String(toAda.args.text)} Once that is sorted out, ask for it again with \`/docs-agent digest\`.`,
+  ]);
 }
 
 describe('/docs-agent digest', () => {
@@ -380,6 +419,56 @@ describe('/docs-agent digest', () => {
     read.release();
     await h.slack.waitForCall('chat.postMessage');
     expect(pageRequests(h)).toHaveLength(1);
+  });
+
+  it('a second request told the digest will appear shortly hears that it will not, when the first one fails', async () => {
+    h = await startBot();
+    await promisedThenFailed(h);
+  });
+
+  it('without Redis, a second request told the digest will appear shortly hears that it will not, when the first one fails', async () => {
+    h = await startBot({ memory: true });
+    await promisedThenFailed(h);
+  });
+
+  it('asked in one process while another prepares the digest, hears once that it will not come when that one is restarted', async () => {
+    h = await startBot({ stopGraceMs: 200 });
+    h.mintlify.setVisitors(rows(3));
+    // The digest waits out Mintlify's analytics limit in the first process.
+    h.mintlify.injectFault('visitors', { status: 429, retryAfter: '600' }, 100);
+    await h.command('digest', { user_id: 'U0ADA', response_url: h.slack.responseUrl('ada') });
+    await expect.poll(() => pageRequests(h).length).toBe(1);
+    const other = await startBot({
+      slack: h.slack,
+      mintlify: h.mintlify,
+      namespace: h.config.store.namespace,
+    });
+    try {
+      await other.command('digest', { user_id: 'U0BEA', response_url: h.slack.responseUrl('bea') });
+      await h.slack.waitForCall('response_url', (call) => call.responseId === 'bea');
+
+      // A deploy restarts the first process before the digest is ready.
+      await h.stopBot();
+      const toAda = h.slack.callsTo('response_url').filter((call) => call.responseId === 'ada');
+      expect(toAda.at(-1)?.args.text).toBe(STOPPED_TEXT);
+      const toBea = () => h.slack.callsTo('response_url').filter((call) => call.responseId === 'bea');
+      await expect.poll(() => toBea().length).toBe(2);
+      expect(toBea().map((call) => call.args.text)).toEqual([
+        'A digest for this channel is already being prepared; it will appear here shortly.',
+        `The digest being prepared for this channel will not be posted after all. ${STOPPED_TEXT}`,
+      ]);
+
+      // Asked again, the digest is posted; bea is told nothing more.
+      h.mintlify.clearFaults();
+      await other.command('digest', { user_id: 'U0ADA', response_url: h.slack.responseUrl('ada-again') });
+      await h.slack.waitForCall('chat.postMessage', (call) => call.response.ok === true);
+      await other.bot.drained();
+      expect(toBea()).toHaveLength(2);
+      // The response URLs, with which anyone could post in the channel, are in no log line.
+      expect([...h.logs, ...other.logs].filter((line) => line.includes('/response/'))).toEqual([]);
+    } finally {
+      await other.close();
+    }
   });
 
   it('asked again in the same channel within the hour, points at the digest posted there rather than post it twice; deleted, it is posted anew', async () => {
