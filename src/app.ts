@@ -161,6 +161,7 @@ export async function createDocsAgent(config: Config, options: DocsAgentOptions)
         logger,
         identity,
         requests,
+        store,
         ...(options.slackRetries ? { slackRetries: options.slackRetries } : {}),
         ...(options.holdEventForMs ? { holdEventForMs: options.holdEventForMs } : {}),
         ...(options.onFailure ? { onFailure: options.onFailure } : {}),

@@ -12,6 +12,7 @@ import {
   type webApi,
 } from '@slack/bolt';
 import type { Config } from './config.js';
+import { fixesStarting as startingFixes } from './digest/fixNote.js';
 import { InFlight } from './inFlight.js';
 import * as actions from './listeners/actions/index.js';
 import * as commands from './listeners/commands/index.js';
@@ -23,12 +24,15 @@ import * as views from './listeners/views/index.js';
 import type { WorkQueue } from './queue/queue.js';
 import type { SlackRequest } from './requests/slackRequest.js';
 import { originCheck, type SlackIdentity } from './slack/slackIdentity.js';
+import type { Store } from './store/store.js';
 import { withTimeout } from './withTimeout.js';
 
 /** For the shortcut's views.open: its trigger is good for 3 s, so a retry must come quickly. */
 const OPEN_FORM_RETRIES: webApi.RetryOptions = { retries: 2, factor: 1, minTimeout: 300, maxTimeout: 300 };
 /** Long enough for views.open and its retries; the form's trigger is dead after 3 s anyway. */
 const OPEN_FORM_MS = 3_000;
+/** How long a digest's button waits for the store to say who is starting a job for its item. */
+const STARTING_READ_MS = 500;
 /** How long a stop waits for running listeners to answer Slack: past the enqueue's wait. */
 const ANSWERING_MS = 2_000;
 /**
@@ -59,6 +63,8 @@ export function createWeb(
     /** Asked of Slack while the receiver starts: requests wait for it (a wrong token fails them). */
     identity: Promise<SlackIdentity>;
     requests: WorkQueue<SlackRequest>;
+    /** Read by a digest's button, for the jobs being started from its item. */
+    store: Store;
     /** Tests shorten the Slack client's retry waits. */
     slackRetries?: webApi.RetryOptions;
     /** Tests shorten Socket Mode's hold of an event the queue could not take. */
@@ -85,7 +91,16 @@ export function createWeb(
     track,
     ...(options.holdEventForMs ? { holdEventForMs: options.holdEventForMs } : {}),
   });
-  const ctx: ListenerContext = { access: config.access, enqueue: handOff.enqueue, track };
+  const fixesStarting: ListenerContext['fixesStarting'] = (item) =>
+    withTimeout(
+      startingFixes(options.store.atomic, item),
+      STARTING_READ_MS,
+      'the store did not say whether a job is being started for the item',
+    ).catch((error: unknown) => {
+      logger.warn(`the digest's form opens without saying who is starting a job: ${String(error)}`);
+      return [];
+    });
+  const ctx: ListenerContext = { access: config.access, enqueue: handOff.enqueue, track, fixesStarting };
   const receiver = createReceiver(config, logger);
   const httpDoor = receiver instanceof HTTPReceiver ? closingDoor(receiver) : undefined;
   if (receiver instanceof SocketModeReceiver) {

@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import type { Logger, types, webApi } from '@slack/bolt';
 import type { BotIdentity } from '../jobs/threadContext.js';
 import type { UserNames } from '../slack/plainText.js';
 import { readChannelMessage } from '../slack/threadMessages.js';
+import type { AtomicOps } from '../store/atomic.js';
 import { FIX_WITH_AGENT_ACTION, parseStruggleValue, type StruggleValue } from './strugglesMessage.js';
 
 /** The parts of a posted digest block this reads. */
@@ -28,7 +30,7 @@ export function fixesNoted(itemText: string): string[] {
  * A job started from a digest's "Fix with the docs agent": the item says so on the digest itself,
  * for everyone who reads it, so that the next person sees it is being fixed before starting a
  * second job for it. Best effort: the job stands whatever Slack answers, and two fixes of one
- * digest at the same moment may leave one line out.
+ * digest at the same moment may leave one line out. True when the item names the person now.
  */
 export async function noteFixOnDigest(
   client: webApi.WebClient,
@@ -36,15 +38,16 @@ export async function noteFixOnDigest(
   parts: { userNames: UserNames; bot: BotIdentity },
   digest: { channel: string; ts: string; struggle: StruggleValue },
   user: string,
-): Promise<void> {
+): Promise<boolean> {
   try {
     const posted = await readChannelMessage(client, digest.channel, digest.ts);
     // Only the bot's own digest: anyone may post a message with buttons of the same action id.
-    if (!posted || !parts.bot.botId || posted.bot_id !== parts.bot.botId) return;
+    if (!posted || !parts.bot.botId || posted.bot_id !== parts.bot.botId) return false;
     const wanted = JSON.stringify(digest.struggle);
     const known = await parts.userNames(user).catch(() => undefined);
     const name = known ?? 'Someone';
     let found = false;
+    let named = false;
     const blocks = ((posted.blocks ?? []) as PostedBlock[]).map((block) => {
       if (found || block.type !== 'section' || block.accessory?.action_id !== FIX_WITH_AGENT_ACTION)
         return block;
@@ -56,14 +59,18 @@ export async function noteFixOnDigest(
       }
       found = true;
       // Said once per person (by name: whoever Slack would not name is noted each time).
-      if (known !== undefined && fixesNoted(block.text.text).includes(name)) return block;
+      if (known !== undefined && fixesNoted(block.text.text).includes(name)) {
+        named = true;
+        return block;
+      }
       // Plain text, as the item's line is (a name is a person's own words).
       const text = `${block.text.text}\n${FIX_NOTE}${name}${FIX_NOTE_END}`;
       // Slack's 3,000 characters reached after many fixes: the item and its notes stay as they are.
       if (text.length > SECTION_TEXT_MAX) return block;
+      named = true;
       return { ...block, text: { ...block.text, text } };
     });
-    if (!found || JSON.stringify(blocks) === JSON.stringify(posted.blocks ?? [])) return;
+    if (!found || JSON.stringify(blocks) === JSON.stringify(posted.blocks ?? [])) return named;
     await client.chat.update({
       channel: digest.channel,
       ts: digest.ts,
@@ -72,7 +79,75 @@ export async function noteFixOnDigest(
       // Its mark (the digest's period) stays with it.
       ...(posted.metadata ? { metadata: posted.metadata as types.MessageMetadata } : {}),
     });
+    return true;
   } catch (error) {
     logger.warn(`could not note on the digest in ${digest.channel} that a fix started: ${String(error)}`);
+    return false;
   }
+}
+
+/** An item of a posted digest: the digest's message, and the item as its button carries it. */
+export interface DigestItem {
+  channel: string;
+  ts: string;
+  struggle: StruggleValue;
+}
+
+/**
+ * How long a job being started from a digest's item warns the next person who clicks it, at most:
+ * a start takes seconds (Mintlify's create, then the card), and its note on the digest says it from then on.
+ */
+const STARTING_MS = 10 * 60_000;
+
+const startingKey = (item: DigestItem) =>
+  `fix-starting:${item.channel}:${item.ts}:${createHash('sha256')
+    .update(JSON.stringify(item.struggle))
+    .digest('hex')
+    .slice(0, 32)}`;
+
+interface StartingMark {
+  user: string;
+  name: string;
+  at: number;
+}
+
+/**
+ * A form for the item was submitted: its job is being started. Until its note is on the digest
+ * (`noteFixOnDigest`), the next person to click the item is told by this (see `fixesStarting`),
+ * in whichever process opens their form. Resolves with the mark, for `dropFixStarting`.
+ */
+export async function markFixStarting(
+  atomic: AtomicOps,
+  item: DigestItem,
+  user: string,
+  name: string,
+): Promise<string> {
+  const at = Date.now();
+  const member = JSON.stringify({ user, name, at } satisfies StartingMark);
+  await atomic.indexAdd(startingKey(item), member, at, undefined, STARTING_MS);
+  return member;
+}
+
+/** The job started and its note is on the digest, or it did not start: the mark says nothing more. */
+export async function dropFixStarting(atomic: AtomicOps, item: DigestItem, mark: string): Promise<void> {
+  await atomic.indexRemove(startingKey(item), mark);
+}
+
+/** Who is starting a job for the item now: their form submitted, the job not yet noted on the digest. */
+export async function fixesStarting(atomic: AtomicOps, item: DigestItem): Promise<string[]> {
+  const names = (await atomic.indexAll(startingKey(item)))
+    .map((member) => {
+      try {
+        const mark = JSON.parse(member) as Partial<StartingMark>;
+        return typeof mark.name === 'string' &&
+          typeof mark.at === 'number' &&
+          Date.now() - mark.at < STARTING_MS
+          ? mark.name
+          : undefined;
+      } catch {
+        return undefined;
+      }
+    })
+    .filter((name) => name !== undefined);
+  return [...new Set(names)];
 }

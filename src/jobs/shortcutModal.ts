@@ -81,11 +81,14 @@ const MENTIONED = /@\uE000(U[A-Z0-9]+|W[A-Z0-9]+)\uE000/g;
  */
 export async function sendToAgentModal(
   message: ChosenMessage,
-  /** `fixedBy`: who the digest's item says started a job for it already. */
-  options: { instruction?: string; fixedBy?: string[] } = {},
+  /**
+   * `fixedBy`: who the digest's item says started a job for it already; `startingBy`: who is
+   * starting one for it now, not yet noted on the digest.
+   */
+  options: { instruction?: string; fixedBy?: string[]; startingBy?: string[] } = {},
 ): Promise<types.ModalView> {
   if (message.struggle) {
-    const blocks = evidenceBlocks(message.struggle, options.fixedBy ?? []);
+    const blocks = evidenceBlocks(message.struggle, options.fixedBy ?? [], options.startingBy ?? []);
     return modalView(message, blocks, options.instruction);
   }
   // No users.info here (the form must open within Slack's 3 s): people mentioned are shown as
@@ -139,20 +142,16 @@ export async function sendToAgentModal(
 }
 
 /** The evidence from a digest, in plain text: readers' words never render as mentions or links. */
-function evidenceBlocks(struggle: StruggleValue, fixedBy: string[]): types.KnownBlock[] {
+function evidenceBlocks(
+  struggle: StruggleValue,
+  fixedBy: string[],
+  startingBy: string[],
+): types.KnownBlock[] {
+  const warning = takenWarning(fixedBy, startingBy);
   const taken: types.KnownBlock[] =
-    fixedBy.length === 0
+    warning === undefined
       ? []
-      : [
-          {
-            type: 'section',
-            text: {
-              type: 'plain_text',
-              text: `⚠️ ${listOf(fixedBy, 'and')} already started a job for this. Start another only for what that job leaves out.`,
-              emoji: true,
-            },
-          },
-        ];
+      : [{ type: 'section', text: { type: 'plain_text', text: warning, emoji: true } }];
   return [
     ...taken,
     {
@@ -170,6 +169,21 @@ function evidenceBlocks(struggle: StruggleValue, fixedBy: string[]): types.Known
       ],
     },
   ];
+}
+
+/** Who started a job for the item, or is starting one now: said before a second job is started. */
+function takenWarning(fixedBy: string[], startingBy: string[]): string | undefined {
+  const starting = (names: string[]) =>
+    `${listOf(names, 'and')} ${names.length === 1 ? 'is' : 'are'} starting`;
+  if (startingBy.length === 0) {
+    if (fixedBy.length === 0) return undefined;
+    return `⚠️ ${listOf(fixedBy, 'and')} already started a job for this. Start another only for what that job leaves out.`;
+  }
+  if (fixedBy.length === 0) {
+    const left = startingBy.length === 1 ? 'that job leaves' : 'those jobs leave';
+    return `⚠️ ${starting(startingBy)} a job for this right now. Start another only for what ${left} out.`;
+  }
+  return `⚠️ ${listOf(fixedBy, 'and')} already started a job for this, and ${starting(startingBy)} one right now. Start another only for what those jobs leave out.`;
 }
 
 function modalView(

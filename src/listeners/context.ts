@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import type { DigestItem } from '../digest/fixNote.js';
 import type { SlackRequest } from '../requests/slackRequest.js';
 import { redisRefusalOf } from '../store/storeErrors.js';
 
@@ -22,6 +23,11 @@ export interface ListenerContext {
   ) => Promise<void>;
   /** The little a listener does after its ack (open the shortcut's form): stopping waits for it. */
   track: (work: Promise<void>) => void;
+  /**
+   * Who is starting a job from a digest's item now (its form submitted, the job not yet noted on the
+   * digest): one quick read, before the form opens within Slack's 3 s. None when the store is slow to say.
+   */
+  fixesStarting: (item: DigestItem) => Promise<string[]>;
 }
 
 /**

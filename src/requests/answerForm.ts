@@ -7,7 +7,7 @@ import type { BotIdentity } from '../jobs/threadContext.js';
 import type { UserNames } from '../slack/plainText.js';
 import type { SlackRequest } from './slackRequest.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
-import { noteFixOnDigest } from '../digest/fixNote.js';
+import { type DigestItem, dropFixStarting, markFixStarting, noteFixOnDigest } from '../digest/fixNote.js';
 import { firstSighting } from '../store/dedupe.js';
 
 const THREAD_LEFT_OUT =
@@ -36,6 +36,19 @@ export async function answerForm(
   // hears from the first). One answered "try again shortly" and taken back never gets here.
   const viewKey = `form:${request.viewId}`;
   if (request.viewId && !(await firstSighting(jobs.store.atomic, viewKey, { by: parts.startId }))) return;
+  // From a digest's button: while its job is being started (Mintlify's create can take seconds),
+  // the next person to click the item is told so, before the job's note is on the digest.
+  const item = message?.struggle
+    ? { channel: message.channel, ts: message.ts, struggle: message.struggle }
+    : undefined;
+  const starting = item && (await markStarting(jobs, parts.userNames, item, user));
+  const unmark = async () => {
+    if (!item || starting === undefined) return;
+    await dropFixStarting(jobs.store.atomic, item, starting).catch((error: unknown) =>
+      // It lapses on its own within minutes.
+      jobs.logger.warn(`could not clear the mark of a job starting from the digest: ${String(error)}`),
+    );
+  };
   try {
     const outcome = await startFromShortcut(
       jobs,
@@ -44,16 +57,31 @@ export async function answerForm(
       parts.startId,
     );
     await tellPerson(client, jobs.logger, user, instruction, outcome);
-    // From a digest's button: the item says on the digest that a job fixes it now.
-    if (outcome.kind !== 'failed' && message?.struggle) {
-      const digest = { ...message, struggle: message.struggle };
-      await noteFixOnDigest(parts.backgroundSlack, jobs.logger, parts, digest, user);
+    if (outcome.kind === 'failed') {
+      await unmark();
+    } else if (item && message) {
+      // The item says on the digest that a job fixes it now: the mark has said its part. Not noted
+      // (Slack refused, or the item is full), the mark still warns for its few minutes.
+      const digest = { ...message, struggle: item.struggle };
+      if (await noteFixOnDigest(parts.backgroundSlack, jobs.logger, parts, digest, user)) await unmark();
     }
   } catch (error) {
     if (isStoreUnavailable(error)) throw error; // the queue job waits for Redis, then resumes
     jobs.logger.error(`a "Send to docs agent" job could not be started: ${String(error)}`);
+    await unmark();
     await dm(client, jobs.logger, user, failureWithInstruction(SOMETHING_WRONG, instruction));
   }
+}
+
+/** Marks the digest's item as having a job started by `user`, named as its note will name them. */
+async function markStarting(
+  jobs: JobsContext,
+  userNames: UserNames,
+  item: DigestItem,
+  user: string,
+): Promise<string> {
+  const name = (await userNames(user).catch(() => undefined)) ?? 'Someone';
+  return markFixStarting(jobs.store.atomic, item, user, name);
 }
 
 async function tellPerson(

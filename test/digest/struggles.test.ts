@@ -1,7 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SlackCall } from '../fakes/slackFake.js';
 import type { FakeConversation } from '../fakes/mintlifyFake.js';
 import { type BotHarness, type HarnessOptions, SECRETS, startBot } from '../support/botHarness.js';
+import { heldStep } from '../support/leases.js';
 import { sendFormSubmission, sendInteraction } from '../support/slackRequests.js';
 
 const CHANNEL = 'C0DOCS';
@@ -491,6 +492,72 @@ describe('the digest’s “Where readers struggled”', () => {
     // Its text too, which notifications and search show.
     expect(h.slack.message(CHANNEL, String(digest.response.ts))?.text).toBe(digest.args.text);
     expect(h.mintlify.requestsFor('createJob')).toHaveLength(2);
+  });
+
+  it('warns the next person who clicks an item while the job someone asked for it is still being started', async () => {
+    await bot({ env: { DIGEST_STRUGGLES: '2' } });
+    h.slack.seedUser({ id: 'U0USER', name: 'ada' });
+    h.slack.seedUser({ id: 'U0BEA', name: 'bea' });
+    const digest = await digestNow();
+    // Monday morning: ada fixes the worst page; Mintlify takes a few seconds to create her job.
+    const create = heldStep();
+    h.mintlify.injectFault('createJob', { until: create.until });
+    await click(digest, 0);
+    await submitUnchanged(await h.slack.waitForCall('views.open'));
+    await expect.poll(() => h.mintlify.requestsFor('createJob').length).toBe(1);
+
+    // bea, reading the same digest, clicks the same item meanwhile.
+    await click(digest, 0, 'U0BEA');
+    const second = (await h.slack.waitForCalls('views.open', 2))[1]!;
+    create.release();
+    await h.bot.drained();
+    // She is told ada is on it before she starts a second job (and a second pull request) for it.
+    expect(JSON.stringify(second.args.view)).toMatch(/ada (already started|is starting) a job for this/);
+    expect(JSON.stringify(second.args.view)).toContain(
+      'ada is starting a job for this right now. Start another only for what that job leaves out.',
+    );
+    // Once the job is noted on the digest, the digest says it, once.
+    await click(digest, 0, 'U0BEA');
+    const third = (await h.slack.waitForCalls('views.open', 3))[2]!;
+    expect(JSON.stringify(third.args.view)).toContain(
+      '⚠️ ada already started a job for this. Start another only for what that job leaves out.',
+    );
+    expect(JSON.stringify(third.args.view)).not.toContain('is starting');
+  });
+
+  it('warns nobody once the job someone was starting for an item did not start', async () => {
+    await bot({ env: { DIGEST_STRUGGLES: '2' } });
+    h.slack.seedUser({ id: 'U0USER', name: 'ada' });
+    const digest = await digestNow();
+    const create = heldStep();
+    h.mintlify.injectFault('createJob', { status: 401, until: create.until });
+    await click(digest, 0);
+    await submitUnchanged(await h.slack.waitForCall('views.open'));
+    await expect.poll(() => h.mintlify.requestsFor('createJob').length).toBe(1);
+    await click(digest, 0, 'U0BEA');
+    const meanwhile = (await h.slack.waitForCalls('views.open', 2))[1]!;
+    expect(JSON.stringify(meanwhile.args.view)).toContain('ada is starting a job for this');
+
+    // Mintlify refuses ada's job: she is told in her DM, and the item is free again.
+    create.release();
+    await h.slack.waitForCall('chat.postMessage', (call) => call.args.channel === 'U0USER');
+    await h.bot.drained();
+    await click(digest, 0, 'U0BEA');
+    const after = (await h.slack.waitForCalls('views.open', 3))[2]!;
+    expect(JSON.stringify(after.args.view)).not.toContain('a job for this');
+  });
+
+  it('opens the form in time when the store is slow to say who is starting a job: without that warning', async () => {
+    await bot({ env: { DIGEST_STRUGGLES: '1' } });
+    const digest = await digestNow();
+    // Redis hangs on the read the button makes.
+    vi.spyOn(h.bot.store.atomic, 'indexAll').mockImplementation(() => new Promise(() => {}));
+    const clicked = Date.now();
+    await click(digest, 0);
+    const opened = await h.slack.waitForCall('views.open');
+    expect(opened.at - clicked).toBeLessThan(1_500);
+    expect(JSON.stringify(opened.args.view)).not.toContain('a job for this');
+    expect(h.logs.some((line) => line.includes('opens without saying who is starting a job'))).toBe(true);
   });
 
   it('notes no fix on the digest when the job did not start: the item stays as it was', async () => {

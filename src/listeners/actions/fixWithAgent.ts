@@ -36,9 +36,14 @@ export function fixWithAgent(ctx: ListenerContext) {
     if (refusal) return ctx.track(tell(refusal));
     const open = async () => {
       try {
+        const noted = fixedBy(body, action.block_id);
+        // Someone whose job for the item is still being started is not on the digest yet.
+        const starting = (await ctx.fixesStarting({ channel, ts, struggle: value })).filter(
+          (name) => !noted.includes(name),
+        );
         const view = await sendToAgentModal(
           { channel, ts, text: '', files: [], struggle: value },
-          { instruction: suggestedInstruction(value), fixedBy: fixedBy(body, action.block_id) },
+          { instruction: suggestedInstruction(value), fixedBy: noted, startingBy: starting },
         );
         await client.views.open({ trigger_id: body.trigger_id, view });
       } catch (error) {
