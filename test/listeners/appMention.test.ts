@@ -963,6 +963,26 @@ describe('@docs-agent <instruction>', () => {
     expect(prompts(h)).toEqual(['Document the --dry-run flag', 'Document X']);
   });
 
+  it('edited to add the bot’s mention to a message written without it, starts the job: Slack sends the mention then, marked edited', async () => {
+    h = await startBot();
+    // The person asks in the channel and forgets to tag the bot: a message the bot leaves alone.
+    const said = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'Document the --dry-run flag' });
+    await h.event(asMessage({ channel: 'C0DOCS', user: 'U0ADA', ts: said.ts, text: said.text }));
+    await h.bot.drained();
+    expect(prompts(h)).toEqual([]);
+
+    // They edit it to tag the bot: Slack sends the mention, marked edited, with the text as it now reads.
+    const text = `<@${BOT}> Document the --dry-run flag`;
+    h.slack.message('C0DOCS', said.ts)!.text = text;
+    await h.event({ ...mention({ ts: said.ts, text }), edited: { user: 'U0ADA', ts: '1800000100.000000' } });
+
+    await expect.poll(() => prompts(h)).toEqual(['Document the --dry-run flag']);
+    const card = await h.slack.waitForCall('chat.postMessage', (call) =>
+      String(call.args.text).includes('Docs agent job'),
+    );
+    expect(card.args.thread_ts).toBe(said.ts);
+  });
+
   it('edited to rephrase after Mintlify refused the instruction, tries again; once it starts, further edits change nothing', async () => {
     h = await startBot();
     const said = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: `<@${BOT}> Do the docs` });

@@ -228,6 +228,16 @@ describe('a direct message to the bot', () => {
     expect(h.mintlify.requests).toHaveLength(0);
   });
 
+  it('takes a message written with /me (a me_message, as Slack sends it) like any other: it is not left unanswered', async () => {
+    h = await startBot();
+    // `/me would like the --json flag documented`: Slack sends the words after /me, its subtype me_message.
+    await sendDm(h, 'would like the --json flag documented', { subtype: 'me_message' });
+    await expect.poll(() => h.mintlify.requestsFor('createJob')).toHaveLength(1);
+    expect(String((h.mintlify.requestsFor('createJob')[0]!.body as { prompt: string }).prompt)).toContain(
+      'would like the --json flag documented',
+    );
+  });
+
   it('takes a reply also sent to the conversation (thread_broadcast) like any other, with the thread so far', async () => {
     h = await startBot();
     const asked = await sendDm(h, 'help');

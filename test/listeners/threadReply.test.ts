@@ -421,6 +421,17 @@ describe('replies in a job’s thread', () => {
     );
   });
 
+  it('written with /me (a me_message, as Slack sends it), still steer the job, as the thread’s context counts it', async () => {
+    const h = await bot();
+    const thread = await startJob(h);
+    // `/me also wants the --force flag covered`: Slack sends the words after /me, its subtype me_message.
+    await h.event(reply(thread, 'also wants the --force flag covered', { subtype: 'me_message' }));
+    await expect.poll(() => followUps(h)).toHaveLength(1);
+    expect(String((followUps(h)[0]!.body as { prompt: string }).prompt)).toContain(
+      'also wants the --force flag covered',
+    );
+  });
+
   it('from someone of another organization (Slack Connect) with a file alone, tell them the agent cannot open files', async () => {
     const h = await bot();
     const thread = await startJob(h);

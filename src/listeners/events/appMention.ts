@@ -2,11 +2,9 @@ import type { AllMiddlewareArgs, App, SlackEventMiddlewareArgs } from '@slack/bo
 import { type ListenerContext, lastDelivery } from '../context.js';
 import { MESSAGE_LOST, tellLost } from './lostMessage.js';
 import { messageToBotFrom } from './messageToBotFrom.js';
+import { isSaid } from './saidSubtypes.js';
 
 type MentionArgs = SlackEventMiddlewareArgs<'app_mention'> & AllMiddlewareArgs;
-
-/** The subtypes of a message someone wrote: Slack sends app_mention with these too. */
-const SAID: ReadonlySet<string> = new Set(['thread_broadcast', 'file_share']);
 
 /**
  * `@docs-agent <instruction>`: at the top of a channel or in a thread, it starts a job whose
@@ -14,9 +12,9 @@ const SAID: ReadonlySet<string> = new Set(['thread_broadcast', 'file_share']);
  */
 export function appMention(ctx: ListenerContext) {
   return async ({ event, body, context, client }: MentionArgs): Promise<void> => {
-    // A reply also sent to the channel, or one with a file, is still someone talking to the bot;
-    // edits, topics, joins and the like are not.
-    if (event.subtype !== undefined && !SAID.has(event.subtype)) return;
+    // A reply also sent to the channel, one with a file, one written with /me, is still someone
+    // talking to the bot; topics, joins and the like are not.
+    if (!isSaid(event)) return;
     // Other bots (and workflows) do not start jobs: no loops between bots.
     if (event.bot_id || event.user === context.botUserId) return;
     if (!event.user) return;

@@ -4,6 +4,7 @@ import { authorEdit } from './authorEdit.js';
 import { MESSAGE_LOST, REPLY_LOST, tellLost } from './lostMessage.js';
 import { messageToBotFrom } from './messageToBotFrom.js';
 import { threadParentUser } from './threadParent.js';
+import { isSaid } from './saidSubtypes.js';
 
 type MessageArgs = SlackEventMiddlewareArgs<'message'> & AllMiddlewareArgs;
 
@@ -16,8 +17,7 @@ export function directMessage(ctx: ListenerContext) {
     if (event.channel_type !== 'im') return;
     if (event.subtype === 'message_changed') return edited(ctx, event, body.event_id, context);
     // Deletions, joins... are not messages to the bot; a reply also sent to the conversation is.
-    if (event.subtype !== undefined && event.subtype !== 'file_share' && event.subtype !== 'thread_broadcast')
-      return;
+    if (!isSaid(event)) return;
     if ('bot_id' in event && event.bot_id) return; // our own cards and answers among them
     if (!('user' in event) || !event.user || typeof event.text !== 'string') return;
     const message = messageToBotFrom({ ...event, text: event.text }, event.user, context, 'dm');

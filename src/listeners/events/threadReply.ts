@@ -7,6 +7,7 @@ import { readChannelMessage } from '../../slack/threadMessages.js';
 import { type ListenerContext, lastDelivery } from '../context.js';
 import { REPLY_LOST, tellLost } from './lostMessage.js';
 import { threadParentUser } from './threadParent.js';
+import { isSaid } from './saidSubtypes.js';
 import { authorEdit } from './authorEdit.js';
 import type { SlackRequest } from '../../requests/slackRequest.js';
 
@@ -20,9 +21,8 @@ type ThreadReplyRequest = Extract<SlackRequest, { kind: 'thread_reply' }>;
 export function threadReply(ctx: ListenerContext) {
   return async ({ event, body, context, client }: MessageArgs): Promise<void> => {
     if (event.subtype === 'message_changed') return editedReply(ctx, event, body.event_id, context);
-    // A reply with a file, or also sent to the channel, is still a reply; deletions, joins are not.
-    if (event.subtype !== undefined && event.subtype !== 'file_share' && event.subtype !== 'thread_broadcast')
-      return;
+    // A reply with a file, also sent to the channel, or written with /me, is still a reply; deletions, joins are not.
+    if (!isSaid(event)) return;
     if ('bot_id' in event && event.bot_id) return;
     if (!event.thread_ts || event.thread_ts === event.ts) return; // top-level message
     if (!event.user || typeof event.text !== 'string') return;
