@@ -92,6 +92,10 @@ export async function handleMessageToBot(
   /** The queue job handling this delivery: it names the start, and it may run again after a crash. */
   startId: string,
 ): Promise<MessageToBotOutcome> {
+  // An edit of a message the bot never had is that message, as first seen: written without the bot's
+  // mention, which the edit adds, or before the bot was in the channel.
+  if (input.editedTs !== undefined && (await neverSeen(ctx, input)))
+    input = { ...input, editedTs: undefined };
   const settled = () =>
     ctx.store.atomic.setIfAbsent(settledKey(input.channel, input.ts), startId, DAY_MS).catch(() => false);
   let outcome: MessageToBotOutcome;
@@ -341,6 +345,22 @@ async function answerMessage(
     });
   }
   return outcome;
+}
+
+/**
+ * Whether the bot never had the message an edit is of: no delivery of it seen, no answer given, no
+ * job in its thread. Known for a day after it was written (the day a message's sighting is kept): an
+ * older one may have been seen and forgotten since.
+ */
+async function neverSeen(ctx: JobsContext, input: MessageToBot): Promise<boolean> {
+  const { channel, ts } = input;
+  if (ctx.now().getTime() - Number(ts) * 1000 >= DAY_MS) return false;
+  const [seen, answered, job] = await Promise.all([
+    firstSeenBy(ctx.store.atomic, `message:${channel}:${ts}`),
+    ctx.store.atomic.holder(startedNothingKey(channel, ts)),
+    ctx.records.byThread(channel, input.threadTs ?? ts),
+  ]);
+  return seen === undefined && answered === undefined && job === undefined;
 }
 
 /** The thread before this message; undefined when Slack would not give it (the job starts anyway). */
