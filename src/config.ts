@@ -91,6 +91,14 @@ const idList = (kind: keyof typeof SLACK_IDS) =>
         if (value === undefined) return undefined;
         const ids = value.split(/[\s,]+/).filter(Boolean);
         const { pattern, what, where } = SLACK_IDS[kind];
+        // Only separators (a template whose values were unset): a list of nobody would refuse everyone, unsaid.
+        if (ids.length === 0) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `names nothing (only commas or spaces), which would refuse everyone: each entry must be ${what}; leave it unset to allow all`,
+          });
+          return z.NEVER;
+        }
         const wrong = ids.filter((id) => !pattern.test(id));
         if (wrong.length > 0) {
           ctx.addIssue({

@@ -417,6 +417,16 @@ describe('configuration', () => {
     ]);
   });
 
+  it('refuses an allowlist that names no one (only commas, as a template with its values unset writes it), which would refuse everyone unsaid', () => {
+    // `ALLOWED_USER_IDS=${ADMINS},${EDITORS}` with both unset: read as a list of nobody, every door
+    // would answer every person that the bot is not for them, and the start would say nothing.
+    const error = problemsOf({ ...valid, ALLOWED_USER_IDS: ',', ALLOWED_CHANNEL_IDS: ' , ,' });
+    expect(error.problems.map((problem) => problem.variable)).toEqual([
+      'ALLOWED_USER_IDS',
+      'ALLOWED_CHANNEL_IDS',
+    ]);
+  });
+
   it('refuses allowlist entries that are not Slack IDs, naming each and where to copy an ID', () => {
     const error = problemsOf({
       ...valid,

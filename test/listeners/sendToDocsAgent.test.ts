@@ -464,6 +464,39 @@ describe('the “Send to docs agent” message shortcut', () => {
     ]);
   });
 
+  it('once the card went to the person’s DM, replies in the message’s own thread are not sent to that job, even after the bot is invited there', async () => {
+    h = await startBot();
+    const { root, chosen } = seedThread(h);
+    await chooseShortcut(h, { ts: chosen.ts, user: 'U0BEA', text: chosen.text, thread_ts: root.ts });
+    const opened = await h.slack.waitForCall('views.open');
+    h.slack.failNext('chat.postMessage', { error: 'not_in_channel' });
+    await submit(h, opened, 'Document the CSV default');
+    const dmCard = await h.slack.waitForCall('chat.postMessage', (call) => call.args.channel === 'U0USER');
+    const dm = String(dmCard.response.channel);
+    await expect.poll(async () => (await h.bot.context.jobs.records.get('job-1'))?.channel).toBe(dm);
+
+    // The note in the DM says to /invite the bot there; once it is, the people of #docs go on talking
+    // under their message, where no card ever was: their words are theirs, not the DM job's.
+    const said = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      thread_ts: root.ts,
+      text: 'I would rather keep CSV opt-in for another release',
+    });
+    await h.event({
+      type: 'message',
+      channel: 'C0DOCS',
+      channel_type: 'channel',
+      user: 'U0ADA',
+      text: said.text,
+      ts: said.ts,
+      thread_ts: root.ts,
+      parent_user_id: 'U0ADA',
+    });
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('sendMessage')).toEqual([]);
+    expect(h.slack.callsTo('reactions.add')).toEqual([]);
+  });
+
   it('posts the card in the channel, linking the message, when an admin locked the message’s thread: the bot is in the channel', async () => {
     h = await startBot();
     const lone = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'Export now writes CSV by default' });
