@@ -238,9 +238,17 @@ export class JobRecords {
     return this.store.kv.get<JobRecord>(jobKey(jobId));
   }
 
+  /**
+   * The job whose thread this is. A thread a job has left (its card moved to its requester's DM, or
+   * into the channel from a locked thread) is no longer its: the lookup written for it is read past.
+   */
   async byThread(channel: string, threadTs: string): Promise<JobRecord | undefined> {
     const jobId = await this.store.kv.get<string>(threadKey(channel, threadTs));
-    return jobId === undefined ? undefined : this.get(jobId);
+    const record = jobId === undefined ? undefined : await this.get(jobId);
+    if (!record) return undefined;
+    const thread = record.threadTs ?? record.pendingCard?.threadTs ?? null;
+    const left = record.channel !== channel || (thread !== null && thread !== threadTs);
+    return left ? undefined : record;
   }
 
   /**
