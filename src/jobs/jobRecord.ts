@@ -287,6 +287,11 @@ export class JobRecords {
     ]);
   }
 
+  /** Whether a job ever had this thread, whether or not it is still the job's (see byThread). */
+  async hadThread(channel: string, threadTs: string): Promise<boolean> {
+    return (await this.store.kv.get<string>(threadKey(channel, threadTs))) !== undefined;
+  }
+
   /**
    * Changes a record and writes it, losing no concurrent change of the same record (from this
    * process or another): when someone else wrote it meanwhile, the record is read again and

@@ -358,9 +358,10 @@ async function neverSeen(ctx: JobsContext, input: MessageToBot): Promise<boolean
   const [seen, answered, job] = await Promise.all([
     firstSeenBy(ctx.store.atomic, `message:${channel}:${ts}`),
     ctx.store.atomic.holder(startedNothingKey(channel, ts)),
-    ctx.records.byThread(channel, input.threadTs ?? ts),
+    // A job that has left the thread since (its card moved to the DM) had the message all the same.
+    ctx.records.hadThread(channel, input.threadTs ?? ts),
   ]);
-  return seen === undefined && answered === undefined && job === undefined;
+  return seen === undefined && answered === undefined && !job;
 }
 
 /** The thread before this message; undefined when Slack would not give it (the job starts anyway). */

@@ -4,6 +4,7 @@ import { RateLedger } from '../../src/store/rateLedger.js';
 import { chooseShortcut, submit } from '../support/shortcut.js';
 import { heldStep } from '../support/leases.js';
 import { requestState } from '../support/redis.js';
+import { mentionEvent } from '../support/slackRequests.js';
 
 let h: BotHarness;
 afterEach(async () => h?.close());
@@ -495,6 +496,35 @@ describe('the “Send to docs agent” message shortcut', () => {
     await h.bot.drained();
     expect(h.mintlify.requestsFor('sendMessage')).toEqual([]);
     expect(h.slack.callsTo('reactions.add')).toEqual([]);
+  });
+
+  it('once a message’s job went to its requester’s DM, an edit of that message (the bot invited since) starts no second job', async () => {
+    h = await startBot();
+    // Written with the bot's mention where the bot is not: Slack delivers nothing, so the person uses the shortcut.
+    const asked = h.slack.seedMessage('C0DOCS', {
+      user: 'U0USER',
+      text: '<@U0BOT> Document the CSV defualt',
+    });
+    await chooseShortcut(h, { ts: asked.ts, user: 'U0USER', text: asked.text });
+    const opened = await h.slack.waitForCall('views.open');
+    h.slack.failNext('chat.postMessage', { error: 'not_in_channel' });
+    await submit(h, opened, 'Document the CSV default');
+    const dmCard = await h.slack.waitForCall('chat.postMessage', (call) => call.args.channel === 'U0USER');
+    const dm = String(dmCard.response.channel);
+    await expect.poll(async () => (await h.bot.context.jobs.records.get('job-1'))?.channel).toBe(dm);
+    await h.bot.drained();
+
+    // As the DM's note says, the bot is invited to #docs; the person then fixes a typo in their message,
+    // and Slack sends its mention, marked edited.
+    const text = '<@U0BOT> Document the CSV default';
+    h.slack.message('C0DOCS', asked.ts)!.text = text;
+    await h.event({
+      ...mentionEvent({ ts: asked.ts, text, user: 'U0USER' }),
+      edited: { user: 'U0USER', ts: '1800000100.000000' },
+    });
+    await h.bot.drained();
+    // The message has its job already: one job, one pull request.
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
   });
 
   it('posts the card in the channel, linking the message, when an admin locked the message’s thread: the bot is in the channel', async () => {
