@@ -106,6 +106,8 @@ export function promisedDigestAnswer(outcome: DigestRequestOutcome): string | un
     case 'busy_elsewhere':
       return `${NOT_COMING_TEXT} ${BUSY_ELSEWHERE_TEXT}`;
     case 'failed':
+      // It may be in the channel already: not told it will not come.
+      if (outcome.error instanceof MaybePostedError) return MAYBE_POSTED_PROMISED_TEXT;
       return /try again/i.test(outcome.text)
         ? `${NOT_COMING_TEXT} ${outcome.text}`
         : `${NOT_COMING_TEXT} ${outcome.text} Once that is sorted out, ask for it again with \`/docs-agent digest\`.`;
@@ -117,6 +119,8 @@ export function promisedDigestAnswer(outcome: DigestRequestOutcome): string | un
 }
 
 const NOT_COMING_TEXT = 'The digest being prepared for this channel will not be posted after all.';
+const MAYBE_POSTED_PROMISED_TEXT =
+  'Slack failed as I posted the digest being prepared for this channel, and I couldn’t check whether it arrived: it may be here already. Look for it in this channel before asking again with `/docs-agent digest`.';
 
 export const STOPPED_TEXT = 'I was restarted before the digest was ready. Please try again in a minute.';
 const BUSY_ELSEWHERE_TEXT =

@@ -431,6 +431,35 @@ describe('/docs-agent digest', () => {
     await promisedThenFailed(h);
   });
 
+  it('a second request told the digest will appear shortly is not told it will not be posted when Slack may have stored it', async () => {
+    h = await startBot();
+    h.mintlify.setVisitors(rows(3), { human: 40, ai: 5, total: 43 });
+    const read = heldStep();
+    h.mintlify.injectFault('visitors', { until: read.until });
+    const asked = (user: string, as: string) =>
+      h.command('digest', { channel_id: 'C0DOCS', user_id: user, response_url: h.slack.responseUrl(as) });
+    await asked('U0ADA', 'ada');
+    await expect.poll(() => pageRequests(h).length).toBe(1);
+    await asked('U0BEA', 'bea');
+    await h.slack.waitForCall('response_url', (call) => call.responseId === 'bea');
+
+    // Slack stores the digest but its answer is lost, and the channel cannot be read to look for it.
+    h.slack.failNext('chat.postMessage', { status: 503, landed: true, channel: 'C0DOCS' });
+    h.slack.failNext('conversations.history', { status: 503 }, 10);
+    read.release();
+    await h.slack.waitForCall('response_url', (call) => call.responseId === 'ada');
+    await h.bot.drained();
+
+    const digests = h.slack
+      .history('C0DOCS')
+      .filter((message) => String(message.text).startsWith('Docs digest'));
+    expect(digests).toHaveLength(1);
+    // The digest is in the channel: nobody is told it will not be posted.
+    const toBea = h.slack.callsTo('response_url').filter((call) => call.responseId === 'bea');
+    expect(toBea.map((call) => String(call.args.text)).join('\n')).not.toContain('will not be posted');
+    expect(String(toBea.at(-1)?.args.text)).toContain('it may be here already');
+  });
+
   it('asked in one process while another prepares the digest, hears once that it will not come when that one is restarted', async () => {
     h = await startBot({ stopGraceMs: 200 });
     h.mintlify.setVisitors(rows(3));
