@@ -35,10 +35,23 @@ const WAITING_KEEP_MS = 30 * 60_000;
 const waitingKey = (channel: string) => `digest-waiting:${channel}`;
 /** Held by whichever answers the person waiting on that run: the run's end, or their own request. */
 const answeredKey = (id: string, token: string) => `digest-waiting-answered:${id}:${token}`;
+/** Held once the person who asked (`id`, their request's queue job) is told the digest is on its way. */
+const promisedKey = (id: string) => `digest-waiting-promised:${id}`;
+
+/**
+ * Whether to tell the person who asked (`id`, their request's queue job) that the channel's digest
+ * is on its way: true the first time only, whichever run of their request asks. Marked before they
+ * are told, so that their request run again (Redis failed as they were noted among those waiting)
+ * does not tell them twice; a crash between the mark and the telling leaves them untold.
+ */
+export function firstPromise(atomic: AtomicOps, id: string): Promise<boolean> {
+  return atomic.setIfAbsent(promisedKey(id), 'told', WAITING_KEEP_MS);
+}
 
 /**
  * Noted as waiting for the run that holds `leaseKey` now. `promise` tells the person it is on its
- * way, before they are noted, so that nothing that run says reaches them before it. True when that
+ * way (once per request: see `firstPromise`), before they are noted, so that nothing that run says
+ * reaches them before it. True when that
  * run (or the one after it) answers them at its end; false when it ended before it could see them:
  * the request then takes its own turn, nobody else having promised them anything.
  */

@@ -1,6 +1,7 @@
 import type { Logger, RespondArguments } from '@slack/bolt';
 import { ALREADY_RUNNING_TEXT, digestRequestAnswer, rateLimitWaitText } from '../digest/digestAnswers.js';
 import type { DigestContext } from '../digest/digestContext.js';
+import { firstPromise } from '../digest/digestWaiters.js';
 import { postDigestNow } from '../digest/postDigest.js';
 import { failureWithInstruction, SOMETHING_WRONG } from '../jobs/doorAnswers.js';
 import { budgetNote, cardInDmText } from '../jobs/jobAnswers.js';
@@ -53,6 +54,8 @@ export function answerCommand(
             responseUrl: request.responseUrl,
             promise: async () => {
               promised = true;
+              // Told already by an earlier run of this request (Redis failed as they were noted as waiting).
+              if (!(await firstPromise(digest.store.atomic, parts.startId))) return;
               await respond({ response_type: 'ephemeral', text: ALREADY_RUNNING_TEXT }).catch(
                 (error: unknown) => logger.warn(`could not answer /docs-agent digest: ${String(error)}`),
               );

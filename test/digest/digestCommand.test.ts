@@ -1,6 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { STOPPED_TEXT } from '../../src/digest/digestAnswers.js';
 import { DigestRecords } from '../../src/digest/digestRecords.js';
+import { StoreTimeoutError } from '../../src/store/deadline.js';
 import { addDays } from '../../src/digest/period.js';
 import type { RecordedRequest } from '../fakes/mintlifyFake.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
@@ -458,6 +459,37 @@ describe('/docs-agent digest', () => {
     const toBea = h.slack.callsTo('response_url').filter((call) => call.responseId === 'bea');
     expect(toBea.map((call) => String(call.args.text)).join('\n')).not.toContain('will not be posted');
     expect(String(toBea.at(-1)?.args.text)).toContain('it may be here already');
+  });
+
+  it('a second request told the digest will appear shortly, interrupted by Redis as it is noted, is told so once', async () => {
+    h = await startBot();
+    h.mintlify.setVisitors(rows(3));
+    const read = heldStep();
+    h.mintlify.injectFault('visitors', { until: read.until });
+    await h.command('digest', { user_id: 'U0ADA', response_url: h.slack.responseUrl('ada') });
+    await expect.poll(() => pageRequests(h).length).toBe(1);
+    // Redis does not answer as bea is noted among those waiting: her request runs again once it does.
+    const { atomic } = h.bot.store;
+    const add = atomic.indexAdd.bind(atomic);
+    let refused = false;
+    vi.spyOn(atomic, 'indexAdd').mockImplementation(async (key, ...rest) => {
+      if (!refused && key.includes('digest-waiting:')) {
+        refused = true;
+        throw new StoreTimeoutError('an index add', 5_000);
+      }
+      return add(key, ...rest);
+    });
+    await h.command('digest', { user_id: 'U0BEA', response_url: h.slack.responseUrl('bea') });
+    const toBea = () => h.slack.callsTo('response_url').filter((call) => call.responseId === 'bea');
+    // Run again once Redis answers, the request notes her as waiting.
+    await expect.poll(() => atomic.indexAll('digest-waiting:C0CHANNEL'), { timeout: 10_000 }).toHaveLength(1);
+    read.release();
+    await h.slack.waitForCall('chat.postMessage');
+    await h.bot.drained();
+    // The digest came: bea was told once that it would.
+    expect(toBea().map((call) => call.args.text)).toEqual([
+      'A digest for this channel is already being prepared; it will appear here shortly.',
+    ]);
   });
 
   it('asked in one process while another prepares the digest, hears once that it will not come when that one is restarted', async () => {
