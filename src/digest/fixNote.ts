@@ -106,6 +106,8 @@ const startingKey = (item: DigestItem) =>
     .slice(0, 32)}`;
 
 interface StartingMark {
+  /** The start (its request's queue job): each run of that request finds this mark again. */
+  start: string;
   user: string;
   name: string;
   at: number;
@@ -114,16 +116,23 @@ interface StartingMark {
 /**
  * A form for the item was submitted: its job is being started. Until its note is on the digest
  * (`noteFixOnDigest`), the next person to click the item is told by this (see `fixesStarting`),
- * in whichever process opens their form. Resolves with the mark, for `dropFixStarting`.
+ * in whichever process opens their form. Resolves with the mark, for `dropFixStarting`: the same
+ * one for every run of the start's request (run again after Redis failed), so that dropping it
+ * leaves no other mark of that start warning for its 10 minutes.
  */
 export async function markFixStarting(
   atomic: AtomicOps,
   item: DigestItem,
+  start: string,
   user: string,
   name: string,
 ): Promise<string> {
+  const earlier = (await atomic.indexAll(startingKey(item))).find(
+    (member) => readMark(member)?.start === start,
+  );
+  if (earlier !== undefined) return earlier;
   const at = Date.now();
-  const member = JSON.stringify({ user, name, at } satisfies StartingMark);
+  const member = JSON.stringify({ start, user, name, at } satisfies StartingMark);
   await atomic.indexAdd(startingKey(item), member, at, undefined, STARTING_MS);
   return member;
 }
@@ -136,18 +145,23 @@ export async function dropFixStarting(atomic: AtomicOps, item: DigestItem, mark:
 /** Who is starting a job for the item now: their form submitted, the job not yet noted on the digest. */
 export async function fixesStarting(atomic: AtomicOps, item: DigestItem): Promise<string[]> {
   const names = (await atomic.indexAll(startingKey(item)))
-    .map((member) => {
-      try {
-        const mark = JSON.parse(member) as Partial<StartingMark>;
-        return typeof mark.name === 'string' &&
-          typeof mark.at === 'number' &&
-          Date.now() - mark.at < STARTING_MS
-          ? mark.name
-          : undefined;
-      } catch {
-        return undefined;
-      }
-    })
-    .filter((name) => name !== undefined);
+    .map(readMark)
+    .filter((mark) => mark !== undefined)
+    .filter((mark) => Date.now() - mark.at < STARTING_MS)
+    .map((mark) => mark.name);
   return [...new Set(names)];
+}
+
+function readMark(member: string): StartingMark | undefined {
+  try {
+    const mark = JSON.parse(member) as Partial<StartingMark>;
+    return typeof mark.start === 'string' &&
+      typeof mark.user === 'string' &&
+      typeof mark.name === 'string' &&
+      typeof mark.at === 'number'
+      ? (mark as StartingMark)
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -41,7 +41,7 @@ export async function answerForm(
   const item = message?.struggle
     ? { channel: message.channel, ts: message.ts, struggle: message.struggle }
     : undefined;
-  const starting = item && (await markStarting(jobs, parts.userNames, item, user));
+  const starting = item && (await markStarting(jobs, parts.userNames, item, parts.startId, user));
   const unmark = async () => {
     if (!item || starting === undefined) return;
     await dropFixStarting(jobs.store.atomic, item, starting).catch((error: unknown) =>
@@ -78,10 +78,11 @@ async function markStarting(
   jobs: JobsContext,
   userNames: UserNames,
   item: DigestItem,
+  start: string,
   user: string,
 ): Promise<string> {
   const name = (await userNames(user).catch(() => undefined)) ?? 'Someone';
-  return markFixStarting(jobs.store.atomic, item, user, name);
+  return markFixStarting(jobs.store.atomic, item, start, user, name);
 }
 
 async function tellPerson(

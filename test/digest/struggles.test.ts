@@ -3,6 +3,7 @@ import type { SlackCall } from '../fakes/slackFake.js';
 import type { FakeConversation } from '../fakes/mintlifyFake.js';
 import { type BotHarness, type HarnessOptions, SECRETS, startBot } from '../support/botHarness.js';
 import { heldStep } from '../support/leases.js';
+import { StoreTimeoutError } from '../../src/store/deadline.js';
 import { sendFormSubmission, sendInteraction } from '../support/slackRequests.js';
 
 const CHANNEL = 'C0DOCS';
@@ -544,6 +545,27 @@ describe('the digest’s “Where readers struggled”', () => {
     await h.bot.drained();
     await click(digest, 0, 'U0BEA');
     const after = (await h.slack.waitForCalls('views.open', 3))[2]!;
+    expect(JSON.stringify(after.args.view)).not.toContain('a job for this');
+  });
+
+  it('warns nobody once a job that Redis interrupted while it was being started did not start after all', async () => {
+    await bot({ env: { DIGEST_STRUGGLES: '2' } });
+    h.slack.seedUser({ id: 'U0USER', name: 'ada' });
+    const digest = await digestNow();
+    // Redis stops answering as ada's job starts: her form's request runs again once it is back...
+    const { atomic } = h.bot.store;
+    vi.spyOn(atomic, 'claimWhileHeld').mockRejectedValueOnce(new StoreTimeoutError('a claim', 5_000));
+    // ...and Mintlify then refuses the job.
+    h.mintlify.injectFault('createJob', { status: 401 });
+    await click(digest, 0);
+    await submitUnchanged(await h.slack.waitForCall('views.open'));
+    await h.slack.waitForCall('chat.postMessage', (call) => call.args.channel === 'U0USER');
+    await h.bot.drained();
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+
+    // Nobody is starting a job for the item: bea is not told ada is.
+    await click(digest, 0, 'U0BEA');
+    const after = (await h.slack.waitForCalls('views.open', 2))[1]!;
     expect(JSON.stringify(after.args.view)).not.toContain('a job for this');
   });
 
