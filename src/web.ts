@@ -12,7 +12,7 @@ import {
   type webApi,
 } from '@slack/bolt';
 import type { Config } from './config.js';
-import { fixesStarting as startingFixes } from './digest/fixNote.js';
+import { fixesStarting } from './digest/fixNote.js';
 import { InFlight } from './inFlight.js';
 import * as actions from './listeners/actions/index.js';
 import * as commands from './listeners/commands/index.js';
@@ -91,16 +91,21 @@ export function createWeb(
     track,
     ...(options.holdEventForMs ? { holdEventForMs: options.holdEventForMs } : {}),
   });
-  const fixesStarting: ListenerContext['fixesStarting'] = (item) =>
+  const fixesStartingQuickly: ListenerContext['fixesStarting'] = (item) =>
     withTimeout(
-      startingFixes(options.store.atomic, item),
+      fixesStarting(options.store.atomic, item),
       STARTING_READ_MS,
       'the store did not say whether a job is being started for the item',
     ).catch((error: unknown) => {
       logger.warn(`the digest's form opens without saying who is starting a job: ${String(error)}`);
       return [];
     });
-  const ctx: ListenerContext = { access: config.access, enqueue: handOff.enqueue, track, fixesStarting };
+  const ctx: ListenerContext = {
+    access: config.access,
+    enqueue: handOff.enqueue,
+    track,
+    fixesStarting: fixesStartingQuickly,
+  };
   const receiver = createReceiver(config, logger);
   const httpDoor = receiver instanceof HTTPReceiver ? closingDoor(receiver) : undefined;
   if (receiver instanceof SocketModeReceiver) {

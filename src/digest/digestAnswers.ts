@@ -28,43 +28,80 @@ export class MaybePostedError extends Error {
 const MAYBE_POSTED_TEXT =
   'Slack failed as I posted the digest, and I couldn’t check whether it arrived anyway. If it is not in this channel, please try again in a few minutes.';
 
-export function digestFailureText(error: unknown, now: Date): string {
-  if (error instanceof MaybePostedError) return MAYBE_POSTED_TEXT;
+/**
+ * Why the digest was not posted (`text`), and what the person should do next: ask again (the text
+ * says when), sort something out first (the text says what), or look for it in the channel first.
+ */
+export interface DigestFailure {
+  text: string;
+  next: 'ask_again' | 'sort_out_first' | 'look_first';
+}
+
+const askAgain = (text: string): DigestFailure => ({ text, next: 'ask_again' });
+const sortOutFirst = (text: string): DigestFailure => ({ text, next: 'sort_out_first' });
+
+export const STOPPED: DigestFailure = askAgain(
+  'I was restarted before the digest was ready. Please try again in a minute.',
+);
+export const STOPPED_TEXT = STOPPED.text;
+
+export function digestFailure(error: unknown, now: Date): DigestFailure {
+  if (error instanceof MaybePostedError) return { text: MAYBE_POSTED_TEXT, next: 'look_first' };
   if (error instanceof DigestGaveUpError) {
     const again =
       error.retryAfterMs === undefined
         ? 'Please try again within the hour.'
         : `Please try again after ${slackDate(new Date(now.getTime() + error.retryAfterMs), '{time}')}.`;
-    return `Mintlify’s analytics limit (100 requests an hour, shared by the whole organization) is reached, so I couldn’t gather the visitor numbers in time. ${again}`;
+    return askAgain(
+      `Mintlify’s analytics limit (100 requests an hour, shared by the whole organization) is reached, so I couldn’t gather the visitor numbers in time. ${again}`,
+    );
   }
   if (isMintlifyError(error)) {
     switch (error.kind) {
       case 'rate_limited':
-        return 'Mintlify’s analytics limit (100 requests an hour, shared by the whole organization) is reached. Please try again within the hour.';
+        return askAgain(
+          'Mintlify’s analytics limit (100 requests an hour, shared by the whole organization) is reached. Please try again within the hour.',
+        );
       case 'unauthorized':
       case 'forbidden':
-        return 'Mintlify refused the bot’s request for visitor numbers (its API key is wrong or expired, the docs project is not the key’s, the key lacks the read scope, or this server is not on the key’s allowlist). Please ask the person who installed this app to check the key and the project ID.';
+        return sortOutFirst(
+          'Mintlify refused the bot’s request for visitor numbers (its API key is wrong or expired, the docs project is not the key’s, the key lacks the read scope, or this server is not on the key’s allowlist). Please ask the person who installed this app to check the key and the project ID.',
+        );
       case 'not_found':
-        return 'Mintlify could not find the docs project. Please ask the person who installed this app to check MINTLIFY_PROJECT_ID.';
+        return sortOutFirst(
+          'Mintlify could not find the docs project. Please ask the person who installed this app to check MINTLIFY_PROJECT_ID.',
+        );
       case 'invalid_request':
-        return `Mintlify did not accept the request for visitor numbers${error.serviceMessage ? ` (${escapeSlackText(error.serviceMessage)})` : ''}. Please let the person who installed this app know.`;
+        return sortOutFirst(
+          `Mintlify did not accept the request for visitor numbers${error.serviceMessage ? ` (${escapeSlackText(error.serviceMessage)})` : ''}. Please let the person who installed this app know.`,
+        );
       case 'redirected':
-        return 'The address this app has for Mintlify’s API sends requests elsewhere, so there is no digest. Please ask the person who installed this app to check MINTLIFY_API_URL.';
+        return sortOutFirst(
+          'The address this app has for Mintlify’s API sends requests elsewhere, so there is no digest. Please ask the person who installed this app to check MINTLIFY_API_URL.',
+        );
       default:
-        return 'Mintlify’s analytics did not answer properly, so there is no digest this time. Please try again in a few minutes.';
+        return askAgain(
+          'Mintlify’s analytics did not answer properly, so there is no digest this time. Please try again in a few minutes.',
+        );
     }
   }
   // Slack answers channel_not_found for a private channel the bot is not in, and for a DM between people.
   if (slackErrorCode(error) === 'channel_not_found') {
-    return 'I can’t post the digest here because I’m not a member of this conversation. In a private channel, invite me with `/invite @docs-agent` and try again; in a DM between people, ask in a channel I’m in.';
+    return askAgain(
+      'I can’t post the digest here because I’m not a member of this conversation. In a private channel, invite me with `/invite @docs-agent` and try again; in a DM between people, ask in a channel I’m in.',
+    );
   }
   switch (classifySlackError(error)) {
     case 'not_in_channel':
-      return 'I can’t post the digest here because I’m not a member of this channel. Invite me with `/invite @docs-agent` and try again.';
+      return askAgain(
+        'I can’t post the digest here because I’m not a member of this channel. Invite me with `/invite @docs-agent` and try again.',
+      );
     case 'channel_gone':
-      return 'I can’t post in this channel: it is archived, or posting in it is restricted.';
+      return sortOutFirst('I can’t post in this channel: it is archived, or posting in it is restricted.');
     default:
-      return 'Sorry, something went wrong on my side while preparing the digest. Please try again shortly.';
+      return askAgain(
+        'Sorry, something went wrong on my side while preparing the digest. Please try again shortly.',
+      );
   }
 }
 
@@ -106,11 +143,7 @@ export function promisedDigestAnswer(outcome: DigestRequestOutcome): string | un
     case 'busy_elsewhere':
       return `${NOT_COMING_TEXT} ${BUSY_ELSEWHERE_TEXT}`;
     case 'failed':
-      // It may be in the channel already: not told it will not come.
-      if (outcome.error instanceof MaybePostedError) return MAYBE_POSTED_PROMISED_TEXT;
-      return /try again/i.test(outcome.text)
-        ? `${NOT_COMING_TEXT} ${outcome.text}`
-        : `${NOT_COMING_TEXT} ${outcome.text} Once that is sorted out, ask for it again with \`/docs-agent digest\`.`;
+      return promisedFailureAnswer(outcome);
     case 'in_progress':
     case 'waiting':
       // Another request's to answer: not the end of one.
@@ -118,11 +151,22 @@ export function promisedDigestAnswer(outcome: DigestRequestOutcome): string | un
   }
 }
 
+function promisedFailureAnswer(failure: DigestFailure): string {
+  switch (failure.next) {
+    case 'look_first':
+      // It may be in the channel already: not told it will not come.
+      return MAYBE_POSTED_PROMISED_TEXT;
+    case 'ask_again':
+      return `${NOT_COMING_TEXT} ${failure.text}`;
+    case 'sort_out_first':
+      return `${NOT_COMING_TEXT} ${failure.text} Once that is sorted out, ask for it again with \`/docs-agent digest\`.`;
+  }
+}
+
 const NOT_COMING_TEXT = 'The digest being prepared for this channel will not be posted after all.';
 const MAYBE_POSTED_PROMISED_TEXT =
   'Slack failed as I posted the digest being prepared for this channel, and I couldn’t check whether it arrived: it may be here already. Look for it in this channel before asking again with `/docs-agent digest`.';
 
-export const STOPPED_TEXT = 'I was restarted before the digest was ready. Please try again in a minute.';
 const BUSY_ELSEWHERE_TEXT =
   'Another digest is being prepared right now, and digests share Mintlify’s analytics limit: try again in a few minutes.';
 export const ALREADY_RUNNING_TEXT =

@@ -1,6 +1,7 @@
 import type { Logger } from '@slack/bolt';
 import { respondVia } from '../slack/respond.js';
 import type { AtomicOps } from '../store/atomic.js';
+import { readIndexMember } from '../store/indexMember.js';
 
 /**
  * The people told that their channel's digest "will appear here shortly" (a `/docs-agent digest`
@@ -9,8 +10,10 @@ import type { AtomicOps } from '../store/atomic.js';
  *
  * Kept in the store, so that the run that ends finds them in whichever process it runs, or run again
  * after a crash; each person under one run is answered once, by that run or by their own request
- * (see `waitForDigest`). Their response URL lets anyone post in the channel for 30 minutes: it is
- * never logged.
+ * (see `waitForDigest`). Once rather than at least once: whichever claims a person
+ * (`digest-waiting-answered`) and crashes before its answer is posted leaves that person untold,
+ * where answering again after a crash could tell them twice. Their response URL lets anyone post in
+ * the channel for 30 minutes: it is never logged.
  */
 
 /** Who asked: the request's queue job id, and the response URL that answers them. */
@@ -96,7 +99,8 @@ export async function answerWaiting(
   await Promise.all(
     members.map(async (member) => {
       const entry = readEntry(member);
-      if (entry?.token === current) return;
+      // Promised by the run under way now: that run answers them. One that cannot be read is cleared.
+      if (entry !== undefined && entry.token === current) return;
       if (entry && (await atomic.setIfAbsent(answeredKey(entry.id, entry.token), 'run', WAITING_KEEP_MS))) {
         if (text !== undefined && Date.now() - entry.at < WAITING_KEEP_MS) {
           await respondVia(entry.url)({ response_type: 'ephemeral', text }).catch((error: unknown) =>
@@ -113,15 +117,10 @@ export async function answerWaiting(
 }
 
 function readEntry(member: string): WaitingEntry | undefined {
-  try {
-    const entry = JSON.parse(member) as Partial<WaitingEntry>;
-    return typeof entry.token === 'string' &&
-      typeof entry.id === 'string' &&
-      typeof entry.url === 'string' &&
-      typeof entry.at === 'number'
-      ? (entry as WaitingEntry)
-      : undefined;
-  } catch {
-    return undefined;
-  }
+  return readIndexMember<WaitingEntry>(member, {
+    token: 'string',
+    id: 'string',
+    url: 'string',
+    at: 'number',
+  });
 }

@@ -4,6 +4,7 @@ import type { BotIdentity } from '../jobs/threadContext.js';
 import type { UserNames } from '../slack/plainText.js';
 import { readChannelMessage } from '../slack/threadMessages.js';
 import type { AtomicOps } from '../store/atomic.js';
+import { readIndexMember } from '../store/indexMember.js';
 import { FIX_WITH_AGENT_ACTION, parseStruggleValue, type StruggleValue } from './strugglesMessage.js';
 
 /** The parts of a posted digest block this reads. */
@@ -122,15 +123,17 @@ interface StartingMark {
  */
 export async function markFixStarting(
   atomic: AtomicOps,
+  userNames: UserNames,
   item: DigestItem,
   start: string,
   user: string,
-  name: string,
 ): Promise<string> {
   const earlier = (await atomic.indexAll(startingKey(item))).find(
     (member) => readMark(member)?.start === start,
   );
   if (earlier !== undefined) return earlier;
+  // Named as its note on the digest will name them.
+  const name = (await userNames(user).catch(() => undefined)) ?? 'Someone';
   const at = Date.now();
   const member = JSON.stringify({ start, user, name, at } satisfies StartingMark);
   await atomic.indexAdd(startingKey(item), member, at, undefined, STARTING_MS);
@@ -153,15 +156,10 @@ export async function fixesStarting(atomic: AtomicOps, item: DigestItem): Promis
 }
 
 function readMark(member: string): StartingMark | undefined {
-  try {
-    const mark = JSON.parse(member) as Partial<StartingMark>;
-    return typeof mark.start === 'string' &&
-      typeof mark.user === 'string' &&
-      typeof mark.name === 'string' &&
-      typeof mark.at === 'number'
-      ? (mark as StartingMark)
-      : undefined;
-  } catch {
-    return undefined;
-  }
+  return readIndexMember<StartingMark>(member, {
+    start: 'string',
+    user: 'string',
+    name: 'string',
+    at: 'number',
+  });
 }

@@ -12,7 +12,13 @@ import { RENEWED_LEASE_MS, withRenewedLease } from '../store/lease.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
 import { collectDigest, type ReadOptions } from './collectDigest.js';
 import { digestMark } from './digestMark.js';
-import { digestFailureText, MaybePostedError, promisedDigestAnswer, STOPPED_TEXT } from './digestAnswers.js';
+import {
+  type DigestFailure,
+  digestFailure,
+  MaybePostedError,
+  promisedDigestAnswer,
+  STOPPED,
+} from './digestAnswers.js';
 import type { DigestContext } from './digestContext.js';
 import { type DigestMessage, digestMessage } from './digestMessage.js';
 import { answerWaiting, type DigestWaiter, waitForDigest } from './digestWaiters.js';
@@ -30,8 +36,8 @@ export type DigestOutcome =
   | { kind: 'already_posted'; period: DigestPeriod; record: PostedDigest }
   /** Another instance (or an earlier request) holds the lease and is posting it. */
   | { kind: 'in_progress'; period: DigestPeriod }
-  /** `text` is for the person who asked, in plain words. */
-  | { kind: 'failed'; period: DigestPeriod; error: unknown; text: string };
+  /** `text` is for the person who asked, in plain words; `next`, what they should do then. */
+  | ({ kind: 'failed'; period: DigestPeriod; error: unknown } & DigestFailure);
 
 /** The scheduled digest's, which may find a digest asked for being prepared: it waits its turn. */
 export type ScheduledDigestOutcome = DigestOutcome | { kind: 'waiting_turn'; period: DigestPeriod };
@@ -92,7 +98,7 @@ export async function postScheduledDigest(
           kind: 'failed',
           period,
           error: error.cause,
-          text: digestFailureText(error.cause, ctx.now()),
+          ...digestFailure(error.cause, ctx.now()),
         };
       }
       if (record) return { kind: 'already_posted', period, record };
@@ -170,7 +176,7 @@ export async function postDigestNow(
   // Where the bot is not a member (a channel it was not invited to, a DM between people), the digest
   // could not be posted: found out before the numbers are read, which asking again would spend again.
   const closed = await closedToBot(ctx, request.channel);
-  if (closed) return { kind: 'failed', period, error: closed, text: digestFailureText(closed, ctx.now()) };
+  if (closed) return { kind: 'failed', period, error: closed, ...digestFailure(closed, ctx.now()) };
   const { waiter } = request;
   const promise = waiter && once(waiter.promise);
   const channelLease = `digest-request:${request.channel}`;
@@ -264,9 +270,7 @@ async function prepareInChannel(
   ).catch(async (error: unknown) => {
     // Redis away: the request runs again once it is back, and answers them then.
     if (!isStoreUnavailable(error)) {
-      await answerThem({ kind: 'failed', period, error, text: digestFailureText(error, ctx.now()) }).catch(
-        () => {},
-      );
+      await answerThem({ kind: 'failed', period, error, ...digestFailure(error, ctx.now()) }).catch(() => {});
     }
     throw error;
   });
@@ -388,12 +392,12 @@ async function gatherAndPost(
   } catch (error) {
     if (ctx.shutdown.aborted) {
       ctx.logger.warn(`${what} was not posted: the bot stopped while it was being prepared`);
-      return { kind: 'failed', period, error, text: STOPPED_TEXT };
+      return { kind: 'failed', period, error, ...STOPPED };
     }
     ctx.logger.error(
       `${what} was not posted: ${error instanceof Error ? error.message : String(error)}${operatorHint(error)}`,
     );
-    return { kind: 'failed', period, error, text: digestFailureText(error, ctx.now()) };
+    return { kind: 'failed', period, error, ...digestFailure(error, ctx.now()) };
   }
 
   // Gathering can take long (the analytics rate limit): if the lease lapsed meanwhile, another worker
@@ -433,10 +437,10 @@ async function gatherAndPost(
       ctx.logger.error(
         `${what} may have been posted: Slack failed (${slackProblem(error.cause)}), and the channel could not be read to look for it (${slackProblem(error.lookError)}); not posted again`,
       );
-      return { kind: 'failed', period, error, text: digestFailureText(error, ctx.now()) };
+      return { kind: 'failed', period, error, ...digestFailure(error, ctx.now()) };
     }
     ctx.logger.error(`${what} was not posted: Slack refused it (${slackProblem(error)})`);
-    return { kind: 'failed', period, error, text: digestFailureText(error, ctx.now()) };
+    return { kind: 'failed', period, error, ...digestFailure(error, ctx.now()) };
   }
 }
 

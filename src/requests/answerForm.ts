@@ -7,7 +7,7 @@ import type { BotIdentity } from '../jobs/threadContext.js';
 import type { UserNames } from '../slack/plainText.js';
 import type { SlackRequest } from './slackRequest.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
-import { type DigestItem, dropFixStarting, markFixStarting, noteFixOnDigest } from '../digest/fixNote.js';
+import { dropFixStarting, markFixStarting, noteFixOnDigest } from '../digest/fixNote.js';
 import { firstSighting } from '../store/dedupe.js';
 
 const THREAD_LEFT_OUT =
@@ -41,7 +41,8 @@ export async function answerForm(
   const item = message?.struggle
     ? { channel: message.channel, ts: message.ts, struggle: message.struggle }
     : undefined;
-  const starting = item && (await markStarting(jobs, parts.userNames, item, parts.startId, user));
+  const starting =
+    item && (await markFixStarting(jobs.store.atomic, parts.userNames, item, parts.startId, user));
   const unmark = async () => {
     if (!item || starting === undefined) return;
     await dropFixStarting(jobs.store.atomic, item, starting).catch((error: unknown) =>
@@ -71,18 +72,6 @@ export async function answerForm(
     await unmark();
     await dm(client, jobs.logger, user, failureWithInstruction(SOMETHING_WRONG, instruction));
   }
-}
-
-/** Marks the digest's item as having a job started by `user`, named as its note will name them. */
-async function markStarting(
-  jobs: JobsContext,
-  userNames: UserNames,
-  item: DigestItem,
-  start: string,
-  user: string,
-): Promise<string> {
-  const name = (await userNames(user).catch(() => undefined)) ?? 'Someone';
-  return markFixStarting(jobs.store.atomic, item, start, user, name);
 }
 
 async function tellPerson(

@@ -492,6 +492,18 @@ describe('/docs-agent digest', () => {
     ]);
   });
 
+  it('a note of someone waiting for the channel’s digest that cannot be read is cleared when a digest there ends', async () => {
+    h = await startBot();
+    h.mintlify.setVisitors(rows(3));
+    const { atomic } = h.bot.store;
+    // Left by another version of the bot, or written by hand: it names nobody to answer.
+    await atomic.indexAdd('digest-waiting:C0CHANNEL', '{"id":"1"}', Date.now(), undefined, 60_000);
+    await h.command('digest');
+    await h.slack.waitForCall('chat.postMessage');
+    await h.bot.drained();
+    expect(await atomic.indexAll('digest-waiting:C0CHANNEL')).toEqual([]);
+  });
+
   it('asked in one process while another prepares the digest, hears once that it will not come when that one is restarted', async () => {
     h = await startBot({ stopGraceMs: 200 });
     h.mintlify.setVisitors(rows(3));
