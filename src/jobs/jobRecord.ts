@@ -176,9 +176,20 @@ export function applyFollowUpAnswer(
   // What the lists showed of the job's end is no more: the follow-up is its news now.
   const { lastRead: _read, ...answered } = followUpAnswered(record, job, now);
   if (author === undefined) return answered;
-  const earlier = answered.round === record.round ? (record.steeredBy ?? []) : [];
+  // A round whose end the thread was never told (the reply reopened the job first) ends with this
+  // one: whoever steered it hears of its work there, rather than never.
+  const earlier = answered.round === record.round || !endTold(record) ? (record.steeredBy ?? []) : [];
   // The latest author last: a reply racing the round's end (checkJob) opens a round of its own for them.
   return { ...answered, steeredBy: [...earlier.filter((user) => user !== author), author] };
+}
+
+/**
+ * Whether the thread was told of the end of the record's round, or its post is under way: once the
+ * round is over, its end is never posted (news of an earlier round would only confuse).
+ */
+function endTold(record: JobRecord): boolean {
+  const told = [...record.announced, ...Object.keys(record.noticesInFlight ?? {})];
+  return [...FINISHED].some((status) => told.includes(`${record.round}:${status}`));
 }
 
 function followUpAnswered(record: JobRecord, job: AgentJob, now: Date): JobRecord {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type BotHarness, startBot } from '../support/botHarness.js';
+import { heldStep } from '../support/leases.js';
 import {
   cardEdits,
   FAST_POLL,
@@ -7,6 +8,7 @@ import {
   record,
   REQUESTER,
   replyInThread,
+  requestsForJob,
   settle,
   startFollowedJob,
   type StartedJob,
@@ -17,6 +19,7 @@ import {
 
 const PR = 'https://github.com/acme/docs/pull/42';
 const ALICE = 'U0ALICE';
+const CAT = 'U0CAT';
 
 /**
  * The job ends, and the check telling it is held at its card edit (Slack slow) while `reply` is
@@ -150,6 +153,53 @@ describe('a follow-up sent while a check is ending the job', () => {
         expect(ends[0]).toContain(`<@${ALICE}>`); // the first round's end: she steered it
         expect(ends.at(-1)).toContain(`<@${replier}>`);
         expect(ends.at(-1)?.includes(`<@${ALICE}>`)).toBe(alicePinged);
+      } finally {
+        await h.close();
+      }
+    },
+  );
+
+  it.each([
+    [
+      'before the follower read it',
+      async (h: BotHarness, job: StartedJob, reply: () => Promise<void>) => {
+        const reads = heldStep();
+        h.mintlify.injectFault(requestsForJob(job.jobId), { until: reads.until }, 10_000);
+        h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+        await reply();
+        reads.release();
+        h.mintlify.clearFaults();
+      },
+    ],
+    ['as it was being told', replyAsTheEndIsTold],
+  ])(
+    'tells whoever steered a round whose end a reply reopened untold, with the reply’s round (%s)',
+    async (_, endWithReply) => {
+      const h = await startBot({ env: FAST_POLL });
+      try {
+        const job = await startFollowedJob(h, 'Document the retry flag');
+        // Alice steers the first round while it works.
+        await replyInThread(h, job, 'Mention the default timeout too', ALICE);
+        expect((await record(h, job.jobId))?.steeredBy).toEqual([ALICE]);
+
+        // The round ends with Alice's change; Cat replies before its end reaches the thread, and
+        // Mintlify answers the reply with the job as it ended (the agent takes it up in the background).
+        h.mintlify.takeUpFollowUpsLater();
+        await endWithReply(h, job, () => replyInThread(h, job, 'Also add an example with curl', CAT));
+        await expect.poll(async () => (await record(h, job.jobId))?.round).toBe(1);
+
+        // The agent takes Cat's reply up, and is done again on the same pull request.
+        h.mintlify.setJob(job.jobId, { status: 'active', prLink: null });
+        await expect.poll(async () => (await record(h, job.jobId))?.followUp).toBeUndefined();
+        h.mintlify.setJob(job.jobId, { status: 'completed', prLink: PR });
+        const end = textOf(await waitForReply(h, job, 'The docs agent is done with the latest replies'));
+
+        // The thread heard of one end, which has Alice's change too: she is told of it with Cat.
+        const ends = threadReplies(h, job).filter((call) => textOf(call).includes(PR));
+        expect(ends).toHaveLength(1);
+        expect(end).toContain(`<@${REQUESTER}>`);
+        expect(end).toContain(`<@${ALICE}>`);
+        expect(end).toContain(`<@${CAT}>`);
       } finally {
         await h.close();
       }

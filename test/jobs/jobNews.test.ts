@@ -374,6 +374,29 @@ describe('two follow-ups sent before the agent took up the first', () => {
   });
 });
 
+describe('a reply that reopens a job', () => {
+  const PR = 'https://github.com/acme/docs/pull/7';
+  const oldEnd = { id: 'job-1', status: 'completed' as const, prLink: PR };
+  const at = new Date('2025-01-02T10:00:00Z');
+
+  it('opens a round told to its author alone when the round before was told of its end', () => {
+    const told = record({ prLink: PR, steeredBy: ['U2'], announced: ['0:completed'] });
+    expect(applyFollowUpAnswer(told, oldEnd, at, 'U3')).toMatchObject({ round: 1, steeredBy: ['U3'] });
+  });
+
+  it('carries whoever steered the round before into its round when that round’s end was never told', () => {
+    // Still active on the record: the end Mintlify answered the reply with never reached the thread.
+    const untold = record({ status: 'active', steeredBy: ['U2'] });
+    expect(applyFollowUpAnswer(untold, oldEnd, at, 'U3')).toMatchObject({
+      round: 1,
+      steeredBy: ['U2', 'U3'],
+    });
+    // Its post under way is as good as told: it names them already.
+    const posting = record({ status: 'active', steeredBy: ['U2'], noticesInFlight: { '0:completed': '' } });
+    expect(applyFollowUpAnswer(posting, oldEnd, at, 'U3')).toMatchObject({ round: 1, steeredBy: ['U3'] });
+  });
+});
+
 describe('a person’s instruction inside the bot’s own sentences', () => {
   it('cannot turn the rest of the bot’s line around with a bidirectional override', () => {
     // U+202E (right-to-left override), never closed: Slack, like any Unicode text view, shows what follows reversed.
