@@ -83,6 +83,7 @@ function describe(
   action: 'start' | 'send',
   budget: AgentBudget | undefined,
   now: Date,
+  where: 'channel' | 'dm' = 'channel',
 ): string {
   const what = action === 'start' ? 'start the job' : 'send your reply to the job';
   if (!isMintlifyError(error)) {
@@ -96,8 +97,9 @@ function describe(
     case 'forbidden':
       return `Mintlify did not allow the bot’s request (the docs project is not the key’s, the key lacks the ${'neededScope' in error ? error.neededScope : 'needed'} scope, or this server’s address is not on the key’s allowlist), so I couldn’t ${what}. Please ask the person who installed this app to check the project ID and the key.`;
     case 'not_found':
+      // In the bot's DM, a message to it outside the job's thread is how a job starts.
       return action === 'send'
-        ? 'Mintlify no longer knows this job, so your reply was not sent. Start a new job with `/docs-agent &lt;instruction&gt;`.'
+        ? `Mintlify no longer knows this job, so your reply was not sent. Start a new job with ${where === 'dm' ? 'a new message to me, outside this thread' : '`/docs-agent &lt;instruction&gt;`'}.`
         : 'Mintlify could not find the docs project. Please ask the person who installed this app to check MINTLIFY_PROJECT_ID.';
     case 'invalid_request': {
       const words = error.serviceMessage ? escapeSlackText(error.serviceMessage) : '';
@@ -165,8 +167,13 @@ export function operatorHint(error: unknown): string {
 export const startFailureText = (error: unknown, budget: AgentBudget | undefined, now: Date) =>
   describe(error, 'start', budget, now);
 
-export const followUpFailureText = (error: unknown, budget: AgentBudget | undefined, now: Date) =>
-  describe(error, 'send', budget, now);
+/** `where`: the reply's conversation, a channel or the bot's DM (where no slash command starts a job). */
+export const followUpFailureText = (
+  error: unknown,
+  budget: AgentBudget | undefined,
+  now: Date,
+  where: 'channel' | 'dm' = 'channel',
+) => describe(error, 'send', budget, now, where);
 
 /** A job whose card the channel refused (and the person's DM too, for the doors that try it): it is followed all the same. */
 export function notInChannelText(jobId: string): string {

@@ -263,7 +263,8 @@ async function steerTheJob(
     else await turn.release();
     await noteIfLimitReached(ctx, record.projectId, error);
     const budget = await ctx.ledger.current(record.projectId).catch(() => undefined);
-    return { kind: 'failed', record, text: followUpFailureText(error, budget, ctx.now()), error };
+    const where = isDirectMessage(input.channel) ? 'dm' : 'channel';
+    return { kind: 'failed', record, text: followUpFailureText(error, budget, ctx.now(), where), error };
   }
 }
 

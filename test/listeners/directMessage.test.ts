@@ -172,6 +172,20 @@ describe('a direct message to the bot', () => {
     expect(String(told.args.text)).not.toMatch(/\/\/|between people/);
   });
 
+  it('in a job’s thread, a reply to a job Mintlify no longer knows is told to start a new one the DM’s way', async () => {
+    h = await startBot();
+    const asked = await dmJob(h);
+    h.mintlify.injectFault('sendMessage', { status: 404 });
+    await sendDm(h, 'Also cover the --csv flag', { thread_ts: asked });
+    const told = await h.slack.waitForCall('chat.postMessage', (call) =>
+      String(call.args.text).includes('no longer knows this job'),
+    );
+    expect(told.args).toMatchObject({ channel: DM, thread_ts: asked });
+    // In the DM a message to the bot outside the thread starts a job, as the thread's news says too.
+    expect(String(told.args.text)).toContain('a new message to me, outside this thread');
+    expect(String(told.args.text)).not.toContain('/docs-agent');
+  });
+
   it('in a job’s thread, a file alone edited to say what to change is sent to the job; a later edit is not, and its author is told so once', async () => {
     h = await startBot();
     const asked = await dmJob(h);

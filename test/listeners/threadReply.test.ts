@@ -746,6 +746,7 @@ describe('replies in a job’s thread', () => {
     await h.event(reply(thread, 'Add another example'));
     const gone = await h.slack.waitForCalls('chat.postEphemeral', 2);
     expect(String(gone[1]?.args.text)).toContain('no longer knows this job');
+    expect(String(gone[1]?.args.text)).toContain('/docs-agent &lt;instruction&gt;');
 
     h.mintlify.injectFault('sendMessage', { status: 503 });
     await h.event(reply(thread, 'And a third'));
