@@ -348,7 +348,7 @@ async function tellPreview(ctx: PreviewsContext, record: JobRecord, statusId: st
     const told = await announceOnce(ctx, record.jobId, {
       key: noticeKey(record.round, 'preview'),
       round: record.round,
-      text: `:eyes: The preview of this change is deployed: <${linkTarget(preview.url)}|open the preview>`,
+      text: previewNewsText(record.round, preview.url),
     });
     if (told === 'retry' || told === 'busy') return card === 'redraw' ? 'redraw' : 'again';
   }
@@ -358,6 +358,15 @@ async function tellPreview(ctx: PreviewsContext, record: JobRecord, statusId: st
       : current,
   );
   return card === 'redraw' ? 'redraw' : 'told';
+}
+
+/**
+ * The thread's word that the round's preview is deployed. A later round's (after a reply) says so,
+ * as that round's end does: the same words again would read as a repeat of the first.
+ */
+function previewNewsText(round: number, url: string): string {
+  const what = round > 0 ? 'with the latest replies' : 'of this change';
+  return `:eyes: The preview ${what} is deployed: <${linkTarget(url)}|open the preview>`;
 }
 
 /**

@@ -306,7 +306,7 @@ describe('preview deployments of a job’s pull request', () => {
     await settled(h);
   });
 
-  it('deploys again, once, when a follow-up makes the job finish again', async () => {
+  it('deploys again, once, when a follow-up makes the job finish again, and tells the thread in words of its own', async () => {
     const h = await bot();
     const job = await finishedJob(h, 'Document the redeploy');
     const first = await deploymentOf(h, 1);
@@ -335,6 +335,17 @@ describe('preview deployments of a job’s pull request', () => {
       .toEqual(['Open pull request', 'Preview']);
     await settled(h);
     expect(h.mintlify.requestsFor('deployPreview')).toHaveLength(2);
+    // Each round's preview is told once, the later one as the later round's end is: not the first again.
+    const told = () =>
+      threadReplies(h, job)
+        .map(textOf)
+        .filter((text) => text.includes('open the preview'));
+    await expect
+      .poll(told)
+      .toEqual([
+        expect.stringContaining('The preview of this change is deployed'),
+        expect.stringContaining('The preview with the latest replies is deployed'),
+      ]);
   });
 
   it('learns a plan without previews (403) once: no more requests for the hour, one log line, nothing on the cards', async () => {
