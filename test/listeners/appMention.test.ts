@@ -90,6 +90,24 @@ async function replyWhileThreadRead(h: BotHarness) {
 }
 
 /**
+ * @ada's reply "only the CLI page please" under `threadTs`, delivered as event EvREPLY: resolves once
+ * it has been looked at (done with, or waiting for the thread's job).
+ */
+async function replyLookedAt(h: BotHarness, threadTs: string) {
+  const reply = h.slack.seedMessage('C0DOCS', {
+    user: 'U0ADA',
+    thread_ts: threadTs,
+    text: 'only the CLI page please',
+  });
+  await h.event(asMessage(mention({ ts: reply.ts, thread_ts: threadTs, text: reply.text })), {
+    eventId: 'EvREPLY',
+  });
+  await expect
+    .poll(() => requestState(h.config.store.namespace, 'thread_reply-EvREPLY'))
+    .toMatch(/^(completed|delayed)$/);
+}
+
+/**
  * A reply waiting for its thread's job (the log says so), edited by its author to `text` (delivered
  * as event EvEDIT), and changed in Slack's copy too.
  */
@@ -634,15 +652,7 @@ describe('@docs-agent <instruction>', () => {
     await h.event(mention({ ts: asked.ts, text: asked.text }));
     await expect.poll(() => h.slack.callsTo('users.info').length).toBeGreaterThan(0);
     // ...while the one who asked adds a reply under it.
-    const reply = h.slack.seedMessage('C0DOCS', {
-      user: 'U0ADA',
-      thread_ts: asked.ts,
-      text: 'only the CLI page please',
-    });
-    await h.event(asMessage(mention({ ts: reply.ts, thread_ts: asked.ts, text: reply.text })), {
-      eventId: 'EvREPLY',
-    });
-    await expect.poll(() => requestState(h.config.store.namespace, 'thread_reply-EvREPLY')).toBe('delayed');
+    await replyLookedAt(h, asked.ts);
     named.release();
 
     await expect
@@ -668,18 +678,7 @@ describe('@docs-agent <instruction>', () => {
     });
     await expect.poll(() => h.slack.callsTo('users.info').length).toBeGreaterThan(0);
     // ...while the one who asked adds a reply under it.
-    const reply = h.slack.seedMessage('C0DOCS', {
-      user: 'U0ADA',
-      thread_ts: said.ts,
-      text: 'only the CLI page please',
-    });
-    await h.event(asMessage(mention({ ts: reply.ts, thread_ts: said.ts, text: reply.text })), {
-      eventId: 'EvREPLY',
-    });
-    // The reply is looked at while the edit still waits for the name: done with, or waiting for the job.
-    await expect
-      .poll(() => requestState(h.config.store.namespace, 'thread_reply-EvREPLY'))
-      .toMatch(/^(completed|delayed)$/);
+    await replyLookedAt(h, said.ts);
     named.release();
 
     await expect
@@ -1173,17 +1172,7 @@ describe('@docs-agent <instruction>', () => {
     slow.mockRestore();
 
     // Meanwhile the one who asked adds a reply under the mention.
-    const reply = h.slack.seedMessage('C0DOCS', {
-      user: 'U0ADA',
-      thread_ts: said.ts,
-      text: 'only the CLI page please',
-    });
-    await h.event(asMessage(mention({ ts: reply.ts, thread_ts: said.ts, text: reply.text })), {
-      eventId: 'EvREPLY',
-    });
-    await expect
-      .poll(() => requestState(h.config.store.namespace, 'thread_reply-EvREPLY'))
-      .toMatch(/^(completed|delayed)$/);
+    await replyLookedAt(h, said.ts);
     create.release();
 
     await expect
