@@ -1,6 +1,7 @@
 import { followedHereText } from './doorAnswers.js';
 import type { JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
+import type { StartJobOutcome } from './startJob.js';
 import { postJobCard } from './postJobCard.js';
 import { againOnceRedisAnswers } from './onceRedisAnswers.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
@@ -68,4 +69,19 @@ export async function followInDm(
   // The requester's Home tab links the job's thread: now the DM's.
   if (moved) ctx.onJobChanged?.(moved);
   return moved ?? { ...record, ...place };
+}
+
+/**
+ * A started job whose card Slack refused where it was asked for, for good (a channel the bot is not
+ * in, a DM between people, a channel where posting is limited): it is followed in the person's DM,
+ * as from every door that asks in a channel. Slack only busy: the follower posts the card where it
+ * was asked for, shortly. Returns the moved record, or undefined when the job stays where it was
+ * asked for or the DM would not take its card either.
+ */
+export async function followUnpostedInDm(
+  ctx: JobsContext,
+  unposted: Extract<StartJobOutcome, { kind: 'unposted' }>,
+): Promise<JobRecord | undefined> {
+  if (unposted.reason === 'later') return undefined;
+  return followInDm(ctx, unposted.record, { notAllowed: unposted.reason === 'not_allowed' });
 }

@@ -5,6 +5,7 @@ import { readThread, type ThreadMessage, tsBefore } from '../slack/threadMessage
 import { firstSeenBy, firstSighting } from '../store/dedupe.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
 import { accessRefusal } from './access.js';
+import { followUnpostedInDm } from './followInDm.js';
 import { DM_FILES_ONLY_TEXT, FILES_ONLY_TEXT } from './jobAnswers.js';
 import type { JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
@@ -316,7 +317,7 @@ async function answerMessage(
       }
     : undefined;
   started.toStart = true;
-  const outcome = await startJob(
+  let outcome = await startJob(
     ctx,
     {
       prompt: promptWithContext(asked, sections),
@@ -331,6 +332,13 @@ async function answerMessage(
     },
     startId,
   );
+  // Slack refused the card in the channel (one where posting is limited: the bot is a member, since
+  // the mention reached it): the job is followed in the person's DM, as the other doors' jobs are.
+  // In the bot's DM the card was refused where the DM would post it.
+  if (outcome.kind === 'unposted' && input.door === 'mention') {
+    const moved = await followUnpostedInDm(ctx, outcome);
+    if (moved) outcome = { kind: 'started', record: moved, budget: outcome.budget };
+  }
   // The person believes the agent has the thread: they are told it has not, as the shortcut tells it.
   if (outcome.kind === 'started' && reply && thread === undefined) return { ...outcome, threadLeftOut: true };
   // Mintlify refused it and made no job ("please rephrase", a limit, a key): editing the message is

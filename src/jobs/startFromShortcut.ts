@@ -2,7 +2,7 @@ import { slackToPlainText, type UserNames } from '../slack/plainText.js';
 import { permalinkOf } from '../slack/links.js';
 import { readThread, readThreadMessage, type ThreadMessage, tsBefore } from '../slack/threadMessages.js';
 import type { AgentBudget } from '../store/rateLedger.js';
-import { followInDm } from './followInDm.js';
+import { followUnpostedInDm } from './followInDm.js';
 import type { JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
 import { ThreadStartingError } from './jobStarts.js';
@@ -130,9 +130,8 @@ export async function startFromShortcut(
     case 'started':
       return { kind: 'started', record: outcome.record, budget: outcome.budget, where: 'thread', ...leftOut };
     case 'unposted': {
-      // Slack was only busy: the follower posts the card where it was asked for, shortly.
-      if (outcome.reason === 'later') return { kind: 'unposted', record: outcome.record, text: outcome.text };
-      const moved = await followInDm(ctx, outcome.record, { notAllowed: outcome.reason === 'not_allowed' });
+      // Slack only busy, or the DM refused the card too: the person is told where the job stands.
+      const moved = await followUnpostedInDm(ctx, outcome);
       return moved
         ? { kind: 'started', record: moved, budget: outcome.budget, where: 'dm', ...leftOut }
         : { kind: 'unposted', record: outcome.record, text: outcome.text };

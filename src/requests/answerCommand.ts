@@ -5,7 +5,7 @@ import { firstPromise } from '../digest/digestWaiters.js';
 import { postDigestNow } from '../digest/postDigest.js';
 import { failureWithInstruction, SOMETHING_WRONG } from '../jobs/doorAnswers.js';
 import { budgetNote, cardInDmText } from '../jobs/jobAnswers.js';
-import { followInDm } from '../jobs/followInDm.js';
+import { followUnpostedInDm } from '../jobs/followInDm.js';
 import { channelJobList, personJobList } from '../jobs/jobList.js';
 import { isDirectMessage } from '../slack/conversations.js';
 import type { JobsContext } from '../jobs/jobsContext.js';
@@ -101,10 +101,8 @@ export function answerCommand(
           // Slack refused the card here (a channel the bot is not in, a DM between people, a channel
           // where posting is limited): as from the other doors, the job moves to the person's DM with
           // the bot. Slack only busy: the follower posts the card here shortly.
-          const notAllowed = outcome.reason === 'not_allowed';
-          const moved =
-            outcome.reason === 'later' ? undefined : await followInDm(jobs, outcome.record, { notAllowed });
-          const text = moved ? withNote(cardInDmText(notAllowed)) : outcome.text;
+          const moved = await followUnpostedInDm(jobs, outcome);
+          const text = moved ? withNote(cardInDmText(outcome.reason === 'not_allowed')) : outcome.text;
           return { response_type: 'ephemeral', text };
         },
         prompt,

@@ -105,6 +105,20 @@ export async function answerMessageToBot(
         .filter((part) => part !== undefined)
         .join(' ');
       const { record } = outcome;
+      // Its card went to the person's DM (Slack would not let the bot post here), with a note there
+      // saying why: the rest is said there too, since a channel that refused the card may refuse an
+      // ephemeral as well.
+      if (record.channel !== channel) {
+        if (note && record.threadTs) {
+          await client.chat.postMessage({
+            channel: record.channel,
+            thread_ts: record.threadTs,
+            text: note,
+            unfurl_links: false,
+          });
+        }
+        return;
+      }
       // A card of its own in the channel (asked in a digest's thread): the person is shown where it is.
       if (message.threadTs !== undefined && record.threadTs !== message.threadTs && record.cardTs) {
         const card = `<${messageLink(record.channel, record.cardTs)}|its card>`;

@@ -6,6 +6,7 @@ import { forwardedMessage, mentionEvent, messageChanged } from '../support/slack
 import { heldStep } from '../support/leases.js';
 import { requestState } from '../support/redis.js';
 import { StoreTimeoutError } from '../../src/store/deadline.js';
+import { RateLedger } from '../../src/store/rateLedger.js';
 
 let h: BotHarness;
 afterEach(async () => h?.close());
@@ -563,6 +564,45 @@ describe('@docs-agent <instruction>', () => {
     const told = await h.slack.waitForCall('chat.postEphemeral');
     expect(told.args).toMatchObject({ channel: 'C0DOCS', user: 'U0ADA', thread_ts: root.ts });
     expect(String(told.args.text)).toContain('read this thread');
+  });
+
+  it('in a channel where Slack does not let the bot post (announcement-only), follows the job in the person’s DM, told why there, as /docs-agent there does', async () => {
+    h = await startBot();
+    // Few agent uses left: the person is told beside the card.
+    const ledger = new RateLedger(h.bot.store);
+    for (let i = 0; i < 89; i += 1) await ledger.recordUse('proj_test', `earlier-${i}`);
+    const said = h.slack.seedMessage('C0ANNOUNCE', {
+      user: 'U0ADA',
+      text: `<@${BOT}> Document the new export flag we just announced`,
+    });
+    // Slack's answer where posting is limited to admins: the bot is in the channel, so it got the mention.
+    h.slack.failNext('chat.postMessage', { error: 'restricted_action', channel: 'C0ANNOUNCE' });
+    await h.event(mention({ channel: 'C0ANNOUNCE', user: 'U0ADA', ts: said.ts, text: said.text }));
+    await expect.poll(() => h.mintlify.requestsFor('createJob').length).toBe(1);
+
+    // The card goes where the person will see the job's news and can steer it: their DM with the bot.
+    const card = await h.slack.waitForCall(
+      'chat.postMessage',
+      (call) => call.args.channel === 'U0ADA' && String(call.args.text).startsWith('Docs agent job'),
+      5_000,
+    );
+    expect(card.response.ok).toBe(true);
+    const cardTs = String(card.response.ts);
+    // Told there, beside the card, why it is not in the channel (and nothing about inviting the bot).
+    const note = await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === cardTs);
+    expect(String(note.args.text)).toMatch(/^Slack doesn’t let me post in <#C0ANNOUNCE>/);
+    expect(String(note.args.text)).not.toContain('/invite');
+    const budget = await h.slack.waitForCall('chat.postMessage', (call) =>
+      String(call.args.text).includes('agent uses left'),
+    );
+    expect(budget.args).toMatchObject({ channel: card.response.channel, thread_ts: cardTs });
+    await expect
+      .poll(async () => h.bot.context.jobs.records.get('job-1'))
+      .toMatchObject({ channel: String(card.response.channel), threadTs: cardTs, cardTs });
+    await h.bot.drained();
+    // Nothing for the person in the channel, which may refuse an ephemeral as it refused the card.
+    expect(h.slack.callsTo('chat.postEphemeral')).toHaveLength(0);
+    expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
   });
 
   it('also sent to the channel starts a job all the same', async () => {
