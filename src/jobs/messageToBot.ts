@@ -59,8 +59,11 @@ export type MessageToBotOutcome =
   /** Thanks, an OK, an emoji: nothing for the agent, and nothing to answer. */
   | { kind: 'small_talk' }
   | { kind: 'steered'; outcome: SteerJobOutcome }
-  /** `threadLeftOut`: asked in a thread Slack would not let the bot read; the job has the message only. */
-  | (StartJobOutcome & { threadLeftOut?: true });
+  /**
+   * `threadLeftOut`: asked in a thread Slack would not let the bot read; the job has the message only.
+   * `digestThread`: asked in a digest's thread, which stays the digest's (the card is in the channel).
+   */
+  | (StartJobOutcome & { threadLeftOut?: true; digestThread?: true });
 
 const THREAD_TITLE = 'The Slack thread so far, for context (oldest first)';
 const DAY_MS = 24 * 3_600_000;
@@ -290,7 +293,10 @@ async function answerMessage(
   if (reply && input.threadTs && !(await ctx.starts.claimThread(channel, input.threadTs, startId))) {
     throw new ThreadStartingError(channel, input.threadTs);
   }
-  const thread = reply && input.threadTs ? await earlierMessages(ctx, userNames, input) : undefined;
+  const [thread, link] = await Promise.all([
+    reply && input.threadTs ? earlierMessages(ctx, userNames, input) : undefined,
+    permalinkOf(ctx.slack, ctx.logger, { channel, ts, threadTs: input.threadTs }),
+  ]);
   // A digest's thread is for people to talk about the digest: a job started there gets a card of its
   // own in the channel, linking the message, rather than taking the thread over. The digest itself
   // (the bot's message, left out of the thread's transcript) is what "the top page here" means.
@@ -309,13 +315,14 @@ async function answerMessage(
     ...(digest ? [digestSection((await slackToPlainText(digest.words, userNames)).trim())] : []),
     ...(reply && input.threadTs ? [threadSection(THREAD_TITLE, thread)] : []),
   ];
-  const about = digestThread
-    ? {
-        link: await permalinkOf(ctx.slack, ctx.logger, { channel, ts, threadTs: input.threadTs }),
-        what: 'message' as const,
-        channel,
-      }
-    : undefined;
+  // The card links the message wherever it is not under it: in the channel (a digest's thread, a
+  // thread that takes no reply), or in the person's DM (a channel where the bot may not post).
+  const about = {
+    link,
+    what: 'message' as const,
+    channel,
+    ...(digestThread ? {} : { under: true as const }),
+  };
   started.toStart = true;
   let outcome = await startJob(
     ctx,
@@ -325,7 +332,7 @@ async function answerMessage(
       requestedBy: user,
       channel,
       ...(digestThread ? {} : { threadTs: reply ? input.threadTs : ts }),
-      ...(about ? { about } : {}),
+      about,
       // The replies before this message are the job's context already: one delivered late is not sent again.
       ...(thread ? { contextBefore: ts } : {}),
       door: input.door,
@@ -339,8 +346,14 @@ async function answerMessage(
     const moved = await followUnpostedInDm(ctx, outcome);
     if (moved) outcome = { kind: 'started', record: moved, budget: outcome.budget };
   }
-  // The person believes the agent has the thread: they are told it has not, as the shortcut tells it.
-  if (outcome.kind === 'started' && reply && thread === undefined) return { ...outcome, threadLeftOut: true };
+  if (outcome.kind === 'started') {
+    return {
+      ...outcome,
+      // The person believes the agent has the thread: they are told it has not, as the shortcut tells it.
+      ...(reply && thread === undefined ? { threadLeftOut: true as const } : {}),
+      ...(digestThread ? { digestThread: true as const } : {}),
+    };
+  }
   // Mintlify refused it and made no job ("please rephrase", a limit, a key): editing the message is
   // a way to try again, as for a message that started nothing.
   if (outcome.kind === 'failed' && outcome.madeNothing) {

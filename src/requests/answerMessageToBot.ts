@@ -119,11 +119,15 @@ export async function answerMessageToBot(
         }
         return;
       }
-      // A card of its own in the channel (asked in a digest's thread): the person is shown where it is.
+      // A card of its own in the channel (asked in a digest's thread, or in one that takes no reply):
+      // the person is shown where it is, and why.
       if (message.threadTs !== undefined && record.threadTs !== message.threadTs && record.cardTs) {
         const card = `<${messageLink(record.channel, record.cardTs)}|its card>`;
+        const why = outcome.digestThread
+          ? 'This thread stays the digest’s.'
+          : 'Slack doesn’t let me reply in this thread (its first message was deleted, or the thread is locked).';
         await toPerson(
-          `I started the job: ${card} is in the channel, and its thread steers it. This thread stays the digest’s.${note ? ` ${note}` : ''}`,
+          `I started the job: ${card} is in the channel, and its thread steers it. ${why}${note ? ` ${note}` : ''}`,
           true,
         );
         return;

@@ -592,6 +592,10 @@ describe('@docs-agent <instruction>', () => {
     const note = await h.slack.waitForCall('chat.postMessage', (call) => call.args.thread_ts === cardTs);
     expect(String(note.args.text)).toMatch(/^Slack doesn’t let me post in <#C0ANNOUNCE>/);
     expect(String(note.args.text)).not.toContain('/invite');
+    // The card in the DM links the message it was asked from.
+    expect(JSON.stringify(card.args.blocks)).toContain(
+      `about <https://acme.slack.com/archives/C0ANNOUNCE/p${said.ts.replace('.', '')}|this message>`,
+    );
     const budget = await h.slack.waitForCall('chat.postMessage', (call) =>
       String(call.args.text).includes('agent uses left'),
     );
@@ -603,6 +607,39 @@ describe('@docs-agent <instruction>', () => {
     // Nothing for the person in the channel, which may refuse an ephemeral as it refused the card.
     expect(h.slack.callsTo('chat.postEphemeral')).toHaveLength(0);
     expect(h.mintlify.requestsFor('createJob')).toHaveLength(1);
+  });
+
+  it('in a thread that no longer takes replies (its first message deleted meanwhile), posts a card in the channel that links the message, and tells the one who asked why it is there', async () => {
+    h = await startBot();
+    seedPeople(h);
+    const root = h.slack.seedMessage('C0DOCS', { user: 'U0BEA', text: 'The export page is out of date' });
+    const said = h.slack.seedMessage('C0DOCS', {
+      user: 'U0ADA',
+      thread_ts: root.ts,
+      text: `<@${BOT}> Update the export page`,
+    });
+    // Its author deletes the thread's first message: it stays as a tombstone, which takes no reply.
+    h.slack.deleteMessage('C0DOCS', root.ts);
+    await h.event(mention({ ts: said.ts, thread_ts: root.ts, text: said.text }));
+
+    const card = await h.slack.waitForCall(
+      'chat.postMessage',
+      (call) => call.response.ok === true && String(call.args.text).startsWith('Docs agent job'),
+    );
+    expect(card.args).toMatchObject({ channel: 'C0DOCS' });
+    expect(card.args.thread_ts).toBeUndefined(); // a message of its own in the channel
+    // As the shortcut's card does in a thread that takes no reply, it links where it was asked for.
+    expect(JSON.stringify(card.args.blocks)).toContain(
+      `about <https://acme.slack.com/archives/C0DOCS/p${said.ts.replace('.', '')}?thread_ts=${root.ts}&cid=C0DOCS|this message>`,
+    );
+    const told = await h.slack.waitForCall('chat.postEphemeral');
+    expect(told.args).toMatchObject({ channel: 'C0DOCS', user: 'U0ADA', thread_ts: root.ts });
+    expect(String(told.args.text)).toContain('|its card> is in the channel');
+    expect(String(told.args.text)).toContain('Slack doesn’t let me reply in this thread');
+    // Nobody posted a digest here: the words are a digest's thread's, not this one's.
+    expect(String(told.args.text)).not.toContain('digest');
+    // Its later redraws keep the link.
+    expect((await h.bot.context.jobs.records.get('job-1'))?.about?.under).toBeUndefined();
   });
 
   it('also sent to the channel starts a job all the same', async () => {
