@@ -1,4 +1,5 @@
 import { isMintlifyError } from '../mintlify/index.js';
+import { isDirectMessage } from '../slack/conversations.js';
 import { escapeSlackText, slackDate, truncate } from '../slack/escape.js';
 import type { AgentBudget } from '../store/rateLedger.js';
 
@@ -184,13 +185,17 @@ export function notInChannelText(jobId: string): string {
 }
 
 /**
- * The slash command's answer when its job moved to the person's DM (followInDm.ts). `notAllowed`:
- * Slack does not let the bot post in the channel, member or not (an announcement-only channel).
+ * The slash command's answer when its job moved to the person's DM (followInDm.ts), said as the note
+ * beside the card there says it (followedHereText). `notAllowed`: Slack does not let the bot post in
+ * the channel, member or not (an announcement-only channel).
  */
-export function cardInDmText(notAllowed = false): string {
-  const why = notAllowed
-    ? 'Slack doesn’t let me post its card in this channel (posting in it is restricted, it is archived, or this app is not allowed in its workspace)'
-    : 'I can’t post its card in this conversation (I’m probably not a member: `/invite @docs-agent` in a channel)';
+export function cardInDmText(channel: string, notAllowed = false): string {
+  // An app cannot be invited to a DM between people: nothing to invite it to.
+  const why = isDirectMessage(channel)
+    ? 'I can’t post its card in a direct message between other people (no app can be added to one)'
+    : notAllowed
+      ? 'Slack doesn’t let me post its card in this channel (posting in it is restricted, it is archived, or this app is not allowed in its workspace)'
+      : 'I can’t post its card in this conversation (I’m probably not a member: `/invite @docs-agent` in a channel)';
   return `Job started. ${why}, so it is in our DM: reply in its thread there to steer the job.`;
 }
 

@@ -102,7 +102,8 @@ export function answerCommand(
           // where posting is limited): as from the other doors, the job moves to the person's DM with
           // the bot. Slack only busy: the follower posts the card here shortly.
           const moved = await followUnpostedInDm(jobs, outcome);
-          const text = moved ? withNote(cardInDmText(outcome.reason === 'not_allowed')) : outcome.text;
+          const said = cardInDmText(request.channel, outcome.reason === 'not_allowed');
+          const text = moved ? withNote(said) : outcome.text;
           return { response_type: 'ephemeral', text };
         },
         prompt,

@@ -643,6 +643,24 @@ describe('/docs-agent when something goes wrong', () => {
     expect(String(note.args.text)).toMatch(/^Slack doesn’t let me post in <#C0DOCS>/);
   });
 
+  it('in a direct message between people, says the card is in our DM as the note beside it does, without telling the person to invite the bot', async () => {
+    h = await startBot();
+    // No app can be added to a DM between people: Slack answers as for a conversation it does not know.
+    h.slack.failNext('chat.postMessage', { error: 'channel_not_found', channel: 'D0PEOPLE' });
+    await h.command('Document the export flag', { channel_id: 'D0PEOPLE', user_id: 'U0ADA' });
+    const answer = String((await ephemeral(h)).text);
+    expect(answer).toContain('in our DM');
+    const note = await h.slack.waitForCall('chat.postMessage', (call) =>
+      String(call.args.text).includes('following the job here'),
+    );
+    expect(String(note.args.text)).toMatch(/^I can’t post in a direct message between other people/);
+    // Read first, the answer says the same: not to invite the bot, nor that it is "probably not a
+    // member", where no app can ever be one.
+    expect(answer).toMatch(/^Job started\. I can’t post its card in a direct message between other people/);
+    expect(answer).not.toContain('/invite');
+    expect(answer).not.toContain('probably not a member');
+  });
+
   it('where the app is not granted in the channel’s workspace (Enterprise Grid), says that may be why, not only that posting there is restricted or archived', async () => {
     h = await startBot();
     h.slack.failNext('chat.postMessage', { error: 'team_access_not_granted' });
