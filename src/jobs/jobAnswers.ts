@@ -235,6 +235,13 @@ export const EDIT_NOT_SENT_TEXT =
   'The docs agent already has your reply as you first wrote it, and edits don’t reach it. To change what you asked, reply again with the change.';
 
 /**
+ * An edit made while its reply was being sent, a send cut short (a restart) or whose answer never
+ * came (its author told so): the job may have the reply as first written, so the edit is not sent.
+ */
+export const EDIT_AFTER_UNSURE_SEND_TEXT =
+  'I didn’t send your edit: you edited the reply while I was sending it, and I can’t tell whether the docs agent got it as you first wrote it (I’ve said why). Please check the job’s pull request, then reply again with the change if it is still needed.';
+
+/**
  * An edit made while its reply was being sent, which Mintlify then refused (its author told why):
  * the edit is not sent in its place, as a refused reply is not sent again.
  */

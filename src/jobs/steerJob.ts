@@ -5,6 +5,7 @@ import type { AgentBudget } from '../store/rateLedger.js';
 import { accessRefusal } from './access.js';
 import {
   DM_FILES_ONLY_REPLY_TEXT,
+  EDIT_AFTER_UNSURE_SEND_TEXT,
   EDIT_LOST_TEXT,
   EDIT_NOT_SENT_TEXT,
   FILES_ONLY_TEXT,
@@ -101,6 +102,8 @@ const editWaitedKey = (channel: string, ts: string, editedTs: string) =>
 /** How long an edit waits at most, from when it was made, for its reply's send (one whose run died). */
 const EDIT_WAITS_AT_MOST_MS = 2 * 60_000;
 const FIRST = 'first';
+/** Marks a version as reached that the job may have or not (its send cut short, or its answer lost). */
+const MAYBE = 'maybe';
 
 /**
  * Sends a reply in a job's thread to that job as a follow-up. Slack may deliver the same reply
@@ -222,7 +225,7 @@ async function steerTheJob(
   if (!(await ctx.store.atomic.setIfAbsent(`follow-up:${input.handledBy}`, '1', FOLLOW_UP_NOTE_MS))) {
     ctx.logger.warn(`a follow-up to job ${record.jobId} was cut short by a restart; not sending it again`);
     // The run cut short may have sent it (Mintlify took it, its answer never came): as for an answer lost.
-    await turn.reached();
+    await turn.reached('maybe');
     await followAsMaybeTaken(ctx, record.jobId, input.user);
     return { kind: 'failed', record, text: INTERRUPTED_FOLLOW_UP, error: undefined };
   }
@@ -256,7 +259,7 @@ async function steerTheJob(
   } catch (error) {
     ctx.logger.warn(`could not send a follow-up to job ${record.jobId}: ${String(error)}`);
     if (!didNothing(error)) {
-      await turn.reached();
+      await turn.reached('maybe');
       await followAsMaybeTaken(ctx, record.jobId, input.user);
     }
     // The job did not get it: an edit of it ("please rephrase") is the author's next try.
@@ -397,7 +400,7 @@ async function sendTurn(
   ctx: JobsContext,
   input: SteerJobInput,
 ): Promise<
-  | { kind: 'send'; reached(): Promise<void>; release(): Promise<void> }
+  | { kind: 'send'; reached(maybe?: 'maybe'): Promise<void>; release(): Promise<void> }
   | { kind: 'not_sent'; outcome: SteerJobOutcome }
 > {
   const { atomic } = ctx.store;
@@ -407,22 +410,26 @@ async function sendTurn(
     kind: 'not_sent' as const,
     outcome: { kind: 'ignored' as const, why: 'already_sent' as const },
   };
+  const owner = `${mine ?? FIRST} ${input.handledBy}`;
+  const send = {
+    kind: 'send' as const,
+    reached: async (maybe?: 'maybe') => {
+      const value = maybe ? `${owner} ${MAYBE}` : owner;
+      await atomic.setIfAbsent(reachedKey(channel, messageTs), value, REPLY_MARKS_MS).catch(() => false);
+    },
+    release: async () => {
+      await atomic.deleteIfValue(sentKey(channel, messageTs), owner).catch(() => false);
+    },
+  };
+  const claimed = await atomic.holder(sentKey(channel, messageTs));
+  // This version's own run, cut short while sending it, run again: an edit made meanwhile does not
+  // change what the job may have (its follow-up note tells whether it was sent).
+  if (claimed === owner) return send;
   const [latest] = await atomic.indexNewest(editsKey(channel, messageTs), 1);
   if (latest !== undefined && (mine === undefined || tsBefore(mine, latest))) return notSent;
   const waited =
     mine !== undefined && (await atomic.holder(editWaitedKey(channel, messageTs, mine))) !== undefined;
-  const owner = `${mine ?? FIRST} ${input.handledBy}`;
-  if (!waited && (await atomic.claim(sentKey(channel, messageTs), owner, REPLY_MARKS_MS))) {
-    return {
-      kind: 'send',
-      reached: async () => {
-        await atomic.setIfAbsent(reachedKey(channel, messageTs), owner, REPLY_MARKS_MS).catch(() => false);
-      },
-      release: async () => {
-        await atomic.deleteIfValue(sentKey(channel, messageTs), owner).catch(() => false);
-      },
-    };
-  }
+  if (!waited && (await atomic.claim(sentKey(channel, messageTs), owner, REPLY_MARKS_MS))) return send;
   const sent = (await atomic.holder(sentKey(channel, messageTs)))?.split(' ')[0];
   // The version it waited for was refused: the author was told why, and this edit is not sent in its place.
   if (waited && sent === undefined)
@@ -430,13 +437,15 @@ async function sendTurn(
   const earlier = sent !== undefined && mine !== undefined && (sent === FIRST || tsBefore(sent, mine));
   if (!earlier) return notSent;
   // That version is still being sent (Mintlify has not answered): whether the job gets it is not known yet.
-  const sending = (await atomic.holder(reachedKey(channel, messageTs))) === undefined;
-  if (sending && ctx.now().getTime() - Number(mine) * 1000 < EDIT_WAITS_AT_MOST_MS) {
+  const reached = await atomic.holder(reachedKey(channel, messageTs));
+  if (reached === undefined && ctx.now().getTime() - Number(mine) * 1000 < EDIT_WAITS_AT_MOST_MS) {
     await atomic.setIfAbsent(editWaitedKey(channel, messageTs, mine), '1', REPLY_MARKS_MS);
     throw new ReplyEditWaitsError(channel, messageTs);
   }
   if (!(await atomic.setIfAbsent(editToldKey(channel, messageTs), '1', REPLY_MARKS_MS))) return notSent;
-  return { kind: 'not_sent', outcome: { kind: 'edit_not_sent', text: EDIT_NOT_SENT_TEXT } };
+  // Its send was cut short, or its answer lost: the job may have it or not, as its author was told.
+  const text = reached?.endsWith(` ${MAYBE}`) ? EDIT_AFTER_UNSURE_SEND_TEXT : EDIT_NOT_SENT_TEXT;
+  return { kind: 'not_sent', outcome: { kind: 'edit_not_sent', text } };
 }
 
 /**

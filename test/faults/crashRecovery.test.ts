@@ -4,12 +4,12 @@ import { createLogger } from '../../src/log.js';
 import { openRedisStore } from '../../src/store/redisStore.js';
 import type { Store } from '../../src/store/store.js';
 import { type MintlifyFake, startMintlifyFake } from '../fakes/mintlifyFake.js';
-import { type SlackFake, type StoredMessage, startSlackFake } from '../fakes/slackFake.js';
+import { type SlackCall, type SlackFake, type StoredMessage, startSlackFake } from '../fakes/slackFake.js';
 import { FAST_POLL } from '../jobs/followSupport.js';
 import { PROJECT_ID, SECRETS } from '../support/botHarness.js';
 import { type BotProcess, botEnv, runBot } from '../support/botProcess.js';
 import { TEST_REDIS_URL, uniqueNamespace } from '../support/redis.js';
-import { sendEvent, sendSlashCommand } from '../support/slackRequests.js';
+import { messageChanged, sendEvent, sendSlashCommand } from '../support/slackRequests.js';
 
 /**
  * The bot is SIGKILLed at each step of a job's life, at a point the fakes make exact (a call
@@ -229,6 +229,56 @@ describe.concurrent(
       );
       expect(String(told.args.text)).toContain('while sending your reply');
       expect(w.mintlify.requestsFor('sendMessage')).toHaveLength(1);
+    });
+
+    it('while sending a follow-up its author edited meanwhile: its author is told, of the edit too, and the job it may have reopened is followed', async (t) => {
+      const w = await world(t);
+      const { expect } = t;
+      const first = await w.boot();
+      await startJob(w, first.url, 'Document the export flags');
+      await expect.poll(() => cards(w).length).toBe(1);
+      const [jobId] = [...w.mintlify.jobs.keys()];
+      const cardTs = cards(w)[0]?.ts as string;
+      await expect.poll(async () => (await w.records.get(jobId as string))?.cardTs).toBe(cardTs);
+      // The job is done: its pull request is ready, and no longer followed.
+      await expectFollowedToItsEnd(w, jobId as string);
+
+      // A reply reopens it at Mintlify, whose answer is held back; its author fixes a typo meanwhile.
+      w.mintlify.injectFault('sendMessage', { delayMs: HELD_BACK_MS, phase: 'body' });
+      const sent = new Promise<void>((resolve) => {
+        w.mintlify.onAnswer((request) => request.operation === 'sendMessage' && resolve());
+      });
+      const said = { user: REQUESTER, text: 'Also list the falgs', thread_ts: cardTs };
+      const { ts } = w.slack.seedMessage(CHANNEL, said);
+      const replyEvent = { type: 'message', channel: CHANNEL, channel_type: 'channel', ts, ...said };
+      await sendEvent(first.url, SECRETS.signingSecret, replyEvent);
+      await sent;
+      const editedAt = `${Math.floor(Date.now() / 1000)}.000100`;
+      await sendEvent(
+        first.url,
+        SECRETS.signingSecret,
+        messageChanged(replyEvent, 'Also list the flags', {
+          ts: `${Math.floor(Date.now() / 1000)}.000200`,
+          edited: { user: REQUESTER, ts: editedAt },
+        }),
+      );
+      await first.bot.printed(/an edit waits for the reply it edits/);
+      await kill(first.bot);
+
+      await w.boot();
+      // As for a reply not edited: the job may have it, and its author is told so.
+      const toAuthor = (words: string) => (call: SlackCall) =>
+        call.args.user === REQUESTER &&
+        call.args.thread_ts === cardTs &&
+        String(call.args.text).includes(words);
+      await w.slack.waitForCall('chat.postEphemeral', toAuthor('while sending your reply'), RECOVERY_MS);
+      // The edit is not sent, in the same doubt: not as if the job surely had the reply.
+      await w.slack.waitForCall('chat.postEphemeral', toAuthor('I didn’t send your edit'), RECOVERY_MS);
+      expect(w.slack.callsTo('chat.postEphemeral').filter(toAuthor('already has'))).toEqual([]);
+      expect(w.mintlify.requestsFor('sendMessage')).toHaveLength(1);
+      // Mintlify took it: the agent's new round ends, and the thread hears of it.
+      w.mintlify.setJob(jobId as string, { status: 'completed', prLink: `${PR}#round-2` });
+      await expect.poll(() => news(w).length, { timeout: RECOVERY_MS }).toBe(2);
     });
 
     it('while following the job (a check under way): the restarted bot follows it to its end', async (t) => {
