@@ -15,7 +15,7 @@ export interface ReadOptions {
   onRateLimited?: ((waitMs: number) => void) | undefined;
   /** Wait out Mintlify failing (5xx, timeouts) a few times at the same page (the scheduled digest). */
   waitOutTrouble?: boolean;
-  /** The scheduled digest's lease: read and posted only while it is ours (see `withRenewedLease`). */
+  /** The digest's lease: read and posted only while it is ours (see `withRenewedLease`). */
   lost?: AbortSignal;
 }
 
@@ -119,7 +119,7 @@ async function periodNumbers(
     maxPages,
     giveUpMs: options.giveUpMs,
     ...(options.waitOutTrouble ? { waitOutTrouble: true } : {}),
-    // A scheduled digest whose lease was lost stops reading: another worker reads it now.
+    // A digest whose lease was lost stops reading: another worker (or run) reads it now.
     signal: options.lost ? AbortSignal.any([ctx.shutdown, options.lost]) : ctx.shutdown,
     onTrouble: (waitMs, error) =>
       ctx.logger.warn(

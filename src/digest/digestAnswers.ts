@@ -115,6 +115,8 @@ export function digestRequestAnswer(outcome: DigestRequestOutcome): string | und
       return ALREADY_RUNNING_TEXT;
     case 'waiting':
       return undefined; // told already (ALREADY_RUNNING_TEXT), and told again by the one preparing it
+    case 'lease_lost':
+      return undefined; // the run that has its lease now answers
     case 'busy_elsewhere':
       return BUSY_ELSEWHERE_TEXT;
     case 'posted_recently': {
@@ -146,7 +148,8 @@ export function promisedDigestAnswer(outcome: DigestRequestOutcome): string | un
       return promisedFailureAnswer(outcome);
     case 'in_progress':
     case 'waiting':
-      // Another request's to answer: not the end of one.
+    case 'lease_lost':
+      // Another run's to answer: not the end of one.
       return undefined;
   }
 }

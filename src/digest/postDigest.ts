@@ -8,7 +8,7 @@ import {
   surelyNotDone,
 } from '../slack/slackErrors.js';
 import { readChannelMessage } from '../slack/threadMessages.js';
-import { RENEWED_LEASE_MS, withRenewedLease } from '../store/lease.js';
+import { type HeldLease, leaseHolderIs, RENEWED_LEASE_MS, withRenewedLease } from '../store/lease.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
 import { collectDigest, type ReadOptions } from './collectDigest.js';
 import { digestMark } from './digestMark.js';
@@ -53,7 +53,12 @@ export type DigestRequestOutcome =
    * Another request of the channel's is preparing it: the person was told so (`waiter.promise`), and
    * the other request tells them if it ends without a digest in the channel.
    */
-  | { kind: 'waiting'; period: DigestPeriod };
+  | { kind: 'waiting'; period: DigestPeriod }
+  /**
+   * Its lease lapsed while it was prepared (a stall, or Redis away): another run may be posting it
+   * now (this request's own, run again by the queue): not posted, and nothing said; that run answers.
+   */
+  | { kind: 'lease_lost'; period: DigestPeriod };
 
 // A response URL works for 30 minutes: a person's digest gives up in time to be told so.
 const ON_REQUEST_GIVE_UP_MAX_MS = 25 * 60_000;
@@ -182,6 +187,14 @@ export async function postDigestNow(
   const channelLease = `digest-request:${request.channel}`;
   for (let turn = 1; ; turn += 1) {
     const outcome = await prepareInChannel(ctx, request, period, channelLease);
+    if (outcome?.kind === 'lease_lost') {
+      // This request run again by the queue (its run outlasted its lock) has it now: that run answers.
+      // Else another request's, or nobody's: this one takes its turn again, as if it had just come.
+      const holder = await ctx.store.atomic.holder(`lease:${channelLease}`);
+      if (waiter && leaseHolderIs(holder, waiter.id)) return outcome;
+      if (turn < WAITING_TURNS) continue;
+      return { kind: 'in_progress', period };
+    }
     if (outcome) return outcome;
     // Another request for this channel's digest is under way: the person is told it is, and hears
     // from that one if it ends without a digest here. One that ended just now leaves the turn to this one.
@@ -222,16 +235,23 @@ async function prepareInChannel(
   // One at a time per channel: a second request would spend the same shared analytics budget again.
   // And one at a time in the whole deployment, the scheduled digest's included (GATHERING_LEASE): a
   // digest may wait long for Mintlify's analytics limit, holding one of the worker's request slots.
+  let channelLost: AbortSignal | undefined;
   const leased = await withRenewedLease(
     ctx.store.atomic,
     channelLease,
     RENEWED_LEASE_MS,
-    async (): Promise<DigestRequestOutcome> => {
+    async (lost, held): Promise<DigestRequestOutcome> => {
+      channelLost = lost;
       // The same digest twice in a channel within the hour is a duplicate: the person is shown the first.
       // Read under the channel's lease, so that a request in another process cannot be posting it now.
       const recent = await postedRecently(ctx, period, request.channel);
-      if (recent && (await stillThere(ctx, recent)))
+      if (recent && (await stillThere(ctx, recent))) {
+        // Posted since this request was asked (by a run of it whose lease lapsed, or another's): the
+        // digest it asked for, in the channel, and nothing more to say.
+        const since = request.askedAt && Date.parse(recent.postedAt) >= request.askedAt.getTime();
+        if (since) return { kind: 'posted', period, channel: request.channel, ts: recent.ts };
         return { kind: 'posted_recently', period, record: recent };
+      }
       const posted =
         request.askedAt && (await postedSinceAsked(ctx, period, request.channel, request.askedAt));
       if (posted) return { kind: 'posted', period, channel: request.channel, ts: posted.ts };
@@ -244,6 +264,10 @@ async function prepareInChannel(
             giveUpMs,
             onRateLimited: onceLong(request.onLongWait),
             mark: digestMark(period, request.channel, true),
+            // The channel's lease lapsed meanwhile: another run of the channel's digest (this
+            // request's own, run again by the queue) may be posting it now.
+            lost,
+            held,
           });
           // Noted under the lease: a scheduled digest of the week that waited its turn finds it.
           if (outcome.kind === 'posted') {
@@ -266,7 +290,8 @@ async function prepareInChannel(
       if (!anywhere.ran) return { kind: 'busy_elsewhere', period };
       return anywhere.value;
     },
-    { logger: ctx.logger },
+    // Its request named in the lease: a run of it again can tell its own from another request's.
+    { logger: ctx.logger, ...(request.waiter ? { holder: request.waiter.id } : {}) },
   ).catch(async (error: unknown) => {
     // Redis away: the request runs again once it is back, and answers them then.
     if (!isStoreUnavailable(error)) {
@@ -274,7 +299,8 @@ async function prepareInChannel(
     }
     throw error;
   });
-  if (!leased.ran) return undefined;
+  // Those waiting on this run are answered by the run that has the lease now, at its end.
+  if (!leased.ran) return channelLost?.aborted ? { kind: 'lease_lost', period } : undefined;
   await answerThem(leased.value).catch((error: unknown) =>
     ctx.logger.warn(
       `could not answer the people waiting for the digest in ${request.channel}: ${String(error)}`,
@@ -383,13 +409,15 @@ async function gatherAndPost(
   ctx: DigestContext,
   period: DigestPeriod,
   channel: string,
-  options: ReadOptions & { mark: MessageMark; triedAgainLater?: boolean },
+  options: ReadOptions & { mark: MessageMark; triedAgainLater?: boolean; held?: HeldLease },
 ): Promise<DigestOutcome> {
   const what = `the digest for ${periodKey(period)} in ${channel}`;
   let message: DigestMessage;
   try {
     message = digestMessage(await collectDigest(ctx, period, options));
   } catch (error) {
+    // Its lease lapsed while reading: another run reads it now, and answers.
+    if (options.lost?.aborted) throw options.lost.reason;
     if (ctx.shutdown.aborted) {
       ctx.logger.warn(`${what} was not posted: the bot stopped while it was being prepared`);
       return { kind: 'failed', period, error, ...STOPPED };
@@ -401,9 +429,10 @@ async function gatherAndPost(
   }
 
   // Gathering can take long (the analytics rate limit): if the lease lapsed meanwhile, another worker
-  // may be posting the scheduled digest now. A person's digest is posted anyway: its lease only kept
-  // two requests from spending the analytics budget twice, and that is spent by now.
+  // may be posting the same digest now (the scheduled one, or a person's whose request the queue ran
+  // again): this one is not posted. Checked with Redis now, `lost` being only as fresh as its last renewal.
   options.lost?.throwIfAborted();
+  await options.held?.confirm();
   // Sent once (`SENT_ONCE`): Slack may store a post whose answer is lost (a 5xx, a cut connection),
   // and the client's retries would post it again. The scheduled digest's next try looks for it by
   // its mark (postedEarlier); a person's digest is looked for at once (postLookingFirst).

@@ -26,6 +26,11 @@ export interface HeldLease {
    * step as it checks the lease; throws as `lost` would, claiming nothing, when the lease is gone.
    */
   claim(key: string, owner: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Renews the lease now; throws as `lost` would when it is no longer ours. Right before a step that
+   * must happen once, where `lost` (only as fresh as the last renewal) may not know yet.
+   */
+  confirm(): Promise<void>;
 }
 
 /** Whether someone holds the lease `name` now (its work is under way somewhere). */
@@ -33,14 +38,25 @@ export async function leaseHeld(atomic: AtomicOps, name: string): Promise<boolea
   return (await atomic.holder(`lease:${name}`)) !== undefined;
 }
 
+/** Whether the lease token `token` was taken for `holder` (`tryLease`). */
+export function leaseHolderIs(token: string | undefined, holder: string): boolean {
+  return token?.startsWith(`${holder} `) === true;
+}
+
 /**
  * Takes a lease (SET NX PX) that only its holder can release. A lease expires by itself, so
  * a crashed holder blocks the work for at most `ttlMs`; callers pick a TTL well above the
- * time the guarded work takes.
+ * time the guarded work takes. `holder` begins its token (`holder <random>`): whoever reads the
+ * lease can tell whose work holds it (`leaseHolderIs`), each take of it still its own.
  */
-export async function tryLease(atomic: AtomicOps, name: string, ttlMs: number): Promise<Lease | undefined> {
+export async function tryLease(
+  atomic: AtomicOps,
+  name: string,
+  ttlMs: number,
+  holder?: string,
+): Promise<Lease | undefined> {
   const key = `lease:${name}`;
-  const token = randomUUID();
+  const token = holder === undefined ? randomUUID() : `${holder} ${randomUUID()}`;
   if (!(await atomic.setIfAbsent(key, token, ttlMs))) return undefined;
   return {
     key,
@@ -99,6 +115,12 @@ function keepRenewed(
       if (!stopped) lose();
       throw losing.signal.reason;
     },
+    confirm: async () => {
+      losing.signal.throwIfAborted();
+      if (await lease.keepFor(ttlMs)) return;
+      if (!stopped) lose();
+      losing.signal.throwIfAborted();
+    },
   };
   return { lost: losing.signal, held, stop };
 }
@@ -135,10 +157,13 @@ export async function withRenewedLease<T>(
   name: string,
   ttlMs: number,
   work: (lost: AbortSignal, held: HeldLease) => Promise<T>,
-  /** `logger` hears when the lease is lost, which `{ ran: false }` alone does not say. */
-  options: { waitMs?: number; logger?: Logger } = {},
+  /**
+   * `logger` hears when the lease is lost, which `{ ran: false }` alone does not say; `holder`
+   * begins the lease's token (`tryLease`).
+   */
+  options: { waitMs?: number; logger?: Logger; holder?: string } = {},
 ): Promise<{ ran: true; value: T } | { ran: false }> {
-  const lease = await takeLease(atomic, name, ttlMs, options.waitMs ?? 0);
+  const lease = await takeLease(atomic, name, ttlMs, options.waitMs ?? 0, options.holder);
   if (!lease) return { ran: false };
   const renewal = keepRenewed(lease, ttlMs, options.logger);
   try {
@@ -159,12 +184,13 @@ async function takeLease(
   name: string,
   ttlMs: number,
   waitMs: number,
+  holder?: string,
 ): Promise<Lease | undefined> {
-  let lease = await tryLease(atomic, name, ttlMs);
+  let lease = await tryLease(atomic, name, ttlMs, holder);
   // Held by a holder that may have died: its lease lapses within ttlMs, so waiting a little longer settles it.
   for (const until = Date.now() + waitMs; !lease && Date.now() < until;) {
     await new Promise((resolve) => setTimeout(resolve, LEASE_RETRY_MS));
-    lease = await tryLease(atomic, name, ttlMs);
+    lease = await tryLease(atomic, name, ttlMs, holder);
   }
   return lease;
 }

@@ -6,6 +6,7 @@ import { addDays } from '../../src/digest/period.js';
 import type { RecordedRequest } from '../fakes/mintlifyFake.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
 import { heldStep } from '../support/leases.js';
+import { redisKeys } from '../support/redis.js';
 import { visitorsRows as rows } from '../support/visitors.js';
 
 let h: BotHarness;
@@ -420,6 +421,47 @@ describe('/docs-agent digest', () => {
     read.release();
     await h.slack.waitForCall('chat.postMessage');
     expect(pageRequests(h)).toHaveLength(1);
+  });
+
+  it('a request whose run outlasts its hold (its process too busy, or Redis away, past QUEUE_LOCK_MS) is posted once, though the queue runs it again', async () => {
+    h = await startBot({ env: { QUEUE_LOCK_MS: '2000' } });
+    h.mintlify.setVisitors(rows(3));
+    // The first run waits on Mintlify's read of the visitors.
+    const read = heldStep();
+    h.mintlify.injectFault('visitors', { until: read.until });
+    await h.command('digest', { channel_id: 'C0DOCS' });
+    await expect.poll(() => pageRequests(h).length).toBe(1);
+
+    // Its holds lapse meanwhile, as after a stall or a Redis outage longer than them: the queue job's
+    // lock, and the leases the digest is prepared under.
+    const { namespace } = h.config.store;
+    const { atomic } = h.bot.store;
+    const held = [
+      ...(await redisKeys(`${namespace}:requests:command_digest-*:lock`)),
+      ...(await redisKeys(`${namespace}:lease:digest-request*`)),
+    ].map((key) => key.slice(namespace.length + 1));
+    expect(held).toHaveLength(3);
+    for (const key of held) {
+      const holder = await atomic.holder(key);
+      if (holder !== undefined) await atomic.deleteIfValue(key, holder);
+    }
+    // The queue runs the request again, which reads the visitors in its turn.
+    await expect.poll(() => pageRequests(h).length, { timeout: 10_000 }).toBe(2);
+    read.release();
+
+    const digests = () =>
+      h.slack
+        .history('C0DOCS')
+        .filter(
+          (message) =>
+            (message.metadata as { event_type?: string })?.event_type === 'docs_agent_digest_on_request',
+        );
+    await expect.poll(() => digests().length).toBeGreaterThan(0);
+    // Both runs are over once the bot has stopped (running work finishes in the stop's grace).
+    await h.stopBot();
+    expect(digests()).toHaveLength(1);
+    // Its asker sees the digest, and nothing else: not told one is on its way, nor that it failed.
+    expect(h.slack.callsTo('response_url').map((call) => call.args.text)).toEqual([]);
   });
 
   it('a second request told the digest will appear shortly hears that it will not, when the first one fails', async () => {

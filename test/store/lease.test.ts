@@ -1,6 +1,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { type HeldLease, type Lease, tryLease, withRenewedLease } from '../../src/store/lease.js';
+import {
+  type HeldLease,
+  type Lease,
+  leaseHolderIs,
+  tryLease,
+  withRenewedLease,
+} from '../../src/store/lease.js';
 import { openRedisStore } from '../../src/store/redisStore.js';
 import { openMemoryStore, type Store } from '../../src/store/store.js';
 import { watchLeases } from '../support/leases.js';
@@ -128,6 +134,34 @@ describe.each(Object.entries(kinds))('a renewed lease on the %s store', (_kind, 
     expect(await store.atomic.holder('ask:mine')).toBe('me');
     expect(await store.atomic.holder('ask:nobody')).toBeUndefined();
     expect(lines.filter((line) => line.includes(`lease:${NAME} was lost`))).toHaveLength(1);
+  });
+
+  it('confirms the lease is ours right before a step, finding a take-over no renewal has told yet', async () => {
+    const { store, hold } = await fresh();
+    const leases = watchLeases(store);
+    let posted = false;
+    const held = await hold(async (lost, lease) => {
+      await lease.confirm();
+      await leases.takeOver(NAME, 10_000);
+      const toldBeforeTheCheck = lost.aborted;
+      await lease.confirm();
+      posted = true;
+      return toldBeforeTheCheck;
+      // No renewal runs meanwhile: the check itself finds it.
+    }, 60_000);
+    expect(held).toEqual({ ran: false });
+    expect(posted).toBe(false);
+  });
+
+  it('names whose work holds a lease taken for it, each take its own', async () => {
+    const { store } = await fresh();
+    const first = await tryLease(store.atomic, NAME, TTL_MS, 'request-7');
+    const token = await store.atomic.holder(`lease:${NAME}`);
+    expect(leaseHolderIs(token, 'request-7')).toBe(true);
+    expect(leaseHolderIs(token, 'request-70')).toBe(false);
+    await first?.release();
+    await tryLease(store.atomic, NAME, TTL_MS, 'request-7');
+    expect(await store.atomic.holder(`lease:${NAME}`)).not.toBe(token);
   });
 
   it('keeps a claim made while the lease was ours, though a renewal finds it lost before the claim answers', async () => {

@@ -20,6 +20,9 @@ export function heldBy(lease: Lease): HeldLease {
       if (outcome === 'lost') throw new Error(`${lease.key} is not held`);
       return outcome === 'claimed';
     },
+    async confirm() {
+      if (!(await lease.keepFor(RENEWED_LEASE_MS))) throw new Error(`${lease.key} is not held`);
+    },
   };
 }
 
