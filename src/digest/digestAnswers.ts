@@ -115,8 +115,8 @@ export function digestRequestAnswer(outcome: DigestRequestOutcome): string | und
       return ALREADY_RUNNING_TEXT;
     case 'waiting':
       return undefined; // told already (ALREADY_RUNNING_TEXT), and told again by the one preparing it
-    case 'lease_lost':
-      return undefined; // the run that has its lease now answers
+    case 'own_run_elsewhere':
+      return undefined; // the run of the same request that holds it answers
     case 'busy_elsewhere':
       return BUSY_ELSEWHERE_TEXT;
     case 'posted_recently': {
@@ -148,7 +148,7 @@ export function promisedDigestAnswer(outcome: DigestRequestOutcome): string | un
       return promisedFailureAnswer(outcome);
     case 'in_progress':
     case 'waiting':
-    case 'lease_lost':
+    case 'own_run_elsewhere':
       // Another run's to answer: not the end of one.
       return undefined;
   }

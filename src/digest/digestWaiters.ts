@@ -2,6 +2,7 @@ import type { Logger } from '@slack/bolt';
 import { respondVia } from '../slack/respond.js';
 import type { AtomicOps } from '../store/atomic.js';
 import { readIndexMember } from '../store/indexMember.js';
+import { leaseHolderIs } from '../store/lease.js';
 
 /**
  * The people told that their channel's digest "will appear here shortly" (a `/docs-agent digest`
@@ -66,7 +67,8 @@ export async function waitForDigest(
   promise: () => Promise<void>,
 ): Promise<boolean> {
   const token = await atomic.holder(leaseKey);
-  if (token === undefined) return false;
+  // Not noted as waiting on a run of their own request (one that died, run again now): it never answers.
+  if (token === undefined || leaseHolderIs(token, waiter.id)) return false;
   await promise();
   const at = Date.now();
   const entry: WaitingEntry = { token, id: waiter.id, url: waiter.responseUrl, at };

@@ -55,10 +55,11 @@ export type DigestRequestOutcome =
    */
   | { kind: 'waiting'; period: DigestPeriod }
   /**
-   * Its lease lapsed while it was prepared (a stall, or Redis away): another run may be posting it
-   * now (this request's own, run again by the queue): not posted, and nothing said; that run answers.
+   * Another run of this same request holds the channel's digest: its lease lapsed while it was
+   * prepared (a stall, or Redis away) and the queue ran the request again, or the other way round.
+   * Not posted, and nothing said: that run answers.
    */
-  | { kind: 'lease_lost'; period: DigestPeriod };
+  | { kind: 'own_run_elsewhere'; period: DigestPeriod };
 
 // A response URL works for 30 minutes: a person's digest gives up in time to be told so.
 const ON_REQUEST_GIVE_UP_MAX_MS = 25 * 60_000;
@@ -185,17 +186,29 @@ export async function postDigestNow(
   const { waiter } = request;
   const promise = waiter && once(waiter.promise);
   const channelLease = `digest-request:${request.channel}`;
+  let waitMs = 0;
   for (let turn = 1; ; turn += 1) {
-    const outcome = await prepareInChannel(ctx, request, period, channelLease);
-    if (outcome?.kind === 'lease_lost') {
-      // This request run again by the queue (its run outlasted its lock) has it now: that run answers.
+    const outcome = await prepareInChannel(ctx, request, period, channelLease, waitMs);
+    if (typeof outcome === 'object') return outcome;
+    const waited = waitMs > 0;
+    waitMs = 0;
+    const holder = await ctx.store.atomic.holder(`lease:${channelLease}`);
+    const ownRun = waiter !== undefined && leaseHolderIs(holder, waiter.id);
+    if (outcome === 'lost') {
+      // This request run again by the queue (this run outlasted its lock) has it now: that run answers.
       // Else another request's, or nobody's: this one takes its turn again, as if it had just come.
-      const holder = await ctx.store.atomic.holder(`lease:${channelLease}`);
-      if (waiter && leaseHolderIs(holder, waiter.id)) return outcome;
+      if (ownRun) return { kind: 'own_run_elsewhere', period };
       if (turn < WAITING_TURNS) continue;
       return { kind: 'in_progress', period };
     }
-    if (outcome) return outcome;
+    if (ownRun) {
+      // A run of this same request holds it: one that died (this is its run again), whose lease
+      // lapses within seconds, rather than one to wait on (it would never answer). This run waits for
+      // it, then prepares the digest itself; still held by then, that run is alive, and answers.
+      if (waited) return { kind: 'own_run_elsewhere', period };
+      waitMs = OWN_RUN_LAPSES_MS;
+      continue;
+    }
     // Another request for this channel's digest is under way: the person is told it is, and hears
     // from that one if it ends without a digest here. One that ended just now leaves the turn to this one.
     if (!waiter || !promise || turn === WAITING_TURNS) return { kind: 'in_progress', period };
@@ -212,17 +225,21 @@ export async function postDigestNow(
 
 // A request that finds the channel's digest under way, then ended, this many times in a row stops there.
 const WAITING_TURNS = 5;
+/** How long a run waits for the channel's lease held by a dead run of its own request: it lapses by then. */
+const OWN_RUN_LAPSES_MS = RENEWED_LEASE_MS + 1_000;
 
 /**
- * The channel's digest, prepared under its lease; undefined when another request holds it. Those
- * told meanwhile that it was on its way are answered once the lease is let go (`answerWaiting`).
+ * The channel's digest, prepared under its lease (waited for up to `waitMs`): `held` when another
+ * run holds it, `lost` when it lapsed while the digest was prepared (not posted then). Those told
+ * meanwhile that it was on its way are answered once the lease is let go (`answerWaiting`).
  */
 async function prepareInChannel(
   ctx: DigestContext,
   request: DigestRequest,
   period: DigestPeriod,
   channelLease: string,
-): Promise<DigestRequestOutcome | undefined> {
+  waitMs: number,
+): Promise<DigestRequestOutcome | 'held' | 'lost'> {
   const giveUpMs = Math.min(ctx.config.digest.giveUpMs, ON_REQUEST_GIVE_UP_MAX_MS);
   const answerThem = (outcome: DigestRequestOutcome) =>
     answerWaiting(
@@ -235,6 +252,8 @@ async function prepareInChannel(
   // One at a time per channel: a second request would spend the same shared analytics budget again.
   // And one at a time in the whole deployment, the scheduled digest's included (GATHERING_LEASE): a
   // digest may wait long for Mintlify's analytics limit, holding one of the worker's request slots.
+  // Its request named in its leases: a run of it again can tell its own from another request's.
+  const owner = request.waiter ? { holder: request.waiter.id } : {};
   let channelLost: AbortSignal | undefined;
   const leased = await withRenewedLease(
     ctx.store.atomic,
@@ -255,43 +274,49 @@ async function prepareInChannel(
       const posted =
         request.askedAt && (await postedSinceAsked(ctx, period, request.channel, request.askedAt));
       if (posted) return { kind: 'posted', period, channel: request.channel, ts: posted.ts };
-      const anywhere = await withRenewedLease(
-        ctx.store.atomic,
-        GATHERING_LEASE,
-        RENEWED_LEASE_MS,
-        async () => {
-          const outcome = await gatherAndPost(ctx, period, request.channel, {
-            giveUpMs,
-            onRateLimited: onceLong(request.onLongWait),
-            mark: digestMark(period, request.channel, true),
-            // The channel's lease lapsed meanwhile: another run of the channel's digest (this
-            // request's own, run again by the queue) may be posting it now.
-            lost,
-            held,
-          });
-          // Noted under the lease: a scheduled digest of the week that waited its turn finds it.
-          if (outcome.kind === 'posted') {
-            const posted = {
-              channel: outcome.channel,
-              dateFrom: period.dateFrom,
-              dateTo: period.dateTo,
-              ts: outcome.ts,
-            };
-            await ctx.records
-              .markPostedOnRequest({ ...posted, postedAt: ctx.now().toISOString() })
-              .catch((error: unknown) =>
-                ctx.logger.warn(`could not note the digest posted in ${outcome.channel}: ${String(error)}`),
-              );
-          }
-          return outcome;
-        },
-        { logger: ctx.logger },
-      );
+      const gatherUnder = (gatheringWaitMs: number) =>
+        withRenewedLease(
+          ctx.store.atomic,
+          GATHERING_LEASE,
+          RENEWED_LEASE_MS,
+          async () => {
+            const outcome = await gatherAndPost(ctx, period, request.channel, {
+              giveUpMs,
+              onRateLimited: onceLong(request.onLongWait),
+              mark: digestMark(period, request.channel, true),
+              // The channel's lease lapsed meanwhile: another run of the channel's digest (this
+              // request's own, run again by the queue) may be posting it now.
+              lost,
+              held,
+            });
+            // Noted under the lease: a scheduled digest of the week that waited its turn finds it.
+            if (outcome.kind === 'posted') {
+              const posted = {
+                channel: outcome.channel,
+                dateFrom: period.dateFrom,
+                dateTo: period.dateTo,
+                ts: outcome.ts,
+              };
+              await ctx.records
+                .markPostedOnRequest({ ...posted, postedAt: ctx.now().toISOString() })
+                .catch((error: unknown) =>
+                  ctx.logger.warn(`could not note the digest posted in ${outcome.channel}: ${String(error)}`),
+                );
+            }
+            return outcome;
+          },
+          { logger: ctx.logger, waitMs: gatheringWaitMs, ...owner },
+        );
+      let anywhere = await gatherUnder(0);
+      // Held by a run of this same request that died (this is its run again): it lapses within seconds.
+      const ownRun = async (waiter: DigestWaiter) =>
+        leaseHolderIs(await ctx.store.atomic.holder(`lease:${GATHERING_LEASE}`), waiter.id);
+      if (!anywhere.ran && request.waiter && (await ownRun(request.waiter)))
+        anywhere = await gatherUnder(OWN_RUN_LAPSES_MS);
       if (!anywhere.ran) return { kind: 'busy_elsewhere', period };
       return anywhere.value;
     },
-    // Its request named in the lease: a run of it again can tell its own from another request's.
-    { logger: ctx.logger, ...(request.waiter ? { holder: request.waiter.id } : {}) },
+    { logger: ctx.logger, waitMs, ...owner },
   ).catch(async (error: unknown) => {
     // Redis away: the request runs again once it is back, and answers them then.
     if (!isStoreUnavailable(error)) {
@@ -300,7 +325,7 @@ async function prepareInChannel(
     throw error;
   });
   // Those waiting on this run are answered by the run that has the lease now, at its end.
-  if (!leased.ran) return channelLost?.aborted ? { kind: 'lease_lost', period } : undefined;
+  if (!leased.ran) return channelLost?.aborted ? 'lost' : 'held';
   await answerThem(leased.value).catch((error: unknown) =>
     ctx.logger.warn(
       `could not answer the people waiting for the digest in ${request.channel}: ${String(error)}`,

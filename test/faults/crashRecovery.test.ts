@@ -10,6 +10,7 @@ import { PROJECT_ID, SECRETS } from '../support/botHarness.js';
 import { type BotProcess, botEnv, runBot } from '../support/botProcess.js';
 import { TEST_REDIS_URL, uniqueNamespace } from '../support/redis.js';
 import { messageChanged, sendEvent, sendSlashCommand } from '../support/slackRequests.js';
+import { visitorsRows } from '../support/visitors.js';
 
 /**
  * The bot is SIGKILLed at each step of a job's life, at a point the fakes make exact (a call
@@ -279,6 +280,40 @@ describe.concurrent(
       // Mintlify took it: the agent's new round ends, and the thread hears of it.
       w.mintlify.setJob(jobId as string, { status: 'completed', prLink: `${PR}#round-2` });
       await expect.poll(() => news(w).length, { timeout: RECOVERY_MS }).toBe(2);
+    });
+
+    it('while gathering a digest asked for: the restarted bot posts it, rather than promise it and post nothing', async (t) => {
+      const w = await world(t);
+      const { expect } = t;
+      const first = await w.boot();
+      w.mintlify.setVisitors(visitorsRows(3));
+      // Mintlify's read of the visitors is under way when the bot dies.
+      w.mintlify.injectFault('visitors', { delayMs: HELD_BACK_MS });
+      await sendSlashCommand(first.url, SECRETS.signingSecret, {
+        text: 'digest',
+        channel_id: CHANNEL,
+        user_id: REQUESTER,
+        response_url: w.slack.responseUrl('asker'),
+      });
+      await expect.poll(() => w.mintlify.requestsFor('visitors').length).toBe(1);
+      await kill(first.bot);
+
+      // The restarted bot runs the request again once its lock lapses (QUEUE_LOCK_MS, 2 s here),
+      // before the dead run's hold of the channel's digest (6 s at most) has: nobody else prepares it.
+      await w.boot();
+      const digests = () =>
+        w.slack
+          .history(CHANNEL)
+          .filter(
+            (message) =>
+              (message.metadata as { event_type?: string })?.event_type === 'docs_agent_digest_on_request',
+          );
+      await expect.poll(() => digests().length, { timeout: RECOVERY_MS }).toBe(1);
+      // Nobody else is preparing it: its asker is not told one is.
+      const toAsker = w.slack.callsTo('response_url').filter((call) => call.responseId === 'asker');
+      expect(toAsker.map((call) => String(call.args.text))).not.toContainEqual(
+        expect.stringContaining('already being prepared'),
+      );
     });
 
     it('while following the job (a check under way): the restarted bot follows it to its end', async (t) => {
