@@ -10,7 +10,7 @@ import { DM_FILES_ONLY_TEXT, FILES_ONLY_TEXT } from './jobAnswers.js';
 import type { JobRecord } from './jobRecord.js';
 import type { JobsContext } from './jobsContext.js';
 import { EditWaitsError, ThreadStartingError } from './jobStarts.js';
-import { commandWordOf, isStopWord, onlyMentions, smallTalkOf } from './smallTalk.js';
+import { commandWordOf, isStopWord, mistypedCommandOf, onlyMentions, smallTalkOf } from './smallTalk.js';
 import { type StartJobOutcome, startJob } from './startJob.js';
 import { startsWithJobCard, type SteerJobOutcome, steerJob } from './steerJob.js';
 import {
@@ -255,7 +255,9 @@ async function answerMessage(
   const noJobToStop = !jobThread && isStopWord(instruction);
   if (noJobToStop) return { kind: 'help', stop: true };
   // Only names people (`@cat`): nothing there says what to change, as a reply of only that is between people.
-  if (instruction === '' || talk === 'greeting' || (!jobThread && onlyMentions(input.text))) {
+  // A subcommand mistyped (`statsu`) is no instruction either.
+  const mistyped = !jobThread && files === '' && mistypedCommandOf(instruction) !== undefined;
+  if (instruction === '' || talk === 'greeting' || (!jobThread && onlyMentions(input.text)) || mistyped) {
     // Its edit, if one comes with the instruction, starts the job or is sent to it (see above).
     if (input.editedTs === undefined)
       await ctx.store.atomic.setIfAbsent(startedNothingKey(channel, ts), 'help', DAY_MS);

@@ -122,6 +122,33 @@ export function commandWordOf(text: string): 'status' | 'digest' | undefined {
   return asked && after.every((w) => ABOUT_THE_JOB.has(w)) ? 'status' : undefined;
 }
 
+const COMMAND_WORDS = ['help', 'status', 'digest'] as const;
+
+/**
+ * The subcommand a lone word is one slip away from (`statsu`, `hlep`, `digets`: a letter wrong,
+ * missing, extra, or two swapped): a typo, not an instruction called that, which would spend an
+ * agent use on a job nobody meant.
+ */
+export function mistypedCommandOf(text: string): (typeof COMMAND_WORDS)[number] | undefined {
+  const words = wordsOf(text);
+  const word = words.length === 1 ? words[0]! : undefined;
+  if (word === undefined) return undefined;
+  return COMMAND_WORDS.find((command) => word !== command && oneSlipApart(word, command));
+}
+
+/** Whether `a` becomes `b` with one letter changed, dropped, added, or two neighbours swapped. */
+function oneSlipApart(a: string, b: string): boolean {
+  if (Math.abs(a.length - b.length) > 1) return false;
+  let at = 0;
+  while (at < a.length && at < b.length && a[at] === b[at]) at++;
+  const rest = (from: string, skip: number) => from.slice(at + skip);
+  if (a.length === b.length) {
+    const swapped = a[at] === b[at + 1] && a[at + 1] === b[at] && rest(a, 2) === rest(b, 2);
+    return swapped || rest(a, 1) === rest(b, 1);
+  }
+  return a.length > b.length ? rest(a, 1) === rest(b, 0) : rest(a, 0) === rest(b, 1);
+}
+
 /** The words of a message, lower-cased, without their punctuation. */
 function wordsOf(text: string): string[] {
   return text

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { commandWordOf, isStopWord, smallTalkOf } from '../../src/jobs/smallTalk.js';
+import { commandWordOf, isStopWord, mistypedCommandOf, smallTalkOf } from '../../src/jobs/smallTalk.js';
 
 describe('smallTalkOf', () => {
   it.each([
@@ -161,5 +161,27 @@ describe('isStopWord', () => {
   it.each(['stop using the old API', 'cancel the deprecated flag in the docs', 'stopwatch', 'do not stop'])(
     '%j is an instruction',
     (text) => expect(isStopWord(text)).toBe(false),
+  );
+});
+
+describe('mistypedCommandOf', () => {
+  it.each([
+    ['statsu', 'status'],
+    ['stats', 'status'],
+    ['statuss', 'status'],
+    ['Stauts?', 'status'],
+    ['hlep', 'help'],
+    ['hepl!', 'help'],
+    ['digets', 'digest'],
+    ['dgest', 'digest'],
+  ])('reads a lone “%s” as `%s` mistyped', (text, meant) => {
+    expect(mistypedCommandOf(text)).toBe(meant);
+  });
+
+  it.each(['status', 'help', 'digest', 'changelog', 'statues page', 'stat', 'helping', ''])(
+    'reads “%s” as no mistyped subcommand',
+    (text) => {
+      expect(mistypedCommandOf(text)).toBeUndefined();
+    },
   );
 });

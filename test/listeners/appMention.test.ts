@@ -245,6 +245,17 @@ describe('@docs-agent <instruction>', () => {
     expect(prompts(h)).toEqual([]);
   });
 
+  it('answers a lone mistyped subcommand (“statsu”) with the help, starting no job', async () => {
+    h = await startBot();
+    const said = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: `<@${BOT}> statsu` });
+    await h.event(mention({ ts: said.ts, text: said.text }));
+
+    const help = await h.slack.waitForCall('chat.postMessage');
+    expect(help.args.thread_ts).toBe(said.ts);
+    await h.bot.drained();
+    expect(h.mintlify.requests).toHaveLength(0);
+  });
+
   it('answers a lone “stop” with help at the top of a channel, starting no job', async () => {
     h = await startBot();
     const said = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: `<@${BOT}> stop` });

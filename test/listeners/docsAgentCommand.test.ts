@@ -142,6 +142,34 @@ describe('/docs-agent <instruction>', () => {
     },
   );
 
+  it.each([
+    ['statsu', 'status'],
+    ['Stauts?', 'status'],
+    ['hlep', 'help'],
+    ['digets', 'digest'],
+  ])(
+    'takes a lone “%s” for a mistyped `%s`: it asks whether that was meant, and starts no job',
+    async (text, meant) => {
+      h = await startBot();
+      const res = await h.command(text);
+      expect(res.json).toMatchObject({ response_type: 'ephemeral' });
+      const answer = String((res.json as { text: string }).text);
+      expect(answer).toContain(`I didn’t start a job for “${text}”`);
+      expect(answer).toContain(`Did you mean \`/docs-agent ${meant}\`?`);
+      await h.bot.drained();
+      expect(h.mintlify.requests).toHaveLength(0);
+    },
+  );
+
+  it('starts a job for a lone word that is no subcommand mistyped', async () => {
+    h = await startBot();
+    await h.command('Changelog');
+    await h.slack.waitForCall('chat.postMessage');
+    expect(h.mintlify.requestsFor('createJob').map((request) => request.body)).toEqual([
+      { prompt: 'Changelog' },
+    ]);
+  });
+
   it('echoes a greeting that names people or @here as text, never as a mention', async () => {
     h = await startBot();
     // As Slack sends `hi @here @Cat`: its own tokens, which the answer must not render as mentions.

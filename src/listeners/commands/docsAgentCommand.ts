@@ -49,8 +49,13 @@ export function acknowledgeCommand(
       // Slack escapes &, < and >: decoded before the cut, so the cut never splits an entity.
       const typed = escapeSlackText(truncate(decodeEntities(request.text), 100));
       const said = `I didn’t start a job for “${typed}”.`;
+      const answer = request.stop
+        ? `${NO_STOP_TEXT} ${said}`
+        : request.meant
+          ? `${said} Did you mean \`/docs-agent ${request.meant}\`?`
+          : `${said} ${empty(command.channel_id)}`;
       return {
-        reply: ephemeral(request.stop ? `${NO_STOP_TEXT} ${said}` : `${said} ${empty(command.channel_id)}`),
+        reply: ephemeral(answer),
         work: undefined,
       };
     }

@@ -1,4 +1,10 @@
-import { commandWordOf, isStopWord, onlyMentions, smallTalkOf } from '../../jobs/smallTalk.js';
+import {
+  commandWordOf,
+  isStopWord,
+  mistypedCommandOf,
+  onlyMentions,
+  smallTalkOf,
+} from '../../jobs/smallTalk.js';
 
 /**
  * What `/docs-agent <text>` asks for. A word is a subcommand only when it stands alone (a "?" or a
@@ -11,10 +17,10 @@ export type DocsAgentRequest =
   | { kind: 'digest' }
   /**
    * Words that are no instruction: a greeting, a thanks, "test", "what can you do?" (as every door
-   * reads them), a mention of people alone (`@cat`), or a lone "stop", which no door can do. Sent,
-   * each would start a job of that name.
+   * reads them), a mention of people alone (`@cat`), a lone "stop", which no door can do, or a
+   * subcommand mistyped (`meant`). Sent, each would start a job of that name.
    */
-  | { kind: 'not_an_instruction'; text: string; stop: boolean }
+  | { kind: 'not_an_instruction'; text: string; stop: boolean; meant?: 'help' | 'status' | 'digest' }
   | { kind: 'instruction'; text: string };
 
 const SUBCOMMAND = /^(help|status|digest)[.!?]*$/i;
@@ -32,6 +38,9 @@ export function parseDocsAgentCommand(text: string | undefined): DocsAgentReques
   // `status please`, `hi, digest?`: read as a mention or a DM reads them, not as a job called that.
   const word = commandWordOf(trimmed);
   if (word) return { kind: word };
+  // `statsu`: a subcommand mistyped, not a job called that.
+  const meant = mistypedCommandOf(trimmed);
+  if (meant) return { kind: 'not_an_instruction', text: trimmed, stop: false, meant };
   const stop = isStopWord(trimmed);
   // A call to people says nothing to change, as a mention or a DM of only that gets the help.
   const calls = TYPED_MENTIONS.test(trimmed) || onlyMentions(trimmed);
