@@ -374,7 +374,7 @@ describe('the “Send to docs agent” message shortcut', () => {
     expect(h.mintlify.requests).toHaveLength(0);
   });
 
-  it('answers inside the form an instruction that is no instruction (a test, a thanks, a stop), as every door does, and starts nothing', async () => {
+  it('answers inside the form an instruction that is no instruction (a test, a thanks, a stop, a subcommand mistyped), as every door does, and starts nothing', async () => {
     h = await startBot();
     const lone = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: 'Typo on the pricing page' });
     for (const [said, told] of [
@@ -382,6 +382,7 @@ describe('the “Send to docs agent” message shortcut', () => {
       ['thanks!', 'what to change'],
       ['stop', 'pull request'],
       ['status', '/docs-agent status'],
+      ['statsu', 'what to change'],
     ] as const) {
       // Counted before: the form may open before the shortcut's ack reaches the test.
       const forms = h.slack.callsTo('views.open').length;

@@ -10,7 +10,7 @@ import type {
 import type { Config } from '../../config.js';
 import { accessRefusal } from '../../jobs/access.js';
 import { commandWordText, NO_STOP_TEXT } from '../../jobs/doorAnswers.js';
-import { commandWordOf, isStopWord, smallTalkOf } from '../../jobs/smallTalk.js';
+import { commandWordOf, isStopWord, mistypedCommandOf, smallTalkOf } from '../../jobs/smallTalk.js';
 import {
   type ChosenMessage,
   INSTRUCTION_BLOCK,
@@ -33,12 +33,14 @@ const NO_INSTRUCTION =
 
 /**
  * Words that are no instruction, read as every door reads them (a test, a thanks, a greeting, a
- * lone stop, a subcommand's word): sent, each would start a job of that name.
+ * lone stop, a subcommand's word, mistyped or not): sent, each would start a job of that name.
  */
 function notAnInstruction(instruction: string): string | undefined {
   const word = commandWordOf(instruction);
   if (word) return commandWordText(word, 'form');
   if (isStopWord(instruction)) return NO_STOP_TEXT;
+  // `statsu`: a subcommand mistyped, as the other doors read it.
+  if (mistypedCommandOf(instruction)) return NO_INSTRUCTION;
   return smallTalkOf(instruction) === undefined ? undefined : NO_INSTRUCTION;
 }
 
