@@ -30,8 +30,8 @@ export function fixesNoted(itemText: string): string[] {
 /**
  * A job started from a digest's "Fix with the docs agent": the item says so on the digest itself,
  * for everyone who reads it, so that the next person sees it is being fixed before starting a
- * second job for it. Best effort: the job stands whatever Slack answers, and two fixes of one
- * digest at the same moment may leave one line out. True when the item names the person now.
+ * second job for it. Best effort: the job stands whatever Slack answers. Read and written back
+ * whole: one note at a time on a digest (the caller holds it). True when the item names the person now.
  */
 export async function noteFixOnDigest(
   client: webApi.WebClient,

@@ -9,7 +9,10 @@ import type { SlackRequest } from './slackRequest.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
 import { dropFixStarting, markFixStarting, noteFixOnDigest } from '../digest/fixNote.js';
 import { firstSighting } from '../store/dedupe.js';
+import { withLease } from '../store/lease.js';
 
+/** How long a note on a digest holds it (a read and a write of Slack's, retries included), and how long another waits. */
+const NOTE_LEASE_MS = 30_000;
 const THREAD_LEFT_OUT =
   'Slack would not let me read the message’s thread, so the job has the message only (add what matters from the thread in a reply to its card).';
 
@@ -64,7 +67,16 @@ export async function answerForm(
       // The item says on the digest that a job fixes it now: the mark has said its part. Not noted
       // (Slack refused, or the item is full), the mark still warns for its few minutes.
       const digest = { ...message, struggle: item.struggle };
-      if (await noteFixOnDigest(parts.backgroundSlack, jobs.logger, parts, digest, user)) await unmark();
+      // One note at a time on a digest: each reads the digest as it is and writes it back with its
+      // line added, so two at once would leave one line out. Not noted in time, the mark still warns.
+      const noted = await withLease(
+        jobs.store.atomic,
+        `fix-note:${message.channel}:${message.ts}`,
+        NOTE_LEASE_MS,
+        () => noteFixOnDigest(parts.backgroundSlack, jobs.logger, parts, digest, user),
+        { waitMs: NOTE_LEASE_MS },
+      );
+      if (noted.ran && noted.value) await unmark();
     }
   } catch (error) {
     if (isStoreUnavailable(error)) throw error; // the queue job waits for Redis, then resumes

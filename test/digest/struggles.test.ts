@@ -163,15 +163,19 @@ function click(call: SlackCall, index: number, user = 'U0USER', value?: string) 
   });
 }
 
-function submitUnchanged(opened: SlackCall) {
+function submitUnchanged(opened: SlackCall, user?: string) {
   const view = opened.args.view as {
     blocks: Array<{ block_id?: string; element?: { initial_value?: string } }>;
   };
   const instruction =
     view.blocks.find((block) => block.block_id === 'instruction')?.element?.initial_value ?? '';
-  return sendFormSubmission(h.url, SECRETS.signingSecret, opened, {
-    instruction: { instruction_input: { type: 'plain_text_input', value: instruction } },
-  });
+  return sendFormSubmission(
+    h.url,
+    SECRETS.signingSecret,
+    opened,
+    { instruction: { instruction_input: { type: 'plain_text_input', value: instruction } } },
+    user,
+  );
 }
 
 describe('the digest’s “Where readers struggled”', () => {
@@ -493,6 +497,36 @@ describe('the digest’s “Where readers struggled”', () => {
     // Its text too, which notifications and search show.
     expect(h.slack.message(CHANNEL, String(digest.response.ts))?.text).toBe(digest.args.text);
     expect(h.mintlify.requestsFor('createJob')).toHaveLength(2);
+  });
+
+  it('notes both fixes on the digest when two people start one at the same moment', async () => {
+    await bot({ env: { DIGEST_STRUGGLES: '2' } });
+    h.slack.seedUser({ id: 'U0USER', name: 'ada' });
+    h.slack.seedUser({ id: 'U0BEA', name: 'bea' });
+    const digest = await digestNow();
+    const notes = () =>
+      blocksOf({ args: h.slack.message(CHANNEL, String(digest.response.ts))! } as unknown as SlackCall)
+        .filter((block) => block.accessory?.action_id === 'fix_with_docs_agent')
+        .map((block) => block.text?.text ?? '')
+        .filter((text) => text.includes('started a job for this'));
+    await click(digest, 0);
+    await click(digest, 1, 'U0BEA');
+    const [ada, bea] = await h.slack.waitForCalls('views.open', 2);
+    // Slack is slow to give ada's job the digest as it is now, to add her note to it...
+    const read = heldStep();
+    h.slack.failNext('conversations.history', { until: read.until, channel: CHANNEL });
+    await submitUnchanged(ada!);
+    await expect.poll(() => h.slack.callsTo('conversations.history').length).toBeGreaterThan(0);
+    // ...while bea's job for the other item starts, and would note hers.
+    await submitUnchanged(bea!, 'U0BEA');
+    await expect.poll(() => h.mintlify.requestsFor('createJob').length).toBe(2);
+    read.release();
+
+    await h.bot.drained();
+    expect(notes()).toEqual([
+      expect.stringContaining('🛠 ada started a job for this'),
+      expect.stringContaining('🛠 bea started a job for this'),
+    ]);
   });
 
   it('warns the next person who clicks an item while the job someone asked for it is still being started', async () => {

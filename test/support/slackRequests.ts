@@ -150,12 +150,14 @@ export function sendFormSubmission(
   signingSecret: string,
   opened: { args: Record<string, unknown>; response: Record<string, unknown> },
   values: Record<string, unknown>,
+  /** Who submits it (the form's opener). */
+  user = 'U0USER',
 ): Promise<SlackResponse> {
   const view = opened.args.view as { private_metadata: string; callback_id: string };
   return sendInteraction(appUrl, signingSecret, {
     type: 'view_submission',
     team: { id: 'T0TEAM', domain: 'acme' },
-    user: { id: 'U0USER', name: 'user', team_id: 'T0TEAM' },
+    user: { id: user, name: 'user', team_id: 'T0TEAM' },
     api_app_id: 'A0APP',
     token: 'deprecated',
     // Each submission has a trigger of its own, as in Slack: the bot queues it under that id.
