@@ -155,11 +155,13 @@ export async function fixesStarting(atomic: AtomicOps, item: DigestItem): Promis
   return [...new Set(names)];
 }
 
+/** A mark as written; one of the version before marks were named by their start has no `start` (it warns all the same). */
 function readMark(member: string): StartingMark | undefined {
-  return readIndexMember<StartingMark>(member, {
-    start: 'string',
+  const mark = readIndexMember<Omit<StartingMark, 'start'> & { start?: string }>(member, {
     user: 'string',
     name: 'string',
     at: 'number',
   });
+  if (mark === undefined) return undefined;
+  return { ...mark, start: typeof mark.start === 'string' ? mark.start : '' };
 }
