@@ -1,6 +1,5 @@
-import { isDirectMessage } from '../slack/conversations.js';
 import { escapeSlackText, quote, truncate } from '../slack/escape.js';
-import { DM_USAGE } from './jobAnswers.js';
+import { cardRefusalOf, DM_USAGE } from './jobAnswers.js';
 
 /** What the doors say, in plain words, when a start goes wrong or a mention or a DM needs help. */
 
@@ -67,12 +66,12 @@ export const DM_HELP = [
  * would change nothing.
  */
 export function followedHereText(channel: string, notAllowed = false): string {
-  // An app cannot be invited to a DM between people: there is nothing to do but follow it here.
-  const why = isDirectMessage(channel)
-    ? 'I can’t post in a direct message between other people (no app can be added to one)'
-    : notAllowed
-      ? `Slack doesn’t let me post in <#${channel}> (posting there is restricted, it is archived, or this app is not allowed in its workspace)`
-      : `I couldn’t post this job’s card in <#${channel}> (I’m probably not a member: \`/invite @docs-agent\` there)`;
+  const why = {
+    // An app cannot be invited to a DM between people: there is nothing to do but follow it here.
+    people_dm: 'I can’t post in a direct message between other people (no app can be added to one)',
+    not_allowed: `Slack doesn’t let me post in <#${channel}> (posting there is restricted, it is archived, or this app is not allowed in its workspace)`,
+    not_member: `I couldn’t post this job’s card in <#${channel}> (I’m probably not a member: \`/invite @docs-agent\` there)`,
+  }[cardRefusalOf(channel, notAllowed)];
   return `${why}, so I’m following the job here. Reply in this thread to steer it.`;
 }
 

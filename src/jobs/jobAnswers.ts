@@ -185,17 +185,31 @@ export function notInChannelText(jobId: string): string {
 }
 
 /**
+ * Why a job's card could not go where it was asked for, as each answer about it says (the note in
+ * the DM, the slash command's reply): so that they never say different things.
+ */
+export function cardRefusalOf(
+  channel: string,
+  notAllowed: boolean,
+): 'people_dm' | 'not_allowed' | 'not_member' {
+  if (isDirectMessage(channel)) return 'people_dm';
+  return notAllowed ? 'not_allowed' : 'not_member';
+}
+
+/**
  * The slash command's answer when its job moved to the person's DM (followInDm.ts), said as the note
  * beside the card there says it (followedHereText). `notAllowed`: Slack does not let the bot post in
  * the channel, member or not (an announcement-only channel).
  */
 export function cardInDmText(channel: string, notAllowed = false): string {
-  // An app cannot be invited to a DM between people: nothing to invite it to.
-  const why = isDirectMessage(channel)
-    ? 'I can’t post its card in a direct message between other people (no app can be added to one)'
-    : notAllowed
-      ? 'Slack doesn’t let me post its card in this channel (posting in it is restricted, it is archived, or this app is not allowed in its workspace)'
-      : 'I can’t post its card in this conversation (I’m probably not a member: `/invite @docs-agent` in a channel)';
+  const why = {
+    // An app cannot be invited to a DM between people: nothing to invite it to.
+    people_dm: 'I can’t post its card in a direct message between other people (no app can be added to one)',
+    not_allowed:
+      'Slack doesn’t let me post its card in this channel (posting in it is restricted, it is archived, or this app is not allowed in its workspace)',
+    not_member:
+      'I can’t post its card in this conversation (I’m probably not a member: `/invite @docs-agent` in a channel)',
+  }[cardRefusalOf(channel, notAllowed)];
   return `Job started. ${why}, so it is in our DM: reply in its thread there to steer the job.`;
 }
 
