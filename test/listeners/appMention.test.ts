@@ -108,6 +108,28 @@ async function replyLookedAt(h: BotHarness, threadTs: string) {
     .toMatch(/^(completed|delayed)$/);
 }
 
+/** A mention that names @cat, whom Slack may be slow to name. */
+const NAMING = `<@${BOT}> document the export flag <@U0CAT> added`;
+
+/**
+ * NAMING delivered by `deliver` while Slack is slow to name @cat, and @ada's reply under `threadTs`
+ * meanwhile: the reply waits for the job, and goes to it; the job is the mention's.
+ */
+async function replyWhileNaming(h: BotHarness, threadTs: string, deliver: () => Promise<unknown>) {
+  const named = heldStep();
+  h.slack.failNext('users.info', { until: named.until });
+  await deliver();
+  await expect.poll(() => h.slack.callsTo('users.info').length).toBeGreaterThan(0);
+  await replyLookedAt(h, threadTs);
+  named.release();
+
+  await expect
+    .poll(() => followUps(h), { timeout: 10_000 })
+    .toEqual([{ prompt: 'only the CLI page please' }]);
+  await h.bot.drained();
+  expect(prompts(h)).toEqual(['document the export flag @cat added']);
+}
+
 /**
  * A reply waiting for its thread's job (the log says so), edited by its author to `text` (delivered
  * as event EvEDIT), and changed in Slack's copy too.
@@ -730,24 +752,8 @@ describe('@docs-agent <instruction>', () => {
   it('at the top of a channel, is followed by a reply written while the bot still names a person it mentions: the reply waits for the job, and goes to it', async () => {
     h = await startBot();
     seedPeople(h);
-    // Slack is slow to name @cat, whom the mention names...
-    const named = heldStep();
-    h.slack.failNext('users.info', { until: named.until });
-    const asked = h.slack.seedMessage('C0DOCS', {
-      user: 'U0ADA',
-      text: `<@${BOT}> document the export flag <@U0CAT> added`,
-    });
-    await h.event(mention({ ts: asked.ts, text: asked.text }));
-    await expect.poll(() => h.slack.callsTo('users.info').length).toBeGreaterThan(0);
-    // ...while the one who asked adds a reply under it.
-    await replyLookedAt(h, asked.ts);
-    named.release();
-
-    await expect
-      .poll(() => followUps(h), { timeout: 10_000 })
-      .toEqual([{ prompt: 'only the CLI page please' }]);
-    await h.bot.drained();
-    expect(prompts(h)).toEqual(['document the export flag @cat added']);
+    const asked = h.slack.seedMessage('C0DOCS', { user: 'U0ADA', text: NAMING });
+    await replyWhileNaming(h, asked.ts, () => h.event(mention({ ts: asked.ts, text: asked.text })));
   });
 
   it('edited to add the instruction after a bare mention got the help, is followed by a reply written while the bot still names a person it mentions: the reply waits for the job, and goes to it', async () => {
@@ -757,23 +763,12 @@ describe('@docs-agent <instruction>', () => {
     await h.event(mention({ ts: said.ts, text: said.text }));
     await h.slack.waitForCall('chat.postMessage'); // the help
     await h.bot.drained();
-    // Slack is slow to name @cat, whom the edited mention names...
-    const named = heldStep();
-    h.slack.failNext('users.info', { until: named.until });
-    await h.event({
-      ...mention({ ts: said.ts, text: `<@${BOT}> document the export flag <@U0CAT> added` }),
-      edited: { user: 'U0ADA', ts: '1800000100.000000' },
-    });
-    await expect.poll(() => h.slack.callsTo('users.info').length).toBeGreaterThan(0);
-    // ...while the one who asked adds a reply under it.
-    await replyLookedAt(h, said.ts);
-    named.release();
-
-    await expect
-      .poll(() => followUps(h), { timeout: 10_000 })
-      .toEqual([{ prompt: 'only the CLI page please' }]);
-    await h.bot.drained();
-    expect(prompts(h)).toEqual(['document the export flag @cat added']);
+    await replyWhileNaming(h, said.ts, () =>
+      h.event({
+        ...mention({ ts: said.ts, text: NAMING }),
+        edited: { user: 'U0ADA', ts: '1800000100.000000' },
+      }),
+    );
   });
 
   it('in a thread, is followed by a reply written while the thread is read for its job: the reply waits for the job, and goes to it', async () => {
