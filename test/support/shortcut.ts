@@ -32,6 +32,15 @@ export function chooseShortcut(
   });
 }
 
+/** "Send to docs agent" chosen on a message: the form it opens (its views.open). */
+export async function openForm(
+  h: BotHarness,
+  message: Parameters<typeof chooseShortcut>[1],
+): Promise<SlackCall> {
+  await chooseShortcut(h, message);
+  return h.slack.waitForCall('views.open');
+}
+
 /** The form submitted, with what the person typed and ticked. */
 export function submit(h: BotHarness, opened: SlackCall, instruction: string, includeThread = false) {
   return sendFormSubmission(h.url, SECRETS.signingSecret, opened, {
