@@ -96,6 +96,11 @@ export interface JobRecord {
     /** The channel refused it: it goes to the requester's DM (Slack failed that post for a while). */
     inDm?: true;
   };
+  /**
+   * Why the channel refused the card for good (set as its pending card is dropped), so that a start
+   * run again after a crash moves the job to the requester's DM with the right words there.
+   */
+  cardRefused?: 'not_in_channel' | 'not_allowed' | 'other';
   /** Notifications whose post began but is not known to have landed (key -> when): looked for before posting again. */
   noticesInFlight?: Record<string, string>;
   /** The preview deployment of the pull request's branch (PREVIEWS). */

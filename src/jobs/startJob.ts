@@ -167,7 +167,11 @@ async function resumeStart(ctx: JobsContext, start: JobStart): Promise<StartJobO
   if (made.pendingCard) {
     return { kind: 'unposted', record: made, budget, text: cardLaterText(made.jobId), reason: 'later' };
   }
-  return { kind: 'unposted', record: made, budget, text: cannotPostText(made.jobId), reason: 'other' };
+  // Refused for good: said as the run that died would have said it (an announcement-only channel
+  // is not one to invite the bot to).
+  const reason = made.cardRefused ?? 'other';
+  const text = reason === 'not_in_channel' ? notInChannelText(made.jobId) : cannotPostText(made.jobId);
+  return { kind: 'unposted', record: made, budget, text, reason };
 }
 
 /** The pending card of a job, if it is in Slack after all: then recorded as the job's card. */
@@ -383,17 +387,18 @@ async function createAndPost(
   if (posted.kind === 'later') {
     return { kind: 'unposted', record, budget, text: cardLaterText(record.jobId), reason: 'later' };
   }
-  // Refused for good here: the door tells the person (or moves the job to their DM).
-  record =
-    (await ctx.records
-      .update(record.jobId, (current) => ({ ...current, pendingCard: undefined }))
-      .catch(() => undefined)) ?? record;
+  // Refused for good here: the door tells the person (or moves the job to their DM). Why is kept
+  // with the record, for this start's run again if its process dies before the person is told.
   const reason =
     classifySlackError(posted.error) === 'not_in_channel'
       ? 'not_in_channel'
       : postingNotAllowed(posted.error)
         ? 'not_allowed'
         : 'other';
+  record =
+    (await ctx.records
+      .update(record.jobId, (current) => ({ ...current, pendingCard: undefined, cardRefused: reason }))
+      .catch(() => undefined)) ?? record;
   const text = reason === 'not_in_channel' ? notInChannelText(record.jobId) : cannotPostText(record.jobId);
   return { kind: 'unposted', record, budget, text, reason };
 }

@@ -173,6 +173,43 @@ describe.concurrent(
       await expectFollowedToItsEnd(w, jobId as string);
     });
 
+    it('after a channel where posting is restricted refused the card, before it moved to the DM: the DM says why, without sending the requester to invite the bot', async (t) => {
+      const w = await world(t);
+      const { expect } = t;
+      const first = await w.boot();
+      // Only admins may post in the channel: Slack refuses the card there. The card's post in the
+      // requester's DM is under way (and fails, slowly) when the bot is killed.
+      w.slack.failNext('chat.postMessage', { error: 'restricted_action', channel: CHANNEL });
+      w.slack.failNext('chat.postMessage', { status: 500, delayMs: HELD_BACK_MS, channel: REQUESTER });
+      const dmTried = w.slack.waitForCall('chat.postMessage', (call) => call.args.channel === REQUESTER);
+      await startJob(w, first.url, 'Document the release calendar');
+      await dmTried;
+      await kill(first.bot);
+      const [jobId] = [...w.mintlify.jobs.keys()];
+      expect(await w.records.get(jobId as string)).toMatchObject({ cardTs: null });
+
+      await w.boot();
+      const card = await w.slack.waitForCall(
+        'chat.postMessage',
+        (call) => call.args.channel === REQUESTER && call.response.ok === true,
+        RECOVERY_MS,
+      );
+      const note = await w.slack.waitForCall(
+        'chat.postMessage',
+        (call) => call.args.thread_ts === card.response.ts,
+        RECOVERY_MS,
+      );
+      expect(String(note.args.text)).toMatch(new RegExp(`^Slack doesn’t let me post in <#${CHANNEL}>`));
+      expect(String(note.args.text)).not.toContain('/invite');
+      const told = await w.slack.waitForCall(
+        'response_url',
+        (call) => String(call.args.text).includes('DM'),
+        RECOVERY_MS,
+      );
+      expect(String(told.args.text)).not.toContain('/invite');
+      expect(w.mintlify.requestsFor('createJob')).toHaveLength(1);
+    });
+
     it('after the card was posted, before the record knew it: the card is found, not posted again', async (t) => {
       const w = await world(t);
       const { expect } = t;
