@@ -82,7 +82,8 @@ describe('a preview request Mintlify does not answer', () => {
   it('is asked for once more, a while later; when neither is answered, the card says it may be deploying', async () => {
     const { h, mintlify } = await bot({ previews: { unansweredWaitMs: 600 } });
     const askedAt = previewsAskedAt(h);
-    mintlify.injectFault('deployPreview', { delayMs: 1_000 }, 2);
+    // Every answer comes long after the bot stopped waiting (300 ms), however busy the machine.
+    mintlify.injectFault('deployPreview', { delayMs: 3_000 }, 10);
 
     const job = await finishedJob(h, mintlify, 'Document the silent preview');
     await expect.poll(async () => (await record(h, job.jobId))?.preview?.state).toBe('unanswered');
@@ -92,8 +93,7 @@ describe('a preview request Mintlify does not answer', () => {
 
     await h.bot.drained();
     await expect.poll(() => h.bot.following()).toBe(0);
-    expect(mintlify.requestsFor('deployPreview')).toHaveLength(2);
-    // The second after the first went unanswered (300 ms), and the wait after it.
+    // Asked twice: the second after the first went unanswered (300 ms), and the wait after it.
     expect(askedAt).toHaveLength(2);
     expect(askedAt[1]! - askedAt[0]!).toBeGreaterThanOrEqual(900);
   });
