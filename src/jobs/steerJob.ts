@@ -422,32 +422,15 @@ async function sendTurn(
     },
   };
   const claimed = await atomic.holder(sentKey(channel, messageTs));
+  // This version's own run, cut short while sending it, run again: an edit made meanwhile does not
+  // change what the job may have (its follow-up note tells whether it was sent).
+  if (claimed === owner) return send;
   const [latest] = await atomic.indexNewest(editsKey(channel, messageTs), 1);
-  const outdated = latest !== undefined && (mine === undefined || tsBefore(mine, latest));
-  if (claimed === owner) {
-    // This version's own run, cut short while sending it, run again. Once its follow-up note is
-    // written Mintlify may have it: an edit made meanwhile changes nothing (the note tells the rest).
-    if (!outdated || (await atomic.holder(`follow-up:${input.handledBy}`)) !== undefined) return send;
-    // Its author, tired of waiting, was told the agent has the reply as first written: so it does.
-    if ((await atomic.holder(editToldKey(channel, messageTs))) !== undefined) return send;
-    // Cut short before Mintlify was asked: the newest edit goes instead, as when it waited its turn.
-    await atomic.deleteIfValue(editWaitedKey(channel, messageTs, latest), '1');
-    await atomic.deleteIfValue(sentKey(channel, messageTs), owner);
-    ctx.logger.info(`a reply cut short before it was sent gives way to its edit ${latest}`);
-    return notSent;
-  }
-  if (outdated) return notSent;
-  const waitedFor = async () =>
+  if (latest !== undefined && (mine === undefined || tsBefore(mine, latest))) return notSent;
+  const waited =
     mine !== undefined && (await atomic.holder(editWaitedKey(channel, messageTs, mine))) !== undefined;
-  let waited = await waitedFor();
   if (!waited && (await atomic.claim(sentKey(channel, messageTs), owner, REPLY_MARKS_MS))) return send;
-  let sent = (await atomic.holder(sentKey(channel, messageTs)))?.split(' ')[0];
-  // The version it waited for gave way to it (cut short before it was sent) as this run looked.
-  if (waited && sent === undefined && !(await waitedFor())) {
-    waited = false;
-    if (await atomic.claim(sentKey(channel, messageTs), owner, REPLY_MARKS_MS)) return send;
-    sent = (await atomic.holder(sentKey(channel, messageTs)))?.split(' ')[0];
-  }
+  const sent = (await atomic.holder(sentKey(channel, messageTs)))?.split(' ')[0];
   // The version it waited for was refused: the author was told why, and this edit is not sent in its place.
   if (waited && sent === undefined)
     return { kind: 'not_sent', outcome: { kind: 'edit_not_sent', text: EDIT_LOST_TEXT } };
