@@ -63,6 +63,8 @@ export interface WorkerTuning {
   recordAgainEveryMs?: number;
   /** How long a job may read as it ended before, after a follow-up (default 2 minutes). */
   followUpGraceMs?: number;
+  /** How long a note of a fix holds its digest between renewals (default 6 s): tests shorten it. */
+  fixNoteHoldMs?: number;
   /** The digest's waits for the analytics rate limit. */
   digest?: DigestContext['collect'];
   /** How often a digest job is tried (default 4 times, a minute apart and more; then again an hour later). */
@@ -204,6 +206,7 @@ export function startWorker(parts: WorkerParts): Worker {
     home,
     bot: { userId: parts.identity.botUserId, botId: parts.identity.botId },
     withdrawn: (job) => queues.requests.withdrawn(job),
+    ...(tuning.fixNoteHoldMs ? { fixNoteHoldMs: tuning.fixNoteHoldMs } : {}),
   };
   queues.requests.process((job, signal) => processRequest(requests, job, signal), {
     concurrency: REQUEST_CONCURRENCY,

@@ -9,10 +9,10 @@ import type { SlackRequest } from './slackRequest.js';
 import { isStoreUnavailable } from '../store/storeErrors.js';
 import { dropFixStarting, markFixStarting, noteFixOnDigest } from '../digest/fixNote.js';
 import { firstSighting } from '../store/dedupe.js';
-import { withLease } from '../store/lease.js';
+import { RENEWED_LEASE_MS, withRenewedLease } from '../store/lease.js';
 
-/** How long a note on a digest holds it (a read and a write of Slack's, retries included), and how long another waits. */
-const NOTE_LEASE_MS = 30_000;
+/** How long a note waits for another on the same digest: a read and a write of Slack's, retries included. */
+const NOTE_WAIT_MS = 60_000;
 const THREAD_LEFT_OUT =
   'Slack would not let me read the message’s thread, so the job has the message only (add what matters from the thread in a reply to its card).';
 
@@ -29,6 +29,8 @@ export async function answerForm(
     userNames: UserNames;
     bot: BotIdentity;
     startId: string;
+    /** How long the note's hold of the digest lasts between renewals (default RENEWED_LEASE_MS). */
+    fixNoteHoldMs?: number;
   },
 ): Promise<void> {
   const { jobs } = parts;
@@ -69,12 +71,14 @@ export async function answerForm(
       const digest = { ...message, struggle: item.struggle };
       // One note at a time on a digest: each reads the digest as it is and writes it back with its
       // line added, so two at once would leave one line out. Not noted in time, the mark still warns.
-      const noted = await withLease(
+      // The hold is renewed while Slack is slow (its calls retry for seconds), and lapses at once
+      // with a process that died holding it.
+      const noted = await withRenewedLease(
         jobs.store.atomic,
         `fix-note:${message.channel}:${message.ts}`,
-        NOTE_LEASE_MS,
+        parts.fixNoteHoldMs ?? RENEWED_LEASE_MS,
         () => noteFixOnDigest(parts.backgroundSlack, jobs.logger, parts, digest, user),
-        { waitMs: NOTE_LEASE_MS },
+        { waitMs: NOTE_WAIT_MS, logger: jobs.logger },
       );
       if (noted.ran && noted.value) await unmark();
     }

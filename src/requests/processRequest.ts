@@ -34,6 +34,8 @@ export interface RequestsContext {
   bot: BotIdentity;
   /** Whether the web role withdrew this job (a late add of a request it answered "try again", or lost). */
   withdrawn: (job: QueueJob<SlackRequest>) => Promise<boolean>;
+  /** How long a note of a fix holds its digest between renewals (see answerForm.ts). */
+  fixNoteHoldMs?: number;
 }
 
 /**
@@ -120,6 +122,7 @@ async function runRequest(
         userNames: ctx.userNames,
         bot: ctx.bot,
         startId,
+        ...(ctx.fixNoteHoldMs ? { fixNoteHoldMs: ctx.fixNoteHoldMs } : {}),
       });
       return;
     case 'home_opened':

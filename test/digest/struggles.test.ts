@@ -132,6 +132,14 @@ function struggleLines(call: SlackCall): string[] {
     ]);
 }
 
+/** The digest's items as Slack holds them now, those that note a fix started. */
+function fixNotes(digest: SlackCall): string[] {
+  return blocksOf({ args: h.slack.message(CHANNEL, String(digest.response.ts))! } as unknown as SlackCall)
+    .filter((block) => block.accessory?.action_id === 'fix_with_docs_agent')
+    .map((block) => block.text?.text ?? '')
+    .filter((text) => text.includes('started a job for this'));
+}
+
 /** A click on an item's button, as Slack sends it. */
 function click(call: SlackCall, index: number, user = 'U0USER', value?: string) {
   // The message as Slack holds it now (with the notes of fixes started), as a click carries it.
@@ -504,11 +512,6 @@ describe('the digest’s “Where readers struggled”', () => {
     h.slack.seedUser({ id: 'U0USER', name: 'ada' });
     h.slack.seedUser({ id: 'U0BEA', name: 'bea' });
     const digest = await digestNow();
-    const notes = () =>
-      blocksOf({ args: h.slack.message(CHANNEL, String(digest.response.ts))! } as unknown as SlackCall)
-        .filter((block) => block.accessory?.action_id === 'fix_with_docs_agent')
-        .map((block) => block.text?.text ?? '')
-        .filter((text) => text.includes('started a job for this'));
     await click(digest, 0);
     await click(digest, 1, 'U0BEA');
     const [ada, bea] = await h.slack.waitForCalls('views.open', 2);
@@ -523,7 +526,29 @@ describe('the digest’s “Where readers struggled”', () => {
     read.release();
 
     await h.bot.drained();
-    expect(notes()).toEqual([
+    expect(fixNotes(digest)).toEqual([
+      expect.stringContaining('🛠 ada started a job for this'),
+      expect.stringContaining('🛠 bea started a job for this'),
+    ]);
+  });
+
+  it('notes both fixes on the digest when Slack is slow to give the first its digest, longer than the hold lasts unrenewed', async () => {
+    await bot({ env: { DIGEST_STRUGGLES: '2' }, fixNoteHoldMs: 300 });
+    h.slack.seedUser({ id: 'U0USER', name: 'ada' });
+    h.slack.seedUser({ id: 'U0BEA', name: 'bea' });
+    const digest = await digestNow();
+    await click(digest, 0);
+    await click(digest, 1, 'U0BEA');
+    const [ada, bea] = await h.slack.waitForCalls('views.open', 2);
+    // Slack answers ada's read of the digest only after several of the hold's lifetimes...
+    h.slack.failNext('conversations.history', { delayMs: 1_500, channel: CHANNEL });
+    await submitUnchanged(ada!);
+    await expect.poll(() => h.slack.callsTo('conversations.history').length).toBeGreaterThan(0);
+    // ...while bea's job starts, and waits to note hers.
+    await submitUnchanged(bea!, 'U0BEA');
+
+    await h.bot.drained();
+    expect(fixNotes(digest)).toEqual([
       expect.stringContaining('🛠 ada started a job for this'),
       expect.stringContaining('🛠 bea started a job for this'),
     ]);

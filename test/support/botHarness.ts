@@ -78,6 +78,8 @@ export interface HarnessOptions {
   workerWatchMs?: number;
   /** Default: deployments read every 50 ms, and asked for one every 100 ms (the bot: one every 12 s). */
   previews?: DocsAgentOptions['previews'];
+  /** How long a note of a fix holds its digest between renewals (the bot's default: 6 s). */
+  fixNoteHoldMs?: number;
   /** How long Redis may answer as a read-only replica before the bot stops (the bot's default: a minute). */
   readOnlyLimitMs?: number;
   /** Told when the bot cannot go on (as main.ts is, which then stops it). */
@@ -151,6 +153,7 @@ async function startedBot(
     ...(options.followUpGraceMs === undefined ? {} : { followUpGraceMs: options.followUpGraceMs }),
     ...(options.workersReadyWithinMs ? { workersReadyWithinMs: options.workersReadyWithinMs } : {}),
     ...(options.workerWatchMs ? { workerWatchMs: options.workerWatchMs } : {}),
+    ...(options.fixNoteHoldMs ? { fixNoteHoldMs: options.fixNoteHoldMs } : {}),
     ...(options.readOnlyLimitMs ? { readOnlyLimitMs: options.readOnlyLimitMs } : {}),
     ...(options.onFailure ? { onFailure: options.onFailure } : {}),
     ...(options.now ? { now: options.now } : {}),
