@@ -123,6 +123,21 @@ export function commandWordOf(text: string): 'status' | 'digest' | undefined {
 }
 
 const COMMAND_WORDS = ['help', 'status', 'digest'] as const;
+/** Words one slip away from a subcommand that a docs team may well mean as they are (a page, a tool). */
+const NOT_SLIPS = new Set([
+  'helm',
+  'held',
+  'hell',
+  'heap',
+  'hemp',
+  'kelp',
+  'yelp',
+  'whelp',
+  'helps',
+  'states',
+  'statue',
+  'stratus',
+]);
 
 /**
  * The subcommand a lone word is one slip away from (`statsu`, `hlep`, `digets`: a letter wrong,
@@ -132,7 +147,7 @@ const COMMAND_WORDS = ['help', 'status', 'digest'] as const;
 export function mistypedCommandOf(text: string): (typeof COMMAND_WORDS)[number] | undefined {
   const words = wordsOf(text);
   const word = words.length === 1 ? words[0]! : undefined;
-  if (word === undefined) return undefined;
+  if (word === undefined || NOT_SLIPS.has(word)) return undefined;
   return COMMAND_WORDS.find((command) => word !== command && oneSlipApart(word, command));
 }
 

@@ -178,7 +178,7 @@ describe('mistypedCommandOf', () => {
     expect(mistypedCommandOf(text)).toBe(meant);
   });
 
-  it.each(['status', 'help', 'digest', 'changelog', 'statues page', 'stat', 'helping', ''])(
+  it.each(['status', 'help', 'digest', 'changelog', 'statues page', 'stat', 'helping', 'Helm', 'states', ''])(
     'reads “%s” as no mistyped subcommand',
     (text) => {
       expect(mistypedCommandOf(text)).toBeUndefined();
