@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { SlackCall } from '../fakes/slackFake.js';
+import type { SlackCall, SlackFault } from '../fakes/slackFake.js';
 import type { FakeConversation } from '../fakes/mintlifyFake.js';
 import { type BotHarness, type HarnessOptions, SECRETS, startBot } from '../support/botHarness.js';
 import { heldStep } from '../support/leases.js';
@@ -138,6 +138,32 @@ function fixNotes(digest: SlackCall): string[] {
     .filter((block) => block.accessory?.action_id === 'fix_with_docs_agent')
     .map((block) => block.text?.text ?? '')
     .filter((text) => text.includes('started a job for this'));
+}
+
+/**
+ * ada and bea each start a job from an item of one digest, ada's read of the digest (to add her
+ * note) answered as `slowRead` says, and `meanwhile` run once bea's form is in: the notes on the
+ * digest once all is done.
+ */
+async function twoFixesAtOnce(
+  options: HarnessOptions,
+  slowRead: SlackFault,
+  meanwhile: () => Promise<void> = async () => {},
+): Promise<string[]> {
+  await bot(options);
+  h.slack.seedUser({ id: 'U0USER', name: 'ada' });
+  h.slack.seedUser({ id: 'U0BEA', name: 'bea' });
+  const digest = await digestNow();
+  await click(digest, 0);
+  await click(digest, 1, 'U0BEA');
+  const [ada, bea] = await h.slack.waitForCalls('views.open', 2);
+  h.slack.failNext('conversations.history', { ...slowRead, channel: CHANNEL });
+  await submitUnchanged(ada!);
+  await expect.poll(() => h.slack.callsTo('conversations.history').length).toBeGreaterThan(0);
+  await submitUnchanged(bea!, 'U0BEA');
+  await meanwhile();
+  await h.bot.drained();
+  return fixNotes(digest);
 }
 
 /** A click on an item's button, as Slack sends it. */
@@ -508,47 +534,30 @@ describe('the digest’s “Where readers struggled”', () => {
   });
 
   it('notes both fixes on the digest when two people start one at the same moment', async () => {
-    await bot({ env: { DIGEST_STRUGGLES: '2' } });
-    h.slack.seedUser({ id: 'U0USER', name: 'ada' });
-    h.slack.seedUser({ id: 'U0BEA', name: 'bea' });
-    const digest = await digestNow();
-    await click(digest, 0);
-    await click(digest, 1, 'U0BEA');
-    const [ada, bea] = await h.slack.waitForCalls('views.open', 2);
-    // Slack is slow to give ada's job the digest as it is now, to add her note to it...
+    // Slack is slow to give ada's job the digest as it is now, to add her note to it, while bea's job
+    // for the other item starts, and would note hers.
     const read = heldStep();
-    h.slack.failNext('conversations.history', { until: read.until, channel: CHANNEL });
-    await submitUnchanged(ada!);
-    await expect.poll(() => h.slack.callsTo('conversations.history').length).toBeGreaterThan(0);
-    // ...while bea's job for the other item starts, and would note hers.
-    await submitUnchanged(bea!, 'U0BEA');
-    await expect.poll(() => h.mintlify.requestsFor('createJob').length).toBe(2);
-    read.release();
-
-    await h.bot.drained();
-    expect(fixNotes(digest)).toEqual([
+    const notes = await twoFixesAtOnce(
+      { env: { DIGEST_STRUGGLES: '2' } },
+      { until: read.until },
+      async () => {
+        await expect.poll(() => h.mintlify.requestsFor('createJob').length).toBe(2);
+        read.release();
+      },
+    );
+    expect(notes).toEqual([
       expect.stringContaining('🛠 ada started a job for this'),
       expect.stringContaining('🛠 bea started a job for this'),
     ]);
   });
 
   it('notes both fixes on the digest when Slack is slow to give the first its digest, longer than the hold lasts unrenewed', async () => {
-    await bot({ env: { DIGEST_STRUGGLES: '2' }, fixNoteHoldMs: 300 });
-    h.slack.seedUser({ id: 'U0USER', name: 'ada' });
-    h.slack.seedUser({ id: 'U0BEA', name: 'bea' });
-    const digest = await digestNow();
-    await click(digest, 0);
-    await click(digest, 1, 'U0BEA');
-    const [ada, bea] = await h.slack.waitForCalls('views.open', 2);
-    // Slack answers ada's read of the digest only after several of the hold's lifetimes...
-    h.slack.failNext('conversations.history', { delayMs: 1_500, channel: CHANNEL });
-    await submitUnchanged(ada!);
-    await expect.poll(() => h.slack.callsTo('conversations.history').length).toBeGreaterThan(0);
-    // ...while bea's job starts, and waits to note hers.
-    await submitUnchanged(bea!, 'U0BEA');
-
-    await h.bot.drained();
-    expect(fixNotes(digest)).toEqual([
+    // Slack answers ada's read of the digest only after several of the hold's lifetimes.
+    const notes = await twoFixesAtOnce(
+      { env: { DIGEST_STRUGGLES: '2' }, fixNoteHoldMs: 300 },
+      { delayMs: 1_500 },
+    );
+    expect(notes).toEqual([
       expect.stringContaining('🛠 ada started a job for this'),
       expect.stringContaining('🛠 bea started a job for this'),
     ]);
