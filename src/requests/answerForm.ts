@@ -71,8 +71,8 @@ export async function answerForm(
       const digest = { ...message, struggle: item.struggle };
       // One note at a time on a digest: each reads the digest as it is and writes it back with its
       // line added, so two at once would leave one line out. Not noted in time, the mark still warns.
-      // The hold is renewed while Slack is slow (its calls retry for seconds), and lapses at once
-      // with a process that died holding it.
+      // The hold is renewed while Slack is slow (its calls retry for seconds), and lapses
+      // within seconds with a process that died holding it.
       const noted = await withRenewedLease(
         jobs.store.atomic,
         `fix-note:${message.channel}:${message.ts}`,
