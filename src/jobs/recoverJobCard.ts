@@ -1,5 +1,10 @@
 import { findPostedMessage } from '../slack/postedMessages.js';
-import { isPassingSlackFailure, postingNotAllowed, surelyNotDone } from '../slack/slackErrors.js';
+import {
+  cardRefusalReason,
+  isPassingSlackFailure,
+  postingNotAllowed,
+  surelyNotDone,
+} from '../slack/slackErrors.js';
 import { withRenewedLease } from '../store/lease.js';
 import { followInDm } from './followInDm.js';
 import type { JobRecord } from './jobRecord.js';
@@ -23,8 +28,9 @@ export async function recoverJobCard(ctx: JobsContext, record: JobRecord): Promi
       const current = await ctx.records.get(record.jobId);
       const pending = current?.pendingCard;
       if (!current || !pending || current.cardTs !== null) return 'done';
-      // The channel refused it before, and the DM's post failed for a while: the DM is asked again.
-      if (pending.inDm) return moveToDm(ctx, current, lost);
+      // The channel refused it before, and the DM's post failed for a while: the DM is asked again,
+      // its note saying why the channel refused it, as the first try's did.
+      if (pending.inDm) return moveToDm(ctx, current, lost, current.cardRefused === 'not_allowed');
       const where = { channel: current.channel, threadTs: pending.threadTs };
 
       let found: { ts: string } | undefined;
@@ -81,8 +87,11 @@ async function cardRefused(
   // Moving the job posts its card in the DM: only while the lease is ours. Once the pending card
   // says so, the channel is not asked again.
   lost.throwIfAborted();
+  const reason = cardRefusalReason(error);
   const moving = await ctx.records.update(record.jobId, (current) =>
-    current.pendingCard ? { ...current, pendingCard: { ...current.pendingCard, inDm: true } } : current,
+    current.pendingCard
+      ? { ...current, pendingCard: { ...current.pendingCard, inDm: true }, cardRefused: reason }
+      : current,
   );
   return moving ? moveToDm(ctx, moving, lost, postingNotAllowed(error)) : 'done';
 }
@@ -99,7 +108,7 @@ async function moveToDm(
   ctx: JobsContext,
   record: JobRecord,
   lost: AbortSignal,
-  /** The channel refused the card though the bot may be a member (unknown on a later try: not said then). */
+  /** The channel refused the card though the bot may be a member. */
   notAllowed = false,
 ): Promise<CardRecovery> {
   lost.throwIfAborted();

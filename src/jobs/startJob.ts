@@ -1,12 +1,7 @@
 import { didNothing } from '../mintlify/index.js';
 import { truncate } from '../slack/escape.js';
 import { findPostedMessage } from '../slack/postedMessages.js';
-import {
-  classifySlackError,
-  postingNotAllowed,
-  slackErrorCode,
-  threadTakesNoReply,
-} from '../slack/slackErrors.js';
+import { cardRefusalReason, slackErrorCode, threadTakesNoReply } from '../slack/slackErrors.js';
 import { type HeldLease, withRenewedLease } from '../store/lease.js';
 import type { AgentBudget } from '../store/rateLedger.js';
 import {
@@ -389,12 +384,7 @@ async function createAndPost(
   }
   // Refused for good here: the door tells the person (or moves the job to their DM). Why is kept
   // with the record, for this start's run again if its process dies before the person is told.
-  const reason =
-    classifySlackError(posted.error) === 'not_in_channel'
-      ? 'not_in_channel'
-      : postingNotAllowed(posted.error)
-        ? 'not_allowed'
-        : 'other';
+  const reason = cardRefusalReason(posted.error);
   record =
     (await ctx.records
       .update(record.jobId, (current) => ({ ...current, pendingCard: undefined, cardRefused: reason }))

@@ -51,6 +51,12 @@ export function postingNotAllowed(error: unknown): boolean {
   return classifySlackError(error) === 'channel_gone' && code !== 'channel_not_found';
 }
 
+/** Why a channel refused a job's card for good, as the job's record keeps it (JobRecord.cardRefused). */
+export function cardRefusalReason(error: unknown): 'not_in_channel' | 'not_allowed' | 'other' {
+  if (classifySlackError(error) === 'not_in_channel') return 'not_in_channel';
+  return postingNotAllowed(error) ? 'not_allowed' : 'other';
+}
+
 /**
  * Slack's answers to a reply the thread will not take, while the channel still takes messages: the
  * parent was deleted (a tombstone), an admin locked the thread, the channel has no threads.

@@ -113,6 +113,22 @@ describe('recovering a pending card the channel refuses, while Slack is briefly 
     await recoverJobCard(h.bot.context.jobs, (await current(record)) ?? record);
     expect(landed().map((call) => call.args.channel)).toEqual([INPUT.requestedBy]);
   });
+  it('says beside the card in the DM, on the later try too, that the channel does not let the bot post: not to invite it', async () => {
+    const record = await jobWithPendingCard();
+    // An announcement-only channel refuses the card; Slack cannot take the DM post for now.
+    h.slack.failNext('chat.postMessage', { error: 'restricted_action' });
+    h.slack.failNext('chat.postMessage', { error: 'service_unavailable' });
+    await recoverJobCard(h.bot.context.jobs, record);
+    expect(landed()).toEqual([]);
+
+    await recoverJobCard(h.bot.context.jobs, (await current(record)) ?? record);
+    expect(landed().map((call) => call.args.channel)).toEqual([INPUT.requestedBy]);
+    const note = await h.slack.waitForCall('chat.postMessage', (call) =>
+      String(call.args.text).includes('so I’m following the job here'),
+    );
+    expect(String(note.args.text)).toMatch(/^Slack doesn’t let me post in <#/);
+    expect(String(note.args.text)).not.toContain('/invite');
+  });
 });
 
 describe('recovering a pending card the channel refuses, when Slack may have taken the DM post but answered an error', () => {
