@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { dmEvent } from '../support/slackRequests.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
 
 let h: BotHarness | undefined;
@@ -48,14 +49,7 @@ describe('a rate limit from Slack', () => {
     // Someone asks the bot for help in its DM: nothing rate-limits the answer, so it comes at once.
     const dm = 'D0ADA';
     const asked = bot.slack.seedMessage(dm, { user: 'U0ADA', text: 'help' });
-    await bot.event({
-      type: 'message',
-      channel: dm,
-      channel_type: 'im',
-      user: 'U0ADA',
-      text: 'help',
-      ts: asked.ts,
-    });
+    await bot.event(dmEvent(dm, asked));
     const help = await bot.slack.waitForCall('chat.postMessage', (call) => call.args.channel === dm, 15_000);
     expect(String(help.args.text)).toContain('How to use the docs agent');
     // Before any Home tab could be published: it did not wait for their Retry-After.

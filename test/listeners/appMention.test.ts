@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SeededMessage } from '../fakes/slackFake.js';
 import { handleMessageToBot } from '../../src/jobs/messageToBot.js';
 import { type BotHarness, SECRETS, startBot } from '../support/botHarness.js';
-import { forwardedMessage, mentionEvent, messageChanged } from '../support/slackRequests.js';
+import { dmEvent, forwardedMessage, mentionEvent, messageChanged } from '../support/slackRequests.js';
 import { heldStep } from '../support/leases.js';
 import { requestState } from '../support/redis.js';
 import { StoreTimeoutError } from '../../src/store/deadline.js';
@@ -1359,14 +1359,7 @@ describe('@docs-agent <instruction>', () => {
     // The DM is not a channel the list restricts.
     const dm = h.slack.dmWith('U0ADA');
     const asked = h.slack.seedMessage(dm, { user: 'U0ADA', text: 'Document Y' });
-    await h.event({
-      type: 'message',
-      channel: dm,
-      channel_type: 'im',
-      user: 'U0ADA',
-      text: asked.text,
-      ts: asked.ts,
-    });
+    await h.event(dmEvent(dm, asked));
     await expect.poll(() => prompts(h)).toEqual(['Document Y']);
   });
 });

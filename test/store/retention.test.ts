@@ -1,4 +1,5 @@
 import { createClient, type RedisClientType } from '@keyv/redis';
+import { dmEvent } from '../support/slackRequests.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FAST_POLL, record, startFollowedJob, textOf, threadReplies } from '../jobs/followSupport.js';
 import { type BotHarness, startBot } from '../support/botHarness.js';
@@ -194,14 +195,7 @@ describe('what a job leaves in Redis', () => {
   it('takes a reply in the thread of a job asked for in the DM, once the job is forgotten, as a message to the bot: a new job, with the thread so far', async () => {
     const dm = 'D0READER';
     const asked = h.slack.seedMessage(dm, { user: 'U0READER', text: 'Document the DM door' });
-    await h.event({
-      type: 'message',
-      channel: dm,
-      channel_type: 'im',
-      user: 'U0READER',
-      text: asked.text,
-      ts: asked.ts,
-    });
+    await h.event(dmEvent(dm, asked));
     // Its card is the reply under the person's message.
     const job = await vi.waitFor(async () => {
       const found = await h.bot.context.jobs.records.byThread(dm, asked.ts);

@@ -245,6 +245,21 @@ export function mentionEvent(fields: {
   return { type: 'app_mention', channel: 'C0DOCS', user: 'U0ADA', ...fields };
 }
 
+/** A message in the bot's DM as Slack sends it (`message.im`): `message` as seeded in the Slack fake. */
+export function dmEvent(
+  channel: string,
+  message: { user?: string | undefined; text?: string | undefined; ts: string },
+) {
+  return {
+    type: 'message',
+    channel,
+    channel_type: 'im',
+    user: message.user,
+    text: message.text,
+    ts: message.ts,
+  };
+}
+
 /**
  * Slack's word that a message changed (`message_changed`), for the message event `original` as Slack
  * sent it: the message as it is now (`text`, and `edited` when its author edited it: Slack's own
